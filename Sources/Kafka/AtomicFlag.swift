@@ -1,0 +1,22 @@
+import Synchronization
+
+/// A boolean that threads share by reference (a loop on one thread, its stop request on another).
+final class AtomicFlag: Sendable {
+    private let storage: Atomic<Bool>
+
+    init(_ value: Bool) { storage = Atomic(value) }
+
+    var value: Bool { storage.load(ordering: .acquiring) }
+
+    func set(_ value: Bool) { storage.store(value, ordering: .releasing) }
+
+    /// Sets the flag and returns what it was before.
+    func exchange(_ value: Bool) -> Bool { storage.exchange(value, ordering: .acquiringAndReleasing) }
+}
+
+extension String {
+    /// The text librdkafka wrote into an error buffer, up to its terminating NUL.
+    init(errorBuffer: [CChar]) {
+        self.init(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

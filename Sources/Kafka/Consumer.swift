@@ -1,0 +1,318 @@
+import CRdKafka
+public import Logging
+import Synchronization
+
+/// Consumes Kafka topics through librdkafka, in batches, with offsets under the caller's control.
+///
+/// A consumer either joins a consumer group (``Subscription/group(topics:)``), sharing the topics'
+/// partitions with the group's other members and following its rebalances through a
+/// ``RebalanceHandler``, or reads partitions it names itself (``Subscription/partitions(_:)``).
+///
+/// Offsets are stored and committed only when the caller says so. The blocking API (``poll(maxMessages:timeout:)``,
+/// ``commit(_:)``, ``close()``) is for a thread the caller dedicates to the consumer; the async API does
+/// the same work on the consumer's own thread, never on Swift's cooperative pool. Use one of the two.
+public final class Consumer: Sendable {
+    /// What the consumer reads.
+    public enum Subscription: Sendable {
+        /// Join the configured consumer group and read the partitions it assigns from these topics.
+        case group(topics: [String])
+        /// Read exactly these partitions, each from its start offset, outside any group rebalancing.
+        case partitions([TopicPartition: StartOffset])
+    }
+
+    private let handle: KafkaHandle
+    private let state: ConsumerState
+    private let logger: Logger
+    private let thread: DedicatedThread
+    private let isClosed = AtomicFlag(false)
+
+    /// Creates a consumer and subscribes it.
+    ///
+    /// - Parameters:
+    ///   - rebalanceHandler: hooks run when the group assigns or revokes partitions (group mode only).
+    /// - Throws: ``KafkaError`` when a property is refused, librdkafka cannot start the client, or the
+    ///   subscription is refused (for example an empty topic list).
+    public init(
+        configuration: ConsumerConfiguration,
+        subscription: Subscription,
+        rebalanceHandler: RebalanceHandler = RebalanceHandler(),
+        logger: Logger = Logger(label: "geoworker.kafka.consumer")
+    ) throws(KafkaError) {
+        let state = ConsumerState()
+        self.state = state
+        self.logger = logger
+        let context = ClientContext(logger: logger) { handle, err, partitions in
+            state.rebalance(handle: handle, err: err, partitions: partitions, handler: rebalanceHandler, logger: logger)
+        }
+        self.handle = try KafkaHandle(
+            kind: RD_KAFKA_CONSUMER,
+            properties: configuration.librdkafkaProperties,
+            context: context,
+            configure: { rd_kafka_conf_set_rebalance_cb($0, rebalanceCallback) }
+        )
+        self.thread = DedicatedThread(name: "kafka-consumer")
+
+        switch subscription {
+        case .group(let topics):
+            guard !topics.isEmpty else {
+                throw KafkaError(code: .invalidArgument, message: "a group subscription needs at least one topic")
+            }
+            let list = TopicPartition.makeList(topics.map { (TopicPartition($0, -1), 0) })
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let err = rd_kafka_subscribe(handle.pointer, list)
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "subscribe to \(topics)") }
+        case .partitions(let starts):
+            let sorted = starts.sorted { $0.key < $1.key }
+            let list = TopicPartition.makeList(sorted.map { ($0.key, $0.value.rawValue) })
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let err = rd_kafka_assign(handle.pointer, list)
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "assign \(sorted.map(\.key))") }
+            state.didAssign(Set(starts.keys))
+        }
+    }
+
+    deinit {
+        if !isClosed.value { closeNow() }
+        thread.stop()
+    }
+
+    // MARK: Blocking API, for a thread dedicated to this consumer
+
+    /// Returns the messages available now, up to `maxMessages`; waits up to `timeout` only when none are.
+    ///
+    /// Rebalance hooks run inside this call. A batch may be empty (nothing arrived in time) and still
+    /// report partitions that reached their end.
+    /// - Throws: ``KafkaError`` for a fatal consumer error; other errors come in ``ConsumerBatch/errors``.
+    @available(*, noasync, message: "blocks the calling thread; use nextBatch from async code")
+    public func poll(
+        maxMessages: Int = 10_000,
+        timeout: Duration = .milliseconds(100)
+    ) throws(KafkaError) -> ConsumerBatch {
+        precondition(maxMessages > 0, "maxMessages must be positive")
+        guard !isClosed.value, let queue = handle.consumerQueue else {
+            throw KafkaError(code: .invalidState, message: "the consumer is closed")
+        }
+        let messages = UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>.allocate(capacity: maxMessages)
+        // librdkafka's batch call waits for a full batch or the timeout, whichever comes first. Waiting for a
+        // full batch would add the whole timeout to every message's latency at low rates, so take what is
+        // there, and wait only for the first message when there is nothing.
+        var count = rd_kafka_consume_batch_queue(queue, 0, messages, maxMessages)
+        if count == 0 {
+            count = rd_kafka_consume_batch_queue(queue, Int32(timeout.wholeMilliseconds), messages, 1)
+            if count == 1 && maxMessages > 1 {
+                count += max(0, rd_kafka_consume_batch_queue(queue, 0, messages + 1, maxMessages - 1))
+            }
+        }
+        guard count >= 0 else {
+            messages.deallocate()
+            throw KafkaError(rd_kafka_last_error(), "consume")
+        }
+        return try sortOut(messages, count: count)
+    }
+
+    /// Records `offsets` (the next offset to read, per partition) as this consumer's progress, to be sent
+    /// by the next ``commit(_:)`` without arguments.
+    ///
+    /// - Throws: ``KafkaError`` naming the partitions whose offsets were refused (for example partitions
+    ///   no longer assigned to this consumer).
+    public func storeOffsets(_ offsets: [TopicPartition: Int64]) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let err = rd_kafka_offsets_store(handle.pointer, list)
+        try Self.check(err, list: list, operation: "store offsets")
+    }
+
+    /// Commits offsets to the consumer group and waits for the broker's answer: `offsets` when given
+    /// (the next offset to read, per partition), else the offsets stored with ``storeOffsets(_:)``.
+    ///
+    /// - Throws: ``KafkaError`` when the commit failed, for the whole request or for some partitions.
+    @available(*, noasync, message: "blocks the calling thread; use the async commit")
+    public func commit(_ offsets: [TopicPartition: Int64]? = nil) throws(KafkaError) {
+        guard let offsets else {
+            let err = rd_kafka_commit(handle.pointer, nil, 0)
+            // Nothing stored since the last commit is not a failure.
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET else {
+                throw KafkaError(err, "commit stored offsets")
+            }
+            return
+        }
+        guard !offsets.isEmpty else { return }
+        let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        try Self.check(rd_kafka_commit(handle.pointer, list, 0), list: list, operation: "commit offsets")
+    }
+
+    /// The group's committed offsets (the next offset to read) for `partitions`; partitions with no
+    /// committed offset are absent.
+    @available(*, noasync, message: "blocks the calling thread; use the async committedOffsets")
+    public func committedOffsets(
+        for partitions: [TopicPartition],
+        timeout: Duration = .seconds(10)
+    ) throws(KafkaError) -> [TopicPartition: Int64] {
+        let list = TopicPartition.makeList(partitions.map { ($0, -1001) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let err = rd_kafka_committed(handle.pointer, list, Int32(timeout.wholeMilliseconds))
+        try Self.check(err, list: list, operation: "fetch committed offsets")
+        var result: [TopicPartition: Int64] = [:]
+        for (partition, offset, _) in TopicPartition.offsets(from: list) where offset >= 0 {
+            result[partition] = offset
+        }
+        return result
+    }
+
+    /// The number of partitions of `topic`, from the cluster's metadata.
+    ///
+    /// - Throws: ``KafkaError`` `unknownTopicOrPartition` when there is no such topic.
+    @available(*, noasync, message: "blocks the calling thread; use the async partitionCount")
+    public func partitionCount(topic: String, timeout: Duration = .seconds(10)) throws(KafkaError) -> Int {
+        try handle.partitionCount(topic: topic, timeout: timeout)
+    }
+
+    /// Leaves the group (the revoke hook runs for the partitions held), commits nothing by itself, and
+    /// stops the consumer. Later polls throw `invalidState`.
+    @available(*, noasync, message: "blocks the calling thread; use the async close")
+    public func close() {
+        closeNow()
+    }
+
+    // MARK: Non-blocking
+
+    /// Stops fetching from `partitions` until ``resume(_:)``; their position is kept.
+    public func pause(_ partitions: [TopicPartition]) throws(KafkaError) {
+        let list = TopicPartition.makeList(partitions.map { ($0, 0) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        try Self.check(rd_kafka_pause_partitions(handle.pointer, list), list: list, operation: "pause")
+    }
+
+    /// Fetches again from paused `partitions`, where they stopped.
+    public func resume(_ partitions: [TopicPartition]) throws(KafkaError) {
+        let list = TopicPartition.makeList(partitions.map { ($0, 0) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        try Self.check(rd_kafka_resume_partitions(handle.pointer, list), list: list, operation: "resume")
+    }
+
+    /// The partitions this consumer holds now.
+    public var assignment: Set<TopicPartition> { state.assignment }
+
+    /// The assigned partitions that have been read to their end, with nothing read from them since.
+    public var partitionsAtEnd: Set<TopicPartition> { state.partitionsAtEnd }
+
+    /// True when the consumer holds partitions and every one of them has been read to its end: what a
+    /// replay or benchmark waits for. Needs ``ConsumerConfiguration/reportsEndOfPartition``.
+    public var hasReachedEndOfAssignment: Bool { state.hasReachedEndOfAssignment }
+
+    // MARK: Async API, run on the consumer's own thread
+
+    /// Returns the messages available now, up to `maxMessages`; waits up to `timeout` only when none are.
+    /// See ``poll(maxMessages:timeout:)``.
+    public func nextBatch(
+        maxMessages: Int = 10_000,
+        timeout: Duration = .milliseconds(100)
+    ) async throws(KafkaError) -> ConsumerBatch {
+        try await thread.run { [self] () throws(KafkaError) in try poll(maxMessages: maxMessages, timeout: timeout) }
+    }
+
+    /// Commits offsets to the consumer group and waits for the broker's answer. See ``commit(_:)``.
+    public func commit(_ offsets: [TopicPartition: Int64]? = nil) async throws(KafkaError) {
+        try await thread.run { [self] () throws(KafkaError) in try commit(offsets) }
+    }
+
+    /// The group's committed offsets for `partitions`. See ``committedOffsets(for:timeout:)``.
+    public func committedOffsets(
+        for partitions: [TopicPartition],
+        timeout: Duration = .seconds(10)
+    ) async throws(KafkaError) -> [TopicPartition: Int64] {
+        try await thread.run { [self] () throws(KafkaError) in try committedOffsets(for: partitions, timeout: timeout) }
+    }
+
+    /// The number of partitions of `topic`. See ``partitionCount(topic:timeout:)``.
+    public func partitionCount(topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int {
+        try await thread.run { [handle] () throws(KafkaError) in
+            try handle.partitionCount(topic: topic, timeout: timeout)
+        }
+    }
+
+    /// Leaves the group and stops the consumer. See ``close()``.
+    public func close() async {
+        try? await thread.run { [self] () throws(KafkaError) in closeNow() }
+    }
+
+    // MARK: Internals
+
+    private func closeNow() {
+        guard !isClosed.exchange(true) else { return }
+        let err = rd_kafka_consumer_close(handle.pointer)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            logger.warning("Consumer close reported an error", metadata: ["kafka.error": "\(KafkaError(err))"])
+        }
+    }
+
+    /// Keeps the data messages (compacted to the front), turns partition ends and errors into batch
+    /// information, and releases those messages.
+    private func sortOut(
+        _ messages: UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>,
+        count: Int
+    ) throws(KafkaError) -> ConsumerBatch {
+        var kept = 0
+        var reachedEnd: [TopicPartition] = []
+        var errors: [KafkaError] = []
+        state.withEndTracking { tracker in
+            for index in 0..<count {
+                let message = messages[index]!
+                let err = message.pointee.err
+                if err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                    tracker.didRead(message)
+                    messages[kept] = message
+                    kept += 1
+                    continue
+                }
+                if err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                    reachedEnd.append(tracker.didReachEnd(message))
+                } else {
+                    let text = String(cString: rd_kafka_message_errstr(message))
+                    errors.append(KafkaError.resolvingFatal(err, handle: handle.pointer, context: text))
+                }
+                rd_kafka_message_destroy(message)
+            }
+        }
+        let batch = ConsumerBatch(
+            handle: handle,
+            messages: messages,
+            count: kept,
+            partitionsReachedEnd: reachedEnd,
+            errors: errors
+        )
+        for error in errors {
+            if error.isFatal { throw error }
+            logger.warning("Consumer error", metadata: ["kafka.error": "\(error)"])
+        }
+        return batch
+    }
+
+    private static func check(
+        _ err: rd_kafka_resp_err_t,
+        list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>,
+        operation: String
+    ) throws(KafkaError) {
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, operation) }
+        let failed = TopicPartition.offsets(from: list).filter { $0.2 != RD_KAFKA_RESP_ERR_NO_ERROR }
+        guard let first = failed.first else { return }
+        let names = failed.map { "\($0.0): \(String(cString: rd_kafka_err2name($0.2)))" }.joined(separator: ", ")
+        throw KafkaError(
+            code: KafkaError.Code(rawValue: first.2.rawValue),
+            message: "\(operation) failed for \(names)"
+        )
+    }
+}
+
+/// librdkafka's rebalance callback, run inside a poll on the polling thread.
+private func rebalanceCallback(
+    handle: OpaquePointer?,
+    err: rd_kafka_resp_err_t,
+    partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,
+    opaque: UnsafeMutableRawPointer?
+) {
+    guard let handle, let partitions, let rebalance = ClientContext.of(handle)?.rebalance else { return }
+    rebalance(handle, err, partitions)
+}

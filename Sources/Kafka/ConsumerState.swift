@@ -1,0 +1,115 @@
+import CRdKafka
+import Logging
+import Synchronization
+
+/// What a consumer knows of its partitions: which it holds and which it has read to their end.
+/// Updated on the polling thread, read from anywhere.
+final class ConsumerState: Sendable {
+    /// A partition as a message names it: by librdkafka topic handle, cheaper to hash than a topic name.
+    struct MessagePartition: Hashable {
+        let topic: UInt
+        let partition: Int32
+    }
+
+    struct Partitions {
+        var assigned: Set<TopicPartition> = []
+        /// Partitions whose last event was "reached the end", by the key their messages carry.
+        var atEnd: [MessagePartition: TopicPartition] = [:]
+
+        mutating func didRead(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
+            // Most batches come while no partition is at its end; they skip the lookup.
+            guard !atEnd.isEmpty else { return }
+            atEnd[MessagePartition(message)] = nil
+        }
+
+        mutating func didReachEnd(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> TopicPartition {
+            let partition = TopicPartition(
+                String(cString: rd_kafka_topic_name(message.pointee.rkt)),
+                message.pointee.partition
+            )
+            if assigned.contains(partition) { atEnd[MessagePartition(message)] = partition }
+            return partition
+        }
+    }
+
+    private let partitions = Mutex(Partitions())
+
+    var assignment: Set<TopicPartition> { partitions.withLock { $0.assigned } }
+    var partitionsAtEnd: Set<TopicPartition> { partitions.withLock { Set($0.atEnd.values) } }
+    var hasReachedEndOfAssignment: Bool {
+        partitions.withLock { !$0.assigned.isEmpty && $0.atEnd.count == $0.assigned.count }
+    }
+
+    func withEndTracking(_ body: (inout Partitions) -> Void) {
+        partitions.withLock { body(&$0) }
+    }
+
+    func didAssign(_ added: Set<TopicPartition>) {
+        partitions.withLock { $0.assigned.formUnion(added) }
+    }
+
+    func didRevoke(_ removed: Set<TopicPartition>) {
+        partitions.withLock { state in
+            state.assigned.subtract(removed)
+            state.atEnd = state.atEnd.filter { !removed.contains($0.value) }
+        }
+    }
+
+    /// Carries out a rebalance: the owner's hooks, then librdkafka's (incremental) assign or unassign.
+    func rebalance(
+        handle: OpaquePointer,
+        err: rd_kafka_resp_err_t,
+        partitions list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>,
+        handler: RebalanceHandler,
+        logger: Logger
+    ) {
+        let isCooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        let changed = TopicPartition.array(from: list)
+        switch err {
+        case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+            let starts = handler.onAssign(changed)
+            for index in 0..<Int(list.pointee.cnt) {
+                let element = list.pointee.elems + index
+                let partition = TopicPartition(String(cString: element.pointee.topic), element.pointee.partition)
+                if let offset = starts[partition] { element.pointee.offset = offset }
+            }
+            let failure =
+                isCooperative
+                ? incrementalError(rd_kafka_incremental_assign(handle, list))
+                : assignError(rd_kafka_assign(handle, list))
+            if let failure {
+                logger.error("Assigning partitions failed", metadata: ["kafka.error": "\(failure)"])
+                return
+            }
+            didAssign(Set(changed))
+            logger.info("Partitions assigned", metadata: ["partitions": "\(changed.sorted())"])
+        case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+            handler.onRevoke(changed, rd_kafka_assignment_lost(handle) != 0)
+            let failure =
+                isCooperative
+                ? incrementalError(rd_kafka_incremental_unassign(handle, list))
+                : assignError(rd_kafka_assign(handle, nil))
+            if let failure { logger.error("Revoking partitions failed", metadata: ["kafka.error": "\(failure)"]) }
+            didRevoke(isCooperative ? Set(changed) : assignment)
+            logger.info("Partitions revoked", metadata: ["partitions": "\(changed.sorted())"])
+        default:
+            logger.error("Rebalance failed; dropping the assignment", metadata: ["kafka.error": "\(KafkaError(err))"])
+            _ = rd_kafka_assign(handle, nil)
+            didRevoke(assignment)
+        }
+    }
+
+    private func assignError(_ err: rd_kafka_resp_err_t) -> KafkaError? {
+        err == RD_KAFKA_RESP_ERR_NO_ERROR ? nil : KafkaError(err)
+    }
+
+    private func incrementalError(_ error: OpaquePointer?) -> KafkaError? {
+        error.map { KafkaError(consuming: $0) }
+    }
+}
+
+extension ConsumerState.MessagePartition {
+    init(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
+        self.init(topic: UInt(bitPattern: message.pointee.rkt), partition: message.pointee.partition)
+    }
+}

@@ -1,0 +1,65 @@
+import CRdKafka
+public import Logging
+
+/// An in-process Kafka cluster: librdkafka's mock brokers, serving the real Kafka protocol on loopback TCP.
+///
+/// For the demo and tests. Any Kafka client can connect to ``bootstrapServers`` (kcat, other languages'
+/// clients). Limits: each partition keeps only about 5 MB (older messages are dropped), and a new
+/// consumer group waits about 3 s before its first assignment.
+///
+/// `@unchecked Sendable`: the cluster pointer is owned here and librdkafka's mock API locks internally.
+public final class MockCluster: @unchecked Sendable {
+    /// The client librdkafka runs the mock brokers in; it lives as long as the cluster.
+    private let host: KafkaHandle
+    private let cluster: OpaquePointer
+
+    /// Where clients connect: `127.0.0.1:port,…`, one address per broker.
+    public let bootstrapServers: String
+    /// Broker ids run from 1 to `brokerCount`.
+    public let brokerCount: Int
+
+    /// Starts `brokers` mock brokers on loopback ports chosen by the system.
+    ///
+    /// - Throws: ``KafkaError`` when librdkafka cannot start them.
+    public init(brokers: Int = 1, logger: Logger = Logger(label: "geoworker.kafka.mock")) throws(KafkaError) {
+        precondition(brokers > 0, "a cluster needs at least one broker")
+        // The host client connects nowhere; it only hosts the brokers' threads. Its own notices (no
+        // bootstrap servers) are not worth an operator's attention.
+        host = try KafkaHandle(
+            kind: RD_KAFKA_PRODUCER,
+            properties: [("log_level", "3")],
+            context: ClientContext(logger: logger)
+        )
+        guard let cluster = rd_kafka_mock_cluster_new(host.pointer, Int32(brokers)) else {
+            throw KafkaError(code: .invalidState, message: "librdkafka could not start a mock cluster")
+        }
+        self.cluster = cluster
+        self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        self.brokerCount = brokers
+    }
+
+    deinit {
+        rd_kafka_mock_cluster_destroy(cluster)
+    }
+
+    /// Creates `name` with `partitions` partitions.
+    ///
+    /// - Throws: ``KafkaError`` when the mock refuses (for example a replication factor above the broker count).
+    public func createTopic(_ name: String, partitions: Int, replicationFactor: Int = 1) throws(KafkaError) {
+        let err = rd_kafka_mock_topic_create(cluster, name, Int32(partitions), Int32(replicationFactor))
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "create topic '\(name)'") }
+    }
+
+    /// Takes broker `id` down: its connections close and it refuses new ones, as if the process died.
+    /// What it stored is kept for when it comes back.
+    public func takeBrokerDown(_ id: Int32) throws(KafkaError) {
+        let err = rd_kafka_mock_broker_set_down(cluster, id)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "take broker \(id) down") }
+    }
+
+    /// Brings broker `id` back up.
+    public func bringBrokerUp(_ id: Int32) throws(KafkaError) {
+        let err = rd_kafka_mock_broker_set_up(cluster, id)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "bring broker \(id) up") }
+    }
+}

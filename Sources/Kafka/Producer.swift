@@ -1,0 +1,225 @@
+import CRdKafka
+import Foundation
+public import Logging
+import Synchronization
+
+/// Produces messages to Kafka through librdkafka, with delivery reports per message and per batch.
+///
+/// The producer is idempotent by default (`enable.idempotence=true`, `acks=all`). Sending only queues
+/// messages and never blocks unless librdkafka's local queue is full; a dedicated thread serves the
+/// delivery reports. Call ``close(timeout:)`` to deliver what is queued before the producer goes away.
+public final class Producer: Sendable {
+    private let handle: KafkaHandle
+    private let logger: Logger
+    private let pollThread: DedicatedThread
+    private let isPolling = AtomicFlag(true)
+    private let isClosed = AtomicFlag(false)
+    /// librdkafka topic handles, made once per topic name and kept until the producer goes.
+    private let topicHandles = Mutex<[String: TopicHandle]>([:])
+
+    /// Creates a producer and starts serving its delivery reports.
+    ///
+    /// - Throws: ``KafkaError`` when a property is refused or librdkafka cannot start the client.
+    public init(
+        configuration: ProducerConfiguration,
+        logger: Logger = Logger(label: "geoworker.kafka.producer")
+    ) throws(KafkaError) {
+        self.logger = logger
+        self.handle = try KafkaHandle(
+            kind: RD_KAFKA_PRODUCER,
+            properties: configuration.librdkafkaProperties,
+            context: ClientContext(logger: logger),
+            configure: { rd_kafka_conf_set_dr_msg_cb($0, deliveryReportCallback) }
+        )
+        self.pollThread = DedicatedThread(name: "kafka-producer-poll")
+        pollThread.execute { [handle, isPolling] in
+            while isPolling.value { rd_kafka_poll(handle.pointer, 100) }
+        }
+    }
+
+    deinit {
+        if !isClosed.value { shutDown(timeout: .zero) }
+    }
+
+    /// Queues `records` and returns their delivery reports to come.
+    ///
+    /// When librdkafka's local queue is full (`queue.buffering.max.messages`), waits for room rather than
+    /// failing. A message librdkafka refuses at once (too large, producer closed or failed) gets its
+    /// failed report straight away; nothing is thrown and nothing is dropped silently.
+    @available(*, noasync, message: "may block while the local queue is full; use the async send")
+    public func send(_ records: [ProducerRecord]) -> DeliveryBatch {
+        let batch = DeliveryBatch(topics: records.map(\.topic))
+        var next = 0
+        while next < records.count {
+            next = enqueue(records, from: next, into: batch)
+            if next < records.count { usleep(1000) }
+        }
+        return batch
+    }
+
+    /// Queues `records` and returns their delivery reports to come; suspends while the local queue is full.
+    public func send(_ records: [ProducerRecord]) async -> DeliveryBatch {
+        let batch = DeliveryBatch(topics: records.map(\.topic))
+        var next = 0
+        while next < records.count {
+            next = enqueue(records, from: next, into: batch)
+            if next < records.count { try? await Task.sleep(for: .milliseconds(1)) }
+        }
+        return batch
+    }
+
+    /// Sends one record and waits for its delivery report.
+    public func send(_ record: ProducerRecord) async -> DeliveryReport {
+        await send([record]).reports()[0]
+    }
+
+    /// Waits until every queued message has its delivery report, up to `timeout`.
+    ///
+    /// - Throws: ``KafkaError`` `timedOut` when messages were still outstanding at the deadline.
+    @available(*, noasync, message: "blocks the calling thread; use close() or a DeliveryBatch from async code")
+    public func flush(timeout: Duration) throws(KafkaError) {
+        let err = rd_kafka_flush(handle.pointer, Int32(timeout.wholeMilliseconds))
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(err, "\(rd_kafka_outq_len(handle.pointer)) messages still outstanding after flush")
+        }
+    }
+
+    /// Delivers what is queued (up to `timeout`), then stops the producer. Messages still undelivered at
+    /// the deadline are purged and their reports say so. Sends after closing fail with `invalidState`.
+    @available(*, noasync, message: "blocks the calling thread; use the async close")
+    public func close(timeout: Duration = .seconds(10)) {
+        shutDown(timeout: timeout)
+    }
+
+    /// Delivers what is queued (up to `timeout`), then stops the producer, off the cooperative pool.
+    public func close(timeout: Duration = .seconds(10)) async {
+        try? await DedicatedThread.runOnce(name: "kafka-producer-close") { [self] () throws(KafkaError) in
+            shutDown(timeout: timeout)
+        }
+    }
+
+    /// The number of partitions of `topic`.
+    ///
+    /// - Throws: ``KafkaError`` `unknownTopicOrPartition` when there is no such topic.
+    public func partitionCount(topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int {
+        try await DedicatedThread.runOnce(name: "kafka-metadata") { [handle] () throws(KafkaError) in
+            try handle.partitionCount(topic: topic, timeout: timeout)
+        }
+    }
+
+    /// Queues records from `start` on until librdkafka's queue is full; returns the index of the first
+    /// record not queued (`records.count` when all were).
+    private func enqueue(_ records: [ProducerRecord], from start: Int, into batch: DeliveryBatch) -> Int {
+        var cachedTopic: TopicHandle?
+        for index in start..<records.count {
+            let record = records[index]
+            guard !isClosed.value else {
+                batch.complete(
+                    index: index,
+                    partition: record.partition ?? -1,
+                    offset: nil,
+                    error: KafkaError(code: .invalidState, message: "the producer is closed")
+                )
+                continue
+            }
+            if cachedTopic?.name != record.topic { cachedTopic = topicHandle(record.topic) }
+            guard let topic = cachedTopic else {
+                batch.complete(
+                    index: index,
+                    partition: record.partition ?? -1,
+                    offset: nil,
+                    error: KafkaError(code: .invalidArgument, message: "invalid topic name '\(record.topic)'")
+                )
+                continue
+            }
+            if let error = produce(record, topic: topic, opaque: batch.slots + index) {
+                if error.code == .queueFull { return index }
+                batch.complete(index: index, partition: record.partition ?? -1, offset: nil, error: error)
+            }
+        }
+        return records.count
+    }
+
+    /// Hands one record to librdkafka; nil when it was queued.
+    private func produce(_ record: ProducerRecord, topic: TopicHandle, opaque: UnsafeMutableRawPointer) -> KafkaError? {
+        let headers: OpaquePointer? = record.headers.isEmpty ? nil : makeHeaders(record.headers)
+        let error: OpaquePointer? = record.key.withOptionalBytes { key in
+            record.value.withOptionalBytes { value in
+                geoworker_produce(
+                    handle.pointer,
+                    topic.pointer,
+                    record.partition ?? -1,  // RD_KAFKA_PARTITION_UA: let the partitioner choose
+                    key?.baseAddress,
+                    key?.count ?? 0,
+                    value?.baseAddress,
+                    value?.count ?? 0,
+                    headers,
+                    record.timestampMilliseconds ?? 0,
+                    opaque
+                )
+            }
+        }
+        guard let error else { return nil }
+        if let headers { rd_kafka_headers_destroy(headers) }
+        let kafkaError = KafkaError(consuming: error)
+        return kafkaError.code == .fatal ? (handle.fatalError ?? kafkaError) : kafkaError
+    }
+
+    private func topicHandle(_ name: String) -> TopicHandle? {
+        topicHandles.withLock { handles in
+            if let existing = handles[name] { return existing }
+            guard let pointer = rd_kafka_topic_new(handle.pointer, name, nil) else { return nil }
+            let topic = TopicHandle(name: name, pointer: pointer)
+            handles[name] = topic
+            return topic
+        }
+    }
+
+    private func shutDown(timeout: Duration) {
+        guard !isClosed.exchange(true) else { return }
+        isPolling.set(false)
+        // rd_kafka_flush serves delivery reports itself, so it does not need the polling loop.
+        rd_kafka_flush(handle.pointer, Int32(timeout.wholeMilliseconds))
+        let outstanding = rd_kafka_outq_len(handle.pointer)
+        if outstanding > 0 {
+            logger.warning("Producer closed with \(outstanding) messages undelivered; they are reported as purged")
+            rd_kafka_purge(handle.pointer, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+            // Purged messages get their failed reports on the next serve.
+            rd_kafka_flush(handle.pointer, 500)
+        }
+        pollThread.stop()
+        topicHandles.withLock { handles in
+            for topic in handles.values { rd_kafka_topic_destroy(topic.pointer) }
+            handles = [:]
+        }
+    }
+
+    private func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer {
+        let list = rd_kafka_headers_new(headers.count)!
+        for header in headers {
+            header.value.withOptionalBytes { bytes in
+                _ = rd_kafka_header_add(list, header.name, -1, bytes?.baseAddress, bytes?.count ?? 0)
+            }
+        }
+        return list
+    }
+}
+
+/// A librdkafka topic handle (`rd_kafka_topic_t *`), valid until the producer destroys it at close.
+private struct TopicHandle: @unchecked Sendable {
+    let name: String
+    let pointer: OpaquePointer
+}
+
+extension Optional where Wrapped == [UInt8] {
+    /// Calls `body` with the bytes, or with nil when there are none (a null key or value).
+    func withOptionalBytes<R>(_ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        switch self {
+        case .none: return body(nil)
+        case .some(let bytes) where bytes.isEmpty:
+            // An empty value is not a null one: librdkafka tells them apart by the pointer.
+            return withUnsafeBytes(of: 0 as UInt8) { body(UnsafeRawBufferPointer(start: $0.baseAddress, count: 0)) }
+        case .some(let bytes): return bytes.withUnsafeBytes { body($0) }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// What a consumer's owner does when the group gives it partitions or takes them away.
+///
+/// Both hooks run synchronously on the thread that polls, inside the poll during which the group
+/// rebalanced, so they are ordered with the batches that thread processes.
+public struct RebalanceHandler: Sendable {
+    /// Called once partitions are assigned and before any of them is read. Return the offset to start
+    /// each partition at (the offset of the next message to read) for the partitions whose progress the
+    /// caller keeps itself; the others start at the group's committed offset, or per `auto.offset.reset`.
+    public var onAssign: @Sendable (_ partitions: [TopicPartition]) -> [TopicPartition: Int64]
+    /// Called before partitions are taken away: the consumer still owns them until this returns, so this
+    /// is where a batch in flight is finished and its progress stored. `isLost` is true when the group
+    /// already gave them to another member (this one missed its session timeout): finishing is then
+    /// pointless, as the other member may be processing them.
+    public var onRevoke: @Sendable (_ partitions: [TopicPartition], _ isLost: Bool) -> Void
+
+    public init(
+        onAssign: @escaping @Sendable (_ partitions: [TopicPartition]) -> [TopicPartition: Int64] = { _ in [:] },
+        onRevoke: @escaping @Sendable (_ partitions: [TopicPartition], _ isLost: Bool) -> Void = { _, _ in }
+    ) {
+        self.onAssign = onAssign
+        self.onRevoke = onRevoke
+    }
+}

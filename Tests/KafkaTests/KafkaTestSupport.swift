@@ -1,0 +1,110 @@
+import Foundation
+import Kafka
+import Logging
+import Testing
+
+/// A fresh mock cluster with uniquely named topics, and settings that keep group tests quick.
+struct TestCluster {
+    let cluster: MockCluster
+    static let logger: Logger = {
+        var logger = Logger(label: "test.kafka")
+        logger.logLevel = ProcessInfo.processInfo.environment["KAFKA_TEST_LOG"] == nil ? .critical : .debug
+        return logger
+    }()
+
+    init(brokers: Int = 1) throws {
+        cluster = try MockCluster(brokers: brokers, logger: Self.logger)
+    }
+
+    var bootstrapServers: String { cluster.bootstrapServers }
+
+    /// Creates a topic named after `prefix` and unique to this run.
+    func makeTopic(_ prefix: String, partitions: Int) throws -> String {
+        let name = "\(prefix)-\(UUID().uuidString.prefix(8))"
+        try cluster.createTopic(name, partitions: partitions)
+        return name
+    }
+
+    func producer() throws -> Producer {
+        try Producer(configuration: ProducerConfiguration(bootstrapServers: bootstrapServers), logger: Self.logger)
+    }
+
+    /// Group settings for tests: a member that goes away is noticed within seconds, not 45.
+    func consumerConfiguration(group: String) -> ConsumerConfiguration {
+        ConsumerConfiguration(
+            bootstrapServers: bootstrapServers,
+            groupID: group,
+            sessionTimeout: .seconds(6),
+            heartbeatInterval: .milliseconds(500)
+        )
+    }
+
+    func consumer(
+        group: String = "group-\(UUID().uuidString.prefix(8))",
+        subscription: Consumer.Subscription,
+        rebalanceHandler: RebalanceHandler = RebalanceHandler()
+    ) throws -> Consumer {
+        try Consumer(
+            configuration: consumerConfiguration(group: group),
+            subscription: subscription,
+            rebalanceHandler: rebalanceHandler,
+            logger: Self.logger
+        )
+    }
+}
+
+/// A consumed record, copied out of its batch so tests can compare plain values.
+struct ReceivedRecord: Hashable, Sendable {
+    let topic: String
+    let partition: Int32
+    let offset: Int64
+    let key: String?
+    let value: String?
+    let headers: [KafkaHeader]
+
+    init(_ record: ConsumerRecord) {
+        topic = record.topic
+        partition = record.partition
+        offset = record.offset
+        key = record.key.map { String(decoding: $0, as: UTF8.self) }
+        value = record.value.map { String(decoding: $0, as: UTF8.self) }
+        headers = record.headers
+    }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension Consumer {
+    /// Polls until `count` records have arrived, failing after `timeout`.
+    func receive(_ count: Int, timeout: Duration = .seconds(30)) async throws -> [ReceivedRecord] {
+        var received: [ReceivedRecord] = []
+        let deadline = ContinuousClock.now + timeout
+        while received.count < count {
+            guard ContinuousClock.now < deadline else {
+                throw TimedOut(description: "received \(received.count) of \(count) records")
+            }
+            received += try await nextBatch(timeout: .milliseconds(200)).map(ReceivedRecord.init)
+        }
+        return received
+    }
+
+    /// Polls until `condition` holds, failing after `timeout`.
+    func poll(until condition: () -> Bool, timeout: Duration = .seconds(30), _ what: String) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw TimedOut(description: "waiting for \(what)") }
+            _ = try await nextBatch(timeout: .milliseconds(100))
+        }
+    }
+}
+
+extension Producer {
+    /// Sends `records` and expects every one to be delivered.
+    func sendAll(_ records: [ProducerRecord]) async -> [DeliveryReport] {
+        let reports = await send(records).reports()
+        #expect(reports.allSatisfy { $0.isDelivered }, "undelivered: \(reports.filter { !$0.isDelivered })")
+        return reports
+    }
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what geoworker needs to build and test on a Debian (bookworm) machine with Swift:
+#   librdkafka-dev  the Kafka client library (2.0.2 on bookworm) and its mock cluster
+#   pkg-config      how SwiftPM finds librdkafka
+#   kcat            an independent Kafka client, used by the interoperability tests
+# Installs only what is missing, so a second run costs nothing.
+set -euo pipefail
+
+packages=(librdkafka-dev pkg-config kcat)
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+
+if ((${#missing[@]} > 0)); then
+    echo "setup: installing ${missing[*]}"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    echo "setup: swift is not on PATH; install a Swift 6.1+ toolchain first (https://www.swift.org/install)" >&2
+    exit 1
+fi
