@@ -67,7 +67,6 @@ public final class Consumer: Sendable {
             defer { rd_kafka_topic_partition_list_destroy(list) }
             let err = rd_kafka_assign(handle.pointer, list)
             guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "assign \(sorted.map(\.key))") }
-            state.didAssign(Set(starts.keys))
         }
     }
 
@@ -192,15 +191,23 @@ public final class Consumer: Sendable {
         try Self.check(rd_kafka_resume_partitions(handle.pointer, list), list: list, operation: "resume")
     }
 
-    /// The partitions this consumer holds now.
-    public var assignment: Set<TopicPartition> { state.assignment }
+    /// The partitions this consumer holds now, as librdkafka sees it.
+    public var assignment: Set<TopicPartition> {
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        guard rd_kafka_assignment(handle.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        return Set(TopicPartition.array(from: list))
+    }
 
     /// The assigned partitions that have been read to their end, with nothing read from them since.
     public var partitionsAtEnd: Set<TopicPartition> { state.partitionsAtEnd }
 
     /// True when the consumer holds partitions and every one of them has been read to its end: what a
     /// replay or benchmark waits for. Needs ``ConsumerConfiguration/reportsEndOfPartition``.
-    public var hasReachedEndOfAssignment: Bool { state.hasReachedEndOfAssignment }
+    public var hasReachedEndOfAssignment: Bool {
+        let held = assignment
+        return !held.isEmpty && held.isSubset(of: state.partitionsAtEnd)
+    }
 
     // MARK: Async API, run on the consumer's own thread
 

@@ -2,8 +2,8 @@ import CRdKafka
 import Logging
 import Synchronization
 
-/// What a consumer knows of its partitions: which it holds and which it has read to their end.
-/// Updated on the polling thread, read from anywhere.
+/// Which of a consumer's partitions it has read to their end, and the rebalance steps that change what
+/// it holds. Updated on the polling thread, read from anywhere.
 final class ConsumerState: Sendable {
     /// A partition as a message names it: by librdkafka topic handle, cheaper to hash than a topic name.
     struct MessagePartition: Hashable {
@@ -11,8 +11,7 @@ final class ConsumerState: Sendable {
         let partition: Int32
     }
 
-    struct Partitions {
-        var assigned: Set<TopicPartition> = []
+    struct EndTracker {
         /// Partitions whose last event was "reached the end", by the key their messages carry.
         var atEnd: [MessagePartition: TopicPartition] = [:]
 
@@ -27,32 +26,23 @@ final class ConsumerState: Sendable {
                 String(cString: rd_kafka_topic_name(message.pointee.rkt)),
                 message.pointee.partition
             )
-            if assigned.contains(partition) { atEnd[MessagePartition(message)] = partition }
+            atEnd[MessagePartition(message)] = partition
             return partition
         }
     }
 
-    private let partitions = Mutex(Partitions())
+    private let tracker = Mutex(EndTracker())
 
-    var assignment: Set<TopicPartition> { partitions.withLock { $0.assigned } }
-    var partitionsAtEnd: Set<TopicPartition> { partitions.withLock { Set($0.atEnd.values) } }
-    var hasReachedEndOfAssignment: Bool {
-        partitions.withLock { !$0.assigned.isEmpty && $0.atEnd.count == $0.assigned.count }
+    var partitionsAtEnd: Set<TopicPartition> { tracker.withLock { Set($0.atEnd.values) } }
+
+    func withEndTracking(_ body: (inout EndTracker) -> Void) {
+        tracker.withLock { body(&$0) }
     }
 
-    func withEndTracking(_ body: (inout Partitions) -> Void) {
-        partitions.withLock { body(&$0) }
-    }
-
-    func didAssign(_ added: Set<TopicPartition>) {
-        partitions.withLock { $0.assigned.formUnion(added) }
-    }
-
-    func didRevoke(_ removed: Set<TopicPartition>) {
-        partitions.withLock { state in
-            state.assigned.subtract(removed)
-            state.atEnd = state.atEnd.filter { !removed.contains($0.value) }
-        }
+    /// Forgets the end state of partitions the consumer no longer holds (or holds anew).
+    func forget(_ partitions: [TopicPartition]) {
+        let forgotten = Set(partitions)
+        tracker.withLock { $0.atEnd = $0.atEnd.filter { !forgotten.contains($0.value) } }
     }
 
     /// Carries out a rebalance: the owner's hooks, then librdkafka's (incremental) assign or unassign.
@@ -81,7 +71,7 @@ final class ConsumerState: Sendable {
                 logger.error("Assigning partitions failed", metadata: ["kafka.error": "\(failure)"])
                 return
             }
-            didAssign(Set(changed))
+            forget(changed)
             logger.info("Partitions assigned", metadata: ["partitions": "\(changed.sorted())"])
         case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
             handler.onRevoke(changed, rd_kafka_assignment_lost(handle) != 0)
@@ -90,12 +80,12 @@ final class ConsumerState: Sendable {
                 ? incrementalError(rd_kafka_incremental_unassign(handle, list))
                 : assignError(rd_kafka_assign(handle, nil))
             if let failure { logger.error("Revoking partitions failed", metadata: ["kafka.error": "\(failure)"]) }
-            didRevoke(isCooperative ? Set(changed) : assignment)
+            forget(changed)
             logger.info("Partitions revoked", metadata: ["partitions": "\(changed.sorted())"])
         default:
             logger.error("Rebalance failed; dropping the assignment", metadata: ["kafka.error": "\(KafkaError(err))"])
             _ = rd_kafka_assign(handle, nil)
-            didRevoke(assignment)
+            tracker.withLock { $0.atEnd = [:] }
         }
     }
 

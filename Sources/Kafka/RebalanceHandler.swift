@@ -11,6 +11,10 @@ public struct RebalanceHandler: Sendable {
     /// is where a batch in flight is finished and its progress stored. `isLost` is true when the group
     /// already gave them to another member (this one missed its session timeout): finishing is then
     /// pointless, as the other member may be processing them.
+    ///
+    /// Group commits from this hook reach real brokers during an eager rebalance, but librdkafka's mock
+    /// cluster refuses them (`REBALANCE_IN_PROGRESS`) while the group is joining: callers that must not
+    /// lose progress keep their offsets in their own store too.
     public var onRevoke: @Sendable (_ partitions: [TopicPartition], _ isLost: Bool) -> Void
 
     public init(

@@ -1,0 +1,37 @@
+import Foundation
+import Kafka
+import Testing
+
+@Suite("Broker outage")
+struct BrokerOutageTests {
+    @Test("messages produced while the broker is down are delivered once it is back, each exactly once")
+    func outageLosesNothing() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("outage", partitions: 2)
+        let producer = try cluster.producer()
+        let consumer = try cluster.consumer(subscription: .group(topics: [topic]))
+
+        _ = await producer.sendAll(
+            (0..<20).map { ProducerRecord(topic: topic, key: "k\($0 % 4)", value: "before-\($0)") }
+        )
+        let before = try await consumer.receive(20)
+
+        try cluster.cluster.takeBrokerDown(1)
+        let during = await producer.send(
+            (0..<30).map { ProducerRecord(topic: topic, key: "k\($0 % 4)", value: "during-\($0)") }
+        )
+        try await Task.sleep(for: .seconds(2))
+        #expect(!during.isComplete, "nothing can be delivered while the only broker is down")
+
+        try cluster.cluster.bringBrokerUp(1)
+        let reports = await during.reports()
+        #expect(reports.allSatisfy { $0.isDelivered }, "undelivered: \(reports.filter { !$0.isDelivered })")
+
+        let after = try await consumer.receive(30, timeout: .seconds(60))
+        let values = (before + after).map { $0.value ?? "" }
+        #expect(values.count == 50)
+        #expect(Set(values) == Set((0..<20).map { "before-\($0)" } + (0..<30).map { "during-\($0)" }))
+        await consumer.close()
+        await producer.close()
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Kafka
+import Synchronization
+import Testing
+
+@Suite("Consumer groups")
+struct ConsumerGroupTests {
+    /// What one member's revoke hook saw, recorded from inside the hook.
+    final class RevokeLog: Sendable {
+        struct Entry {
+            let revoked: Set<TopicPartition>
+            let heldDuringHook: Set<TopicPartition>
+            let storeError: KafkaError?
+        }
+        let entries = Mutex<[Entry]>([])
+        let consumer = Mutex<Consumer?>(nil)
+    }
+
+    @Test(
+        "two members split the partitions; the revoke hook runs while they are still held; a leaver's partitions move"
+    )
+    func splitAndTakeOver() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("group", partitions: 4)
+        let all = Set((0..<4).map { TopicPartition(topic, Int32($0)) })
+        let group = "group-\(UUID().uuidString.prefix(8))"
+        let producer = try cluster.producer()
+        _ = await producer.sendAll(
+            (0..<40).map { ProducerRecord(topic: topic, partition: Int32($0 % 4), key: nil, value: "old-\($0)") }
+        )
+
+        // Member A's revoke hook finishes its "batch in flight" by storing the progress of every partition it is
+        // about to lose, which librdkafka accepts only for partitions the consumer still holds. (A group commit
+        // from the hook is refused by librdkafka's mock coordinator while the group is joining, though real
+        // brokers accept it; geoworker keeps its offsets in its own store and does not rely on it.)
+        let log = RevokeLog()
+        let handler = RebalanceHandler(onRevoke: { partitions, _ in
+            let consumer = log.consumer.withLock { $0 }!
+            let held = consumer.assignment
+            var storeError: KafkaError?
+            do throws(KafkaError) {
+                try consumer.storeOffsets(Dictionary(uniqueKeysWithValues: partitions.map { ($0, Int64(10)) }))
+            } catch {
+                storeError = error
+            }
+            log.entries.withLock {
+                $0.append(.init(revoked: Set(partitions), heldDuringHook: held, storeError: storeError))
+            }
+        })
+        let memberA = try cluster.consumer(
+            group: group,
+            subscription: .group(topics: [topic]),
+            rebalanceHandler: handler
+        )
+        log.consumer.withLock { $0 = memberA }
+        defer { log.consumer.withLock { $0 = nil } }
+
+        let first = try await memberA.receive(40)
+        #expect(first.count == 40)
+        #expect(memberA.assignment == all)
+        try await memberA.commit(Dictionary(uniqueKeysWithValues: all.map { ($0, Int64(10)) }))
+
+        // B joins: both must keep polling for the group to rebalance.
+        let memberB = try cluster.consumer(group: group, subscription: .group(topics: [topic]))
+        try await pollBoth(memberA, memberB, "the partitions to be split") {
+            memberA.assignment.count == 2 && memberB.assignment.count == 2
+        }
+        #expect(memberA.assignment.union(memberB.assignment) == all)
+        #expect(memberA.assignment.isDisjoint(with: memberB.assignment))
+
+        let revokes = log.entries.withLock { $0 }
+        let revoke = try #require(revokes.first)
+        #expect(revoke.revoked == all, "eager rebalancing takes back everything before redistributing")
+        #expect(revoke.heldDuringHook.isSuperset(of: revoke.revoked), "the hook must run before the partitions go")
+        #expect(
+            revoke.storeError == nil,
+            "storing offsets from the hook failed: \(String(describing: revoke.storeError))"
+        )
+
+        // B starts where A committed: it sees only new messages.
+        let bPartitions = memberB.assignment
+        _ = await producer.sendAll(
+            (0..<4).map { ProducerRecord(topic: topic, partition: Int32($0), key: nil, value: "new-\($0)") }
+        )
+        let forB = try await memberB.receive(2)
+        #expect(Set(forB.map(\.topicPartition)) == bPartitions)
+        #expect(forB.allSatisfy { $0.offset == 10 && $0.value!.hasPrefix("new-") })
+
+        // B leaves: A takes its partitions over.
+        await memberB.close()
+        try await memberA.poll(until: { memberA.assignment == all }, "member A to take over")
+        await memberA.close()
+        await producer.close()
+    }
+
+    /// Polls two consumers concurrently, each on its own thread, until `condition` holds.
+    private func pollBoth(
+        _ first: Consumer,
+        _ second: Consumer,
+        _ what: String,
+        timeout: Duration = .seconds(30),
+        until condition: @escaping @Sendable () -> Bool
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for consumer in [first, second] {
+                group.addTask { try await consumer.poll(until: condition, timeout: timeout, what) }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+extension ReceivedRecord {
+    var topicPartition: TopicPartition { TopicPartition(topic, partition) }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Kafka
+import Testing
+
+@Suite("Errors and edge cases")
+struct KafkaErrorTests {
+    @Test("a refused configuration property is named in the error, its value is not")
+    func badProperty() throws {
+        let configuration = ProducerConfiguration(
+            bootstrapServers: "127.0.0.1:1",
+            properties: ["sasl.password.typo": "hunter2"]
+        )
+        let error = try #require(throws: KafkaError.self) { try Producer(configuration: configuration) }
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("sasl.password.typo"))
+        #expect(!error.description.contains("hunter2"))
+        #expect(!error.isRetriable)
+    }
+
+    @Test("a message the producer refuses gets a failed report; its batch-mates are still delivered")
+    func oversizedMessage() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("too-large", partitions: 1)
+        let producer = try Producer(
+            configuration: ProducerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                properties: ["message.max.bytes": "2000"]
+            ),
+            logger: TestCluster.logger
+        )
+        let reports = await producer.send([
+            ProducerRecord(topic: topic, key: nil, value: "small"),
+            ProducerRecord(topic: topic, key: nil, value: [UInt8](repeating: 65, count: 10_000)),
+            ProducerRecord(topic: topic, key: nil, value: "small too"),
+        ]).reports()
+        #expect(reports[0].isDelivered && reports[2].isDelivered)
+        let failure = try #require(reports[1].error)
+        #expect(failure.code == .messageSizeTooLarge)
+        #expect(!failure.isRetriable && !failure.isFatal)
+        await producer.close()
+    }
+
+    @Test("partition counts come from the cluster; a missing topic is a clear error")
+    func partitionCounts() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("counted", partitions: 6)
+        let producer = try cluster.producer()
+        #expect(try await producer.partitionCount(topic: topic) == 6)
+        let consumer = try cluster.consumer(subscription: .group(topics: [topic]))
+        #expect(try await consumer.partitionCount(topic: topic) == 6)
+        let error = try await #require(throws: KafkaError.self) {
+            try await consumer.partitionCount(topic: "no-such-topic")
+        }
+        #expect(error.code == .unknownTopicOrPartition)
+        #expect(error.message.contains("no-such-topic"))
+        await consumer.close()
+        await producer.close()
+    }
+
+    @Test("a paused partition delivers nothing until resumed, then continues where it stopped")
+    func pauseAndResume() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("pause", partitions: 2)
+        let paused = TopicPartition(topic, 0)
+        let producer = try cluster.producer()
+        let consumer = try cluster.consumer(
+            subscription: .partitions([paused: .beginning, TopicPartition(topic, 1): .beginning])
+        )
+        try consumer.pause([paused])
+        _ = await producer.sendAll(
+            (0..<10).map { ProducerRecord(topic: topic, partition: Int32($0 % 2), key: nil, value: "m\($0)") }
+        )
+        var received: [ReceivedRecord] = []
+        let until = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < until {
+            received += try await consumer.nextBatch(timeout: .milliseconds(100)).map(ReceivedRecord.init)
+        }
+        #expect(received.map(\.partition) == [1, 1, 1, 1, 1])
+
+        try consumer.resume([paused])
+        let resumed = try await consumer.receive(5)
+        #expect(resumed.map(\.partition) == [0, 0, 0, 0, 0])
+        #expect(resumed.map(\.offset) == [0, 1, 2, 3, 4])
+        await consumer.close()
+        await producer.close()
+    }
+
+    @Test("sending after close reports every message as failed, none silently dropped")
+    func sendAfterClose() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("closed", partitions: 1)
+        let producer = try cluster.producer()
+        await producer.close()
+        let reports = await producer.send([ProducerRecord(topic: topic, key: nil, value: "late")]).reports()
+        #expect(reports.map { $0.error?.code } == [.invalidState])
+    }
+}

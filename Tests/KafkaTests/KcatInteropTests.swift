@@ -1,0 +1,77 @@
+import Foundation
+import Kafka
+import Testing
+
+/// kcat (librdkafka's command-line client, a separate program) talks to the same mock brokers over TCP:
+/// what the Swift layer writes must be what any Kafka client reads, and the other way round.
+@Suite("Interop with kcat")
+struct KcatInteropTests {
+    @Test("kcat reads the keys, headers and values the Swift producer wrote")
+    func kcatReadsSwift() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("to-kcat", partitions: 1)
+        let producer = try cluster.producer()
+        _ = await producer.sendAll(
+            (0..<3).map {
+                ProducerRecord(
+                    topic: topic,
+                    key: "truck-\($0)",
+                    value: "{\"n\":\($0)}",
+                    headers: [
+                        KafkaHeader(name: "content-type", value: "application/json"),
+                        KafkaHeader(name: "n", value: "\($0)"),
+                    ]
+                )
+            }
+        )
+        await producer.close()
+
+        let output = try runKcat([
+            "-b", cluster.bootstrapServers, "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%k|%h|%s|%o\\n",
+        ])
+        #expect(
+            output.split(separator: "\n").map(String.init) == [
+                "truck-0|content-type=application/json,n=0|{\"n\":0}|0",
+                "truck-1|content-type=application/json,n=1|{\"n\":1}|1",
+                "truck-2|content-type=application/json,n=2|{\"n\":2}|2",
+            ]
+        )
+    }
+
+    @Test("the Swift consumer reads the keys, headers and values kcat wrote")
+    func swiftReadsKcat() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("from-kcat", partitions: 1)
+        _ = try runKcat(
+            ["-b", cluster.bootstrapServers, "-P", "-t", topic, "-K", ":", "-H", "source=kcat"],
+            input: "truck-1:{\"lat\":50.85}\ntruck-2:{\"lat\":48.85}\n"
+        )
+        let consumer = try cluster.consumer(subscription: .partitions([TopicPartition(topic, 0): .beginning]))
+        let received = try await consumer.receive(2)
+        #expect(received.map(\.key) == ["truck-1", "truck-2"])
+        #expect(received.map(\.value) == ["{\"lat\":50.85}", "{\"lat\":48.85}"])
+        #expect(received.allSatisfy { $0.headers == [KafkaHeader(name: "source", value: "kcat")] })
+        await consumer.close()
+    }
+
+    /// Runs kcat (installed by scripts/setup.sh) and returns its standard output.
+    private func runKcat(_ arguments: [String], input: String? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/kcat")
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let stdin = Pipe()
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "kcat failed: \(errorText)")
+        return String(decoding: data, as: UTF8.self)
+    }
+}
