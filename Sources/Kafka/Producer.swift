@@ -39,6 +39,10 @@ public final class Producer: Sendable {
 
     deinit {
         if !isClosed.value { shutDown(timeout: .zero) }
+        // Only here, with no sender left, is it safe to drop the topic handles sends may be using.
+        topicHandles.withLock { handles in
+            for topic in handles.values { rd_kafka_topic_destroy(topic.pointer) }
+        }
     }
 
     /// Queues `records` and returns their delivery reports to come.
@@ -113,28 +117,20 @@ public final class Producer: Sendable {
         var cachedTopic: TopicHandle?
         for index in start..<records.count {
             let record = records[index]
-            guard !isClosed.value else {
-                batch.complete(
-                    index: index,
-                    partition: record.partition ?? -1,
-                    offset: nil,
-                    error: KafkaError(code: .invalidState, message: "the producer is closed")
-                )
-                continue
+            let refusal: KafkaError?
+            if isClosed.value {
+                refusal = KafkaError(code: .invalidState, message: "the producer is closed")
+            } else {
+                if cachedTopic?.name != record.topic { cachedTopic = topicHandle(record.topic) }
+                if let topic = cachedTopic {
+                    refusal = produce(record, topic: topic, opaque: batch.slots + index)
+                    if refusal?.code == .queueFull { return index }
+                } else {
+                    refusal = KafkaError(code: .invalidArgument, message: "invalid topic name '\(record.topic)'")
+                }
             }
-            if cachedTopic?.name != record.topic { cachedTopic = topicHandle(record.topic) }
-            guard let topic = cachedTopic else {
-                batch.complete(
-                    index: index,
-                    partition: record.partition ?? -1,
-                    offset: nil,
-                    error: KafkaError(code: .invalidArgument, message: "invalid topic name '\(record.topic)'")
-                )
-                continue
-            }
-            if let error = produce(record, topic: topic, opaque: batch.slots + index) {
-                if error.code == .queueFull { return index }
-                batch.complete(index: index, partition: record.partition ?? -1, offset: nil, error: error)
+            if let refusal {
+                batch.complete(index: index, partition: record.partition ?? -1, offset: nil, error: refusal)
             }
         }
         return records.count
@@ -188,10 +184,6 @@ public final class Producer: Sendable {
             rd_kafka_flush(handle.pointer, 500)
         }
         pollThread.stop()
-        topicHandles.withLock { handles in
-            for topic in handles.values { rd_kafka_topic_destroy(topic.pointer) }
-            handles = [:]
-        }
     }
 
     private func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer {
@@ -205,7 +197,7 @@ public final class Producer: Sendable {
     }
 }
 
-/// A librdkafka topic handle (`rd_kafka_topic_t *`), valid until the producer destroys it at close.
+/// A librdkafka topic handle (`rd_kafka_topic_t *`), valid until the producer's deinit destroys it.
 private struct TopicHandle: @unchecked Sendable {
     let name: String
     let pointer: OpaquePointer
