@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Kafka", targets: ["Kafka"]),
+        .library(name: "GeoCore", targets: ["GeoCore"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
     ],
     dependencies: [
@@ -32,6 +33,8 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The pure core: model, tracker, message codecs. No I/O, no dependencies.
+        .target(name: "GeoCore", swiftSettings: strictSwift),
         .executableTarget(
             name: "kafka-bench",
             dependencies: ["Kafka", "CRdKafka"],
@@ -40,6 +43,11 @@ let package = Package(
         .testTarget(
             name: "KafkaTests",
             dependencies: ["Kafka"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "GeoCoreTests",
+            dependencies: ["GeoCore"],
             swiftSettings: strictSwift
         ),
     ]

@@ -1,0 +1,218 @@
+/// Writes ``DeviceEvent``s as CloudEvents 1.0 in structured mode (JSON), as the CloudEvents Kafka
+/// protocol binding carries them: the whole event is the message value, with ``contentType`` as the
+/// message's `content-type` header and the device id as its key.
+///
+/// ```json
+/// {"specversion":"1.0","id":"positions:3:1042:0","source":"/geoworker","type":"geofence.entered",
+///  "subject":"truck-17","time":"2026-11-21T10:00:00.000Z","datacontenttype":"application/json",
+///  "data":{"deviceId":"truck-17","pin":{…},"position":{…},"distanceMeters":12.5,"initial":false}}
+/// ```
+public struct CloudEventEncoder: Sendable {
+    /// The `content-type` header of a structured-mode CloudEvent.
+    public static let contentType = "application/cloudevents+json; charset=UTF-8"
+
+    /// The CloudEvents `source` (a URI reference naming this producer). Default: `/geoworker`.
+    public let source: String
+
+    public init(source: String = "/geoworker") {
+        self.source = source
+    }
+
+    /// The event as JSON bytes.
+    public func encode(_ event: DeviceEvent) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(512)
+        append(event, to: &output)
+        return output
+    }
+
+    /// Appends the event's JSON to `output`.
+    public func append(_ event: DeviceEvent, to output: inout [UInt8]) {
+        // The writer takes the buffer over (and gives it back at the end) so that appending never
+        // copies it: `output` must not share its storage meanwhile.
+        var json = JSONWriter(output: output)
+        output = []
+        json.beginObject()
+        json.member("specversion", "1.0")
+        json.member("id", event.id)
+        json.member("source", source)
+        json.member("type", event.type)
+        json.member("subject", event.deviceId)
+        json.key("time")
+        json.timestamp(event.time)
+        json.member("datacontenttype", "application/json")
+        json.key("data")
+        json.beginObject()
+        json.member("deviceId", event.deviceId)
+        switch event.payload {
+        case .geofenceEntered(let crossing), .geofenceExited(let crossing):
+            json.key("pin")
+            json.pin(crossing.pin)
+            json.key("position")
+            json.fix(crossing.position)
+            json.key("distanceMeters")
+            json.number((crossing.distanceMeters * 100).rounded() / 100)
+            json.key("initial")
+            json.bool(crossing.initial)
+        case .countryChanged(let change):
+            json.key("from")
+            if let from = change.from { json.string(from) } else { json.null() }
+            json.member("to", change.to)
+            json.member("countryName", change.countryName)
+            json.key("position")
+            json.fix(change.position)
+        case .languageSuggested(let suggestion):
+            json.member("countryCode", suggestion.countryCode)
+            json.member("language", suggestion.language)
+            json.key("alternatives")
+            json.beginArray()
+            for alternative in suggestion.alternatives { json.string(alternative) }
+            json.endArray()
+            json.member("basis", suggestion.basis.rawValue)
+        }
+        json.endObject()
+        json.endObject()
+        output = json.output
+    }
+}
+
+/// Appends JSON tokens to a byte buffer, placing the commas.
+struct JSONWriter {
+    var output: [UInt8]
+    /// Whether the next value in the current container needs a comma before it.
+    private var needsComma = false
+
+    init(output: [UInt8] = []) { self.output = output }
+
+    mutating func beginObject() {
+        separate()
+        output.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    mutating func endObject() {
+        output.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    mutating func beginArray() {
+        separate()
+        output.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    mutating func endArray() {
+        output.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    mutating func key(_ name: StaticString) {
+        separate()
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        needsComma = false
+    }
+
+    mutating func member(_ name: StaticString, _ value: String) {
+        key(name)
+        string(value)
+    }
+
+    mutating func string(_ value: String) {
+        separate()
+        output.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: [
+                    0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// A finite number, in the shortest form that reads back to the same value.
+    mutating func number(_ value: Double) {
+        separate()
+        precondition(value.isFinite, "JSON has no non-finite numbers")
+        if value.rounded() == value && abs(value) < 1e15 {
+            output.append(contentsOf: String(Int64(value)).utf8)
+        } else {
+            output.append(contentsOf: value.description.utf8)
+        }
+        needsComma = true
+    }
+
+    mutating func bool(_ value: Bool) {
+        separate()
+        output.append(contentsOf: (value ? "true" : "false").utf8)
+        needsComma = true
+    }
+
+    mutating func null() {
+        separate()
+        output.append(contentsOf: "null".utf8)
+        needsComma = true
+    }
+
+    mutating func timestamp(_ milliseconds: Int64) {
+        separate()
+        output.append(UInt8(ascii: "\""))
+        Timestamp.appendRFC3339(milliseconds, to: &output)
+        output.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Already valid JSON text (a pin's metadata), copied as it is.
+    mutating func raw(_ json: String) {
+        separate()
+        output.append(contentsOf: json.utf8)
+        needsComma = true
+    }
+
+    mutating func pin(_ pin: Pin) {
+        beginObject()
+        member("id", pin.id)
+        key("lat")
+        number(pin.center.latitude)
+        key("lon")
+        number(pin.center.longitude)
+        key("radius")
+        number(pin.radius)
+        if let title = pin.title { member("title", title) }
+        if let metadata = pin.metadataJSON {
+            key("metadata")
+            raw(metadata)
+        }
+        endObject()
+    }
+
+    mutating func fix(_ fix: Fix) {
+        beginObject()
+        key("lat")
+        number(fix.coordinate.latitude)
+        key("lon")
+        number(fix.coordinate.longitude)
+        key("timestamp")
+        timestamp(fix.timestamp)
+        if let accuracy = fix.accuracy {
+            key("accuracy")
+            number(accuracy)
+        }
+        endObject()
+    }
+
+    private mutating func separate() {
+        if needsComma { output.append(UInt8(ascii: ",")) }
+    }
+}

@@ -1,0 +1,15 @@
+/// Answers which country a coordinate is in: the seam between the tracker and the country index.
+public protocol CountryResolver: Sendable {
+    /// The ISO 3166-1 alpha-2 code of the country at `coordinate`, or nil where there is none
+    /// (open sea, Antarctica's unclaimed parts).
+    func countryCode(at coordinate: Coordinate) -> String?
+    /// The English name of the country with this code.
+    func countryName(for code: String) -> String
+}
+
+/// Chooses the language to suggest when a device arrives in a country.
+public protocol LanguageAdvisor: Sendable {
+    /// The suggestion for a device whose user lists `deviceLanguages` (BCP 47, most preferred first),
+    /// or nil when there is nothing to suggest.
+    func suggestion(for countryCode: String, deviceLanguages: [String]) -> LanguageSuggestion?
+}

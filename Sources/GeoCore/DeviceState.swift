@@ -1,0 +1,75 @@
+/// Everything geoworker remembers about one device between messages: what it persists, and all the
+/// tracker needs to decide the next events.
+public struct DeviceState: Hashable, Sendable {
+    public let deviceId: String
+    /// The pins the device tracks, in the order it tracked them.
+    public var pins: [TrackedPin]
+    /// The newest position applied: older and duplicate positions are judged against it, and newly
+    /// tracked pins get their initial state from it.
+    public var lastFix: Fix?
+    /// The device user's preferred languages (BCP 47), from the newest position that reported any.
+    public var languages: [String]
+    /// The country last announced (ISO 3166-1 alpha-2), nil before the first fix on land.
+    public var country: String?
+    /// A different country that recent fixes placed the device in, not yet confirmed.
+    public var countryCandidate: String?
+    /// How many consecutive fixes placed the device in `countryCandidate`.
+    public var countryCandidateFixes: Int
+
+    public init(
+        deviceId: String,
+        pins: [TrackedPin] = [],
+        lastFix: Fix? = nil,
+        languages: [String] = [],
+        country: String? = nil,
+        countryCandidate: String? = nil,
+        countryCandidateFixes: Int = 0
+    ) {
+        self.deviceId = deviceId
+        self.pins = pins
+        self.lastFix = lastFix
+        self.languages = languages
+        self.country = country
+        self.countryCandidate = countryCandidate
+        self.countryCandidateFixes = countryCandidateFixes
+    }
+}
+
+/// A pin and what has been announced about the device's place relative to it.
+public struct TrackedPin: Hashable, Sendable {
+    public var pin: Pin
+    public var membership: Membership
+
+    public init(pin: Pin, membership: Membership = .undetermined) {
+        self.pin = pin
+        self.membership = membership
+    }
+}
+
+/// Where a device was last announced to be relative to a pin. Persisted, so a restart never announces
+/// the same state twice.
+public enum Membership: UInt8, Hashable, Sendable {
+    /// No fix has decided it yet (none since the pin was tracked, or none accurate enough).
+    case undetermined = 0
+    case inside = 1
+    case outside = 2
+}
+
+/// A position as far as state and events need it.
+public struct Fix: Hashable, Sendable {
+    public let coordinate: Coordinate
+    /// Milliseconds since the Unix epoch.
+    public let timestamp: Int64
+    /// Metres, when reported.
+    public let accuracy: Double?
+
+    public init(coordinate: Coordinate, timestamp: Int64, accuracy: Double?) {
+        self.coordinate = coordinate
+        self.timestamp = timestamp
+        self.accuracy = accuracy
+    }
+
+    public init(_ position: Position) {
+        self.init(coordinate: position.coordinate, timestamp: position.timestamp, accuracy: position.accuracy)
+    }
+}

@@ -1,0 +1,234 @@
+/// The pure state machine at the heart of geoworker: `(state, message) -> (state', [event])`.
+///
+/// It does no I/O, reads no clock (time comes from the messages) and holds no state of its own: the
+/// caller keeps each device's ``DeviceState`` and publishes the events. Feeding the same messages to the
+/// same states always gives the same events with the same ids.
+///
+/// Rules (the product's semantics):
+/// - Geofences use hysteresis of one accuracy radius `m` (the fix's reported accuracy, else
+///   ``TrackerConfiguration/assumedAccuracy``): a fix decides *inside* a pin of radius `r` when the
+///   distance to its centre is at most `r - m`, *outside* when it is more than `r + m`, and nothing in
+///   between. A device hovering at the boundary within its accuracy therefore produces no enter/exit
+///   pairs. Fixes less accurate than ``TrackerConfiguration/maximumAccuracy`` decide nothing.
+/// - A pin's first decision after it is tracked is its initial state: inside gives one
+///   `geofence.entered` with `initial: true`, outside gives no event. The check runs when the pin is
+///   tracked (from the last known position) and otherwise at the first deciding fix. Announced states
+///   are part of the persisted state, so a restart never announces them again.
+/// - A position no newer than the newest applied one (by its own timestamp) changes nothing and is
+///   reported as stale or duplicate.
+/// - Countries: the first fix on land announces the country (`from: null`); a different country is
+///   announced once ``TrackerConfiguration/countryConfirmations`` consecutive fixes agree on it; fixes
+///   with no country (at sea) keep the last one. Each announcement comes with a language suggestion
+///   when the ``LanguageAdvisor`` has one.
+/// - `untrack` and `untrackAll` emit no exit. Tracking a pin id again replaces the pin; an identical
+///   pin is left as it is (commands may be retried), a changed one gets a fresh initial check.
+public struct DeviceTracker: Sendable {
+    /// What became of one message.
+    public struct Outcome: Hashable, Sendable {
+        public enum Kind: Hashable, Sendable {
+            /// Applied, and the position took part in geofence decisions if the device has pins.
+            case applied
+            /// Applied, but the fix was too inaccurate for geofence decisions.
+            case appliedWithoutGeofences
+            /// Older than the newest position applied for the device: ignored.
+            case stale
+            /// As old as the newest position applied for the device: ignored.
+            case duplicate
+            /// A command that cannot be carried out, with the reason (for the dead-letter topic).
+            case rejected(String)
+        }
+
+        public let kind: Kind
+        /// The device's pins (their set or their announced states) changed, so they must be persisted.
+        public let pinsChanged: Bool
+
+        static let applied = Outcome(kind: .applied, pinsChanged: false)
+    }
+
+    public let configuration: TrackerConfiguration
+    public let countries: any CountryResolver
+    public let languages: (any LanguageAdvisor)?
+
+    public init(
+        configuration: TrackerConfiguration = TrackerConfiguration(),
+        countries: any CountryResolver,
+        languages: (any LanguageAdvisor)? = nil
+    ) {
+        self.configuration = configuration
+        self.countries = countries
+        self.languages = languages
+    }
+
+    // MARK: Positions
+
+    /// Applies a position to its device's state, appending the events it causes to `events`.
+    public func apply(
+        _ position: Position,
+        origin: MessageOrigin,
+        to state: inout DeviceState,
+        events: inout [DeviceEvent]
+    ) -> Outcome {
+        if let last = state.lastFix {
+            if position.timestamp < last.timestamp { return Outcome(kind: .stale, pinsChanged: false) }
+            if position.timestamp == last.timestamp { return Outcome(kind: .duplicate, pinsChanged: false) }
+        }
+        let fix = Fix(position)
+        state.lastFix = fix
+        if !position.languages.isEmpty && position.languages != state.languages { state.languages = position.languages }
+
+        var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: position.timestamp)
+        let margin = position.accuracy ?? configuration.assumedAccuracy
+        var pinsChanged = false
+        let usable = margin <= configuration.maximumAccuracy
+        if usable {
+            for index in state.pins.indices {
+                if decide(&state.pins[index], at: fix, margin: margin, numbering: &numbering, events: &events) {
+                    pinsChanged = true
+                }
+            }
+        }
+        updateCountry(of: &state, at: fix, numbering: &numbering, events: &events)
+        return Outcome(kind: usable ? .applied : .appliedWithoutGeofences, pinsChanged: pinsChanged)
+    }
+
+    /// Moves one pin's membership if the fix decides it, emitting what the change means. Returns whether
+    /// the membership changed.
+    private func decide(
+        _ tracked: inout TrackedPin,
+        at fix: Fix,
+        margin: Double,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) -> Bool {
+        let pin = tracked.pin
+        // Most pins are far from most fixes: the latitude difference alone is a lower bound of the distance
+        // and rules out entering without the trigonometry.
+        if tracked.membership == .outside {
+            let latitudeGap = abs(fix.coordinate.latitude - pin.center.latitude) * Self.metresPerDegreeOfLatitude
+            if latitudeGap > pin.radius - margin { return false }
+        }
+        let distance = fix.coordinate.distance(to: pin.center)
+        let decided: Membership
+        if distance <= pin.radius - margin {
+            decided = .inside
+        } else if distance > pin.radius + margin {
+            decided = .outside
+        } else {
+            return false
+        }
+        guard decided != tracked.membership else { return false }
+        let previous = tracked.membership
+        tracked.membership = decided
+        let crossing = GeofenceCrossing(
+            pin: pin,
+            position: fix,
+            distanceMeters: distance,
+            initial: previous == .undetermined
+        )
+        switch (previous, decided) {
+        case (_, .inside): events.append(numbering.next(.geofenceEntered(crossing)))
+        case (.inside, .outside): events.append(numbering.next(.geofenceExited(crossing)))
+        default: break  // first decision is "outside": nothing to announce
+        }
+        return true
+    }
+
+    /// Metres in one degree of latitude on the distance sphere; slightly less than the true length
+    /// anywhere, so the bound it gives stays a lower bound.
+    private static let metresPerDegreeOfLatitude = Coordinate.earthRadius * Double.pi / 180 * 0.999
+
+    private func updateCountry(
+        of state: inout DeviceState,
+        at fix: Fix,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        guard let code = countries.countryCode(at: fix.coordinate) else { return }  // at sea: keep the last
+        if code == state.country {
+            state.countryCandidate = nil
+            state.countryCandidateFixes = 0
+            return
+        }
+        if state.country != nil {
+            if state.countryCandidate == code {
+                state.countryCandidateFixes += 1
+            } else {
+                state.countryCandidate = code
+                state.countryCandidateFixes = 1
+            }
+            guard state.countryCandidateFixes >= configuration.countryConfirmations else { return }
+        }
+        let change = CountryChange(
+            from: state.country,
+            to: code,
+            countryName: countries.countryName(for: code),
+            position: fix
+        )
+        state.country = code
+        state.countryCandidate = nil
+        state.countryCandidateFixes = 0
+        events.append(numbering.next(.countryChanged(change)))
+        if let suggestion = languages?.suggestion(for: code, deviceLanguages: state.languages) {
+            events.append(numbering.next(.languageSuggested(suggestion)))
+        }
+    }
+
+    // MARK: Commands
+
+    /// Applies a command to its device's state, appending the events it causes to `events`.
+    public func apply(
+        _ command: DeviceCommand,
+        origin: MessageOrigin,
+        to state: inout DeviceState,
+        events: inout [DeviceEvent]
+    ) -> Outcome {
+        switch command {
+        case .track(_, let pin):
+            var tracked = TrackedPin(pin: pin)
+            if let existing = state.pins.firstIndex(where: { $0.pin.id == pin.id }) {
+                if state.pins[existing].pin == pin { return .applied }  // a retried command: nothing changes
+                state.pins.remove(at: existing)
+            } else if state.pins.count >= configuration.maximumPinsPerDevice {
+                let reason = "device '\(state.deviceId)' already tracks \(state.pins.count) pins, the most allowed"
+                return Outcome(kind: .rejected(reason), pinsChanged: false)
+            }
+            // The initial-state check, from the last known position.
+            if let fix = state.lastFix {
+                let margin = fix.accuracy ?? configuration.assumedAccuracy
+                if margin <= configuration.maximumAccuracy {
+                    var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: origin.timestamp)
+                    _ = decide(&tracked, at: fix, margin: margin, numbering: &numbering, events: &events)
+                }
+            }
+            state.pins.append(tracked)
+            return Outcome(kind: .applied, pinsChanged: true)
+        case .untrack(_, let pinId):
+            let before = state.pins.count
+            state.pins.removeAll { $0.pin.id == pinId }
+            return Outcome(kind: .applied, pinsChanged: state.pins.count != before)
+        case .untrackAll:
+            let hadPins = !state.pins.isEmpty
+            state.pins.removeAll()
+            return Outcome(kind: .applied, pinsChanged: hadPins)
+        }
+    }
+}
+
+/// Numbers one message's events, which makes their ids.
+private struct EventNumbering {
+    let origin: MessageOrigin
+    let deviceId: String
+    let time: Int64
+    private var count = 0
+
+    init(origin: MessageOrigin, deviceId: String, time: Int64) {
+        self.origin = origin
+        self.deviceId = deviceId
+        self.time = time
+    }
+
+    mutating func next(_ payload: DeviceEvent.Payload) -> DeviceEvent {
+        defer { count += 1 }
+        return DeviceEvent(id: origin.eventID(count), deviceId: deviceId, time: time, payload: payload)
+    }
+}

@@ -1,0 +1,116 @@
+extension Position {
+    /// Device ids longer than this many UTF-8 bytes are refused.
+    public static let maximumDeviceIdLength = 256
+    /// The most preferred languages a position may list.
+    public static let maximumLanguages = 16
+
+    /// Decodes a position message from its JSON bytes (see `Schemas/position.schema.json`).
+    ///
+    /// Any valid JSON layout is accepted (whitespace, member order, escapes, exponents); unknown members
+    /// are ignored. Anything else returns a failure saying what is wrong.
+    public static func decode(json bytes: UnsafeRawBufferPointer) -> Result<Position, DecodingFailure> {
+        do throws(DecodingFailure) {
+            return .success(try decodeFields(bytes))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> Position {
+        var scanner = JSONScanner(bytes)
+        try scanner.expectObject(of: "a position")
+        var deviceId = JSONField<String>.absent
+        var latitude = JSONField<Double>.absent
+        var longitude = JSONField<Double>.absent
+        var timestamp = JSONField<Int64>.absent
+        var accuracy = JSONField<Double>.absent
+        var speed = JSONField<Double>.absent
+        var heading = JSONField<Double>.absent
+        var languages = JSONField<[String]>.absent
+        var first = true
+        while let key = try scanner.nextKey(first: first) {
+            first = false
+            if scanner.key(key, is: "deviceId") {
+                deviceId = try scanner.stringField(maximumBytes: maximumDeviceIdLength)
+            } else if scanner.key(key, is: "lat") {
+                latitude = try scanner.numberField(in: -90...90)
+            } else if scanner.key(key, is: "lon") {
+                longitude = try scanner.numberField(in: -180...180)
+            } else if scanner.key(key, is: "timestamp") {
+                timestamp = try scanner.timestampField()
+            } else if scanner.key(key, is: "accuracy") {
+                accuracy = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
+            } else if scanner.key(key, is: "speed") {
+                speed = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
+            } else if scanner.key(key, is: "heading") {
+                heading = try scanner.numberField(in: 0...360)
+            } else if scanner.key(key, is: "languages") {
+                languages = try scanner.languagesField()
+            } else {
+                try scanner.skipValue(depth: 1)
+            }
+        }
+        try scanner.expectEnd()
+        // The text is valid JSON: now say what is wrong with its content, in a fixed order.
+        let id = try deviceId.required("deviceId")
+        let coordinate = Coordinate(latitude: try latitude.required("lat"), longitude: try longitude.required("lon"))!
+        return Position(
+            deviceId: id,
+            coordinate: coordinate,
+            timestamp: try timestamp.required("timestamp"),
+            accuracy: try accuracy.optional("accuracy"),
+            speed: try speed.optional("speed"),
+            heading: try heading.optional("heading"),
+            languages: try languages.optional("languages") ?? []
+        )
+    }
+}
+
+extension JSONScanner {
+    /// Opens the message's top-level object, or fails saying why there is none.
+    mutating func expectObject(of what: String) throws(DecodingFailure) {
+        guard try !enterObject() else { return }
+        // Tell invalid JSON from valid JSON that is not an object.
+        try skipValue()
+        try expectEnd()
+        throw DecodingFailure(.notAnObject, "\(what) must be a JSON object")
+    }
+
+    /// Reads `languages`: an array of BCP 47 tags (letters, digits and hyphens, at most 35 characters).
+    mutating func languagesField() throws(DecodingFailure) -> JSONField<[String]> {
+        if try consumeNull() { return .absent }
+        guard try enterArray() else { return try invalidField("must be an array of BCP 47 language tags") }
+        var tags: [String] = []
+        var problem: String?
+        var first = true
+        while try nextElement(first: first) {
+            first = false
+            guard let raw = try readRawString() else {
+                problem = problem ?? "must hold only strings (BCP 47 language tags), not \(describeNextValue())"
+                try skipValue(depth: 2)
+                continue
+            }
+            let tag: String? = withContent(of: raw) { content in
+                guard (1...35).contains(content.count), content.first != UInt8(ascii: "-"),
+                    content.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 < 0x80 && isASCIIAlphanumeric($0)) })
+                else { return nil }
+                return String(decoding: content, as: UTF8.self)
+            }
+            if let tag {
+                tags.append(tag)
+            } else {
+                problem = problem ?? "must hold BCP 47 language tags (letters, digits, hyphens; such as fr-BE)"
+            }
+        }
+        if let problem { return .invalid(problem) }
+        guard tags.count <= Position.maximumLanguages else {
+            return .invalid("must list at most \(Position.maximumLanguages) languages")
+        }
+        return .present(tags)
+    }
+}
+
+private func isASCIIAlphanumeric(_ byte: UInt8) -> Bool {
+    (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+}

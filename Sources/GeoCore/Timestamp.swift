@@ -1,0 +1,172 @@
+/// Timestamps in messages: RFC 3339 text or integer epoch milliseconds, held as milliseconds since
+/// the Unix epoch. Sub-millisecond digits are dropped (Kafka's own timestamps are milliseconds too).
+public enum Timestamp {
+    /// The earliest timestamp accepted: 2000-01-01T00:00:00Z. Anything earlier is far more likely a
+    /// mistake (epoch *seconds* sent as milliseconds) than a real fix.
+    public static let earliest: Int64 = 946_684_800_000
+    /// The latest timestamp accepted: 9999-12-31T23:59:59.999Z, the last RFC 3339 can write.
+    public static let latest: Int64 = 253_402_300_799_999
+
+    /// Parses RFC 3339 `date-time` text (`2026-11-21T10:00:00Z`, `…T11:00:00.250+01:00`; `T` and `Z`
+    /// in either case; a leap second `:60` counts as the next minute's first second).
+    /// Returns nil for anything else.
+    public static func parseRFC3339(_ text: UnsafeRawBufferPointer) -> Int64? {
+        var reader = DigitReader(text)
+        guard let year = reader.number(digits: 4), reader.skip("-"),
+            let month = reader.number(digits: 2), reader.skip("-"),
+            let day = reader.number(digits: 2), reader.skip("T") || reader.skip("t"),
+            let hour = reader.number(digits: 2), reader.skip(":"),
+            let minute = reader.number(digits: 2), reader.skip(":"),
+            let second = reader.number(digits: 2)
+        else { return nil }
+        guard (1...12).contains(month), (1...daysInMonth(month, year: year)).contains(day), hour <= 23,
+            minute <= 59, second <= 60
+        else { return nil }
+        var milliseconds: Int64 = 0
+        if reader.skip(".") {
+            var scale: Int64 = 100
+            var fractionDigits = 0
+            while let digit = reader.digit() {
+                milliseconds += Int64(digit) * scale
+                scale /= 10
+                fractionDigits += 1
+            }
+            guard fractionDigits > 0 else { return nil }
+        }
+        var offsetMinutes = 0
+        if reader.skip("Z") || reader.skip("z") {
+            offsetMinutes = 0
+        } else {
+            let sign: Int
+            if reader.skip("+") {
+                sign = 1
+            } else if reader.skip("-") {
+                sign = -1
+            } else {
+                return nil
+            }
+            guard let offsetHour = reader.number(digits: 2), reader.skip(":"),
+                let offsetMinute = reader.number(digits: 2),
+                offsetHour <= 23, offsetMinute <= 59
+            else { return nil }
+            offsetMinutes = sign * (offsetHour * 60 + offsetMinute)
+        }
+        guard reader.isAtEnd else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetMinutes * 60)
+        return seconds * 1000 + milliseconds
+    }
+
+    /// Writes `milliseconds` as RFC 3339 UTC text with milliseconds: `2026-11-21T10:00:00.000Z`.
+    public static func appendRFC3339(_ milliseconds: Int64, to output: inout [UInt8]) {
+        let (days, dayMilliseconds) = milliseconds.quotientAndRemainderFlooring(dividingBy: 86_400_000)
+        let (year, month, day) = civilFromDays(days)
+        let secondsOfDay = Int(dayMilliseconds / 1000)
+        appendDigits(year, count: 4, to: &output)
+        output.append(UInt8(ascii: "-"))
+        appendDigits(month, count: 2, to: &output)
+        output.append(UInt8(ascii: "-"))
+        appendDigits(day, count: 2, to: &output)
+        output.append(UInt8(ascii: "T"))
+        appendDigits(secondsOfDay / 3600, count: 2, to: &output)
+        output.append(UInt8(ascii: ":"))
+        appendDigits(secondsOfDay / 60 % 60, count: 2, to: &output)
+        output.append(UInt8(ascii: ":"))
+        appendDigits(secondsOfDay % 60, count: 2, to: &output)
+        output.append(UInt8(ascii: "."))
+        appendDigits(Int(dayMilliseconds % 1000), count: 3, to: &output)
+        output.append(UInt8(ascii: "Z"))
+    }
+
+    /// `milliseconds` as RFC 3339 UTC text with milliseconds.
+    public static func rfc3339(_ milliseconds: Int64) -> String {
+        var output: [UInt8] = []
+        appendRFC3339(milliseconds, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func appendDigits(_ value: Int, count: Int, to output: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<count { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            output.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    static func isLeapYear(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
+
+    static func daysInMonth(_ month: Int, year: Int) -> Int {
+        switch month {
+        case 2: isLeapYear(year) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return Int64(era * 146_097 + dayOfEra - 719_468)
+    }
+
+    /// The proleptic Gregorian date of a day count since 1970-01-01 (Hinnant's `civil_from_days`).
+    static func civilFromDays(_ days: Int64) -> (year: Int, month: Int, day: Int) {
+        let z = Int(days) + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// Reads fixed-width decimal fields and separators from text.
+private struct DigitReader {
+    let text: UnsafeRawBufferPointer
+    var position = 0
+
+    init(_ text: UnsafeRawBufferPointer) { self.text = text }
+
+    var isAtEnd: Bool { position == text.count }
+
+    mutating func digit() -> Int? {
+        guard position < text.count, text[position] >= UInt8(ascii: "0"), text[position] <= UInt8(ascii: "9") else {
+            return nil
+        }
+        defer { position += 1 }
+        return Int(text[position] - UInt8(ascii: "0"))
+    }
+
+    mutating func number(digits: Int) -> Int? {
+        var value = 0
+        for _ in 0..<digits {
+            guard let digit = digit() else { return nil }
+            value = value * 10 + digit
+        }
+        return value
+    }
+
+    mutating func skip(_ character: Unicode.Scalar) -> Bool {
+        guard position < text.count, text[position] == UInt8(ascii: character) else { return false }
+        position += 1
+        return true
+    }
+}
+
+extension Int64 {
+    /// Quotient and remainder rounding toward minus infinity, so that times before the epoch format right.
+    fileprivate func quotientAndRemainderFlooring(dividingBy divisor: Int64) -> (Int64, Int64) {
+        let (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
+    }
+}
