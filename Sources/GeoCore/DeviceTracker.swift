@@ -42,6 +42,11 @@ public struct DeviceTracker: Sendable {
         /// The device's pins (their set or their announced states) changed, so they must be persisted.
         public let pinsChanged: Bool
 
+        public init(kind: Kind, pinsChanged: Bool) {
+            self.kind = kind
+            self.pinsChanged = pinsChanged
+        }
+
         static let applied = Outcome(kind: .applied, pinsChanged: false)
     }
 
