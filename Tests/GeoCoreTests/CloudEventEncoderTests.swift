@@ -1,0 +1,108 @@
+import Foundation
+import GeoCore
+import Testing
+
+@Suite("Encoding events as CloudEvents")
+struct CloudEventEncoderTests {
+    static let fix = Fix(
+        coordinate: Coordinate(latitude: 50.8466, longitude: 4.3528)!,
+        timestamp: TimestampTests.tenOClock,
+        accuracy: 12
+    )
+
+    func encodeAndParse(_ event: DeviceEvent) throws -> [String: Any] {
+        let bytes = CloudEventEncoder().encode(event)
+        let object = try JSONSerialization.jsonObject(with: Data(bytes))
+        return try #require(object as? [String: Any])
+    }
+
+    @Test("geofence events carry the CloudEvents attributes and the pin as tracked")
+    func geofenceEvent() throws {
+        let pin = try #require(
+            Pin(
+                id: "exit-23",
+                center: Coordinate(latitude: 50.85, longitude: 4.35)!,
+                radius: 200,
+                title: "Exit \"23\"\nnorth ✓",
+                metadataJSON: #"{"roadNumber":"E40","lanes":[1,2]}"#
+            )
+        )
+        let crossing = GeofenceCrossing(pin: pin, position: Self.fix, distanceMeters: 123.456_789, initial: true)
+        let event = DeviceEvent(
+            id: "positions:3:1042:0",
+            deviceId: "truck-17",
+            time: TimestampTests.tenOClock,
+            payload: .geofenceEntered(crossing)
+        )
+        let json = try encodeAndParse(event)
+        #expect(json["specversion"] as? String == "1.0")
+        #expect(json["id"] as? String == "positions:3:1042:0")
+        #expect(json["source"] as? String == "/geoworker")
+        #expect(json["type"] as? String == "geofence.entered")
+        #expect(json["subject"] as? String == "truck-17")
+        #expect(json["time"] as? String == "2026-11-21T10:00:00.000Z")
+        #expect(json["datacontenttype"] as? String == "application/json")
+        let data = try #require(json["data"] as? [String: Any])
+        #expect(data["deviceId"] as? String == "truck-17")
+        #expect(data["initial"] as? Bool == true)
+        #expect(data["distanceMeters"] as? Double == 123.46)
+        let pinJSON = try #require(data["pin"] as? [String: Any])
+        #expect(pinJSON["id"] as? String == "exit-23")
+        #expect(pinJSON["title"] as? String == "Exit \"23\"\nnorth ✓")
+        #expect(pinJSON["radius"] as? Double == 200)
+        let metadata = try #require(pinJSON["metadata"] as? [String: Any])
+        #expect(metadata["roadNumber"] as? String == "E40")
+        #expect(metadata["lanes"] as? [Int] == [1, 2])
+        let position = try #require(data["position"] as? [String: Any])
+        #expect(position["lat"] as? Double == 50.8466)
+        #expect(position["lon"] as? Double == 4.3528)
+        #expect(position["timestamp"] as? String == "2026-11-21T10:00:00.000Z")
+        #expect(position["accuracy"] as? Double == 12)
+    }
+
+    @Test("country.changed has from null for the first fix; language.suggested has its basis")
+    func countryAndLanguage() throws {
+        let change = DeviceEvent(
+            id: "positions:0:1:0",
+            deviceId: "truck-17",
+            time: TimestampTests.tenOClock,
+            payload: .countryChanged(CountryChange(from: nil, to: "BE", countryName: "Belgium", position: Self.fix))
+        )
+        let changeData = try #require(try encodeAndParse(change)["data"] as? [String: Any])
+        #expect(changeData["from"] is NSNull)
+        #expect(changeData["to"] as? String == "BE")
+        #expect(changeData["countryName"] as? String == "Belgium")
+
+        let suggestion = DeviceEvent(
+            id: "positions:0:1:1",
+            deviceId: "truck-17",
+            time: TimestampTests.tenOClock,
+            payload: .languageSuggested(
+                LanguageSuggestion(
+                    countryCode: "BE",
+                    language: "fr-BE",
+                    alternatives: ["nl-BE", "de-BE"],
+                    basis: .deviceLanguage
+                )
+            )
+        )
+        let json = try encodeAndParse(suggestion)
+        #expect(json["type"] as? String == "language.suggested")
+        let data = try #require(json["data"] as? [String: Any])
+        #expect(data["language"] as? String == "fr-BE")
+        #expect(data["alternatives"] as? [String] == ["nl-BE", "de-BE"])
+        #expect(data["basis"] as? String == "device-language")
+    }
+
+    @Test("control characters in strings are escaped so the output stays valid JSON")
+    func escaping() throws {
+        let event = DeviceEvent(
+            id: "t:0:0:0",
+            deviceId: "a\u{0}b\u{1F}c\\d\"e",
+            time: 0,
+            payload: .countryChanged(CountryChange(from: "AA", to: "BB", countryName: "B\tB", position: Self.fix))
+        )
+        let json = try encodeAndParse(event)
+        #expect(json["subject"] as? String == "a\u{0}b\u{1F}c\\d\"e")
+    }
+}

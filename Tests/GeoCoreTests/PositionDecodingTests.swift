@@ -1,0 +1,155 @@
+import GeoCore
+import Testing
+
+func decodePosition(_ text: String) -> Result<Position, DecodingFailure> {
+    Array(text.utf8).withUnsafeBytes { Position.decode(json: $0) }
+}
+
+@Suite("Decoding positions")
+struct PositionDecodingTests {
+    @Test("the documented example decodes with every field")
+    func documentedExample() throws {
+        let text = #"""
+            {"deviceId":"truck-17","lat":50.8466,"lon":4.3528,"timestamp":"2026-11-21T10:00:00Z",
+             "accuracy":12.0,"speed":13.4,"heading":270,"languages":["fr-BE","en"]}
+            """#
+        let position = try decodePosition(text).get()
+        #expect(position.deviceId == "truck-17")
+        #expect(position.coordinate == Coordinate(latitude: 50.8466, longitude: 4.3528))
+        #expect(position.timestamp == TimestampTests.tenOClock)
+        #expect(position.accuracy == 12 && position.speed == 13.4 && position.heading == 270)
+        #expect(position.languages == ["fr-BE", "en"])
+    }
+
+    @Test(
+        "any valid JSON layout gives the same position",
+        arguments: [
+            #"{"deviceId":"truck-17","lat":50.8466,"lon":4.3528,"timestamp":1795255200000}"#,
+            #"{"timestamp":1795255200000,"lon":4.3528,"lat":50.8466,"deviceId":"truck-17"}"#,
+            "\n{ \"deviceId\" :\t\"truck-17\" ,\r\n \"lat\" : 50.8466 , \"lon\":4.3528,\"timestamp\":1795255200000 }\n",
+            #"{"dev\u0069ceId":"truck\u002d17","lat":5.08466e1,"lon":0.43528E+1,"timestamp":1.7952552e12}"#,
+            #"{"deviceId":"truck-17","lat":50.8466,"lon":4.3528,"timestamp":"2026-11-21T10:00:00.000Z","accuracy":null,"speed":null,"heading":null,"languages":null}"#,
+            #"{"deviceId":"truck-17","extra":{"nested":[1,2,{"x":null}],"s":"\"}"},"lat":50.8466,"lon":4.3528,"timestamp":1795255200000,"more":[true,false]}"#,
+            #"{"deviceId":"wrong","lat":0,"lon":0,"timestamp":1,"deviceId":"truck-17","lat":50.8466,"lon":4.3528,"timestamp":1795255200000}"#,
+            "\u{FEFF}{\"deviceId\":\"truck-17\",\"lat\":50.8466,\"lon\":4.3528,\"timestamp\":1795255200000}",
+        ]
+    )
+    func layouts(text: String) throws {
+        let position = try decodePosition(text).get()
+        #expect(
+            position
+                == Position(
+                    deviceId: "truck-17",
+                    coordinate: Coordinate(latitude: 50.8466, longitude: 4.3528)!,
+                    timestamp: TimestampTests.tenOClock
+                )
+        )
+    }
+
+    @Test("unicode in strings, raw or escaped, survives")
+    func unicode() throws {
+        let raw = try decodePosition(#"{"deviceId":"trück-😀","lat":0,"lon":0,"timestamp":1795255200000}"#).get()
+        let escaped = try decodePosition(
+            #"{"deviceId":"tr\u00fcck-\ud83d\ude00","lat":0,"lon":0,"timestamp":1795255200000}"#
+        ).get()
+        #expect(raw.deviceId == "trück-😀")
+        #expect(escaped.deviceId == "trück-😀")
+    }
+
+    @Test(
+        "bad input gives a typed failure that says what is wrong",
+        arguments: [
+            ("", DecodingFailure.Reason.invalidJSON, "unexpected end"),
+            ("not json", .invalidJSON, "not valid JSON"),
+            (#"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,}"#, .invalidJSON, "member name"),
+            (#"{"deviceId":"a","lat":01,"lon":2,"timestamp":1795255200000}"#, .invalidJSON, "leading zero"),
+            (#"{"deviceId":"a\u","lat":1,"lon":2,"timestamp":1795255200000}"#, .invalidJSON, "\\u escape"),
+            (#"{"deviceId":"\ud800","lat":1,"lon":2,"timestamp":1795255200000}"#, .invalidJSON, "surrogate"),
+            (#"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000} {}"#, .invalidJSON, "after the JSON value"),
+            ("[1,2]", .notAnObject, "must be a JSON object"),
+            ("42", .notAnObject, "must be a JSON object"),
+            (#"{"lat":1,"lon":2,"timestamp":1795255200000}"#, .missingField, "deviceId is required"),
+            (#"{"deviceId":null,"lat":1,"lon":2,"timestamp":1795255200000}"#, .missingField, "deviceId is required"),
+            (
+                #"{"deviceId":"","lat":1,"lon":2,"timestamp":1795255200000}"#, .invalidField,
+                "deviceId must not be empty"
+            ),
+            (
+                #"{"deviceId":42,"lat":1,"lon":2,"timestamp":1795255200000}"#, .invalidField,
+                "deviceId must be a string, not a number"
+            ),
+            (#"{"deviceId":"a","lon":2,"timestamp":1795255200000}"#, .missingField, "lat is required"),
+            (
+                #"{"deviceId":"a","lat":90.5,"lon":2,"timestamp":1795255200000}"#, .invalidField,
+                "lat must be a number from -90 to 90"
+            ),
+            (
+                #"{"deviceId":"a","lat":"50.1","lon":2,"timestamp":1795255200000}"#, .invalidField,
+                "lat must be a number, not a string"
+            ),
+            (
+                #"{"deviceId":"a","lat":1,"lon":-181,"timestamp":1795255200000}"#, .invalidField,
+                "lon must be a number from -180 to 180"
+            ),
+            (#"{"deviceId":"a","lat":1e999,"lon":2,"timestamp":1795255200000}"#, .invalidField, "lat must be a number"),
+            (#"{"deviceId":"a","lat":1,"lon":2}"#, .missingField, "timestamp is required"),
+            (#"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200}"#, .invalidField, "not seconds"),
+            (#"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000.5}"#, .invalidField, "whole number"),
+            (#"{"deviceId":"a","lat":1,"lon":2,"timestamp":"yesterday"}"#, .invalidField, "RFC 3339"),
+            (#"{"deviceId":"a","lat":1,"lon":2,"timestamp":true}"#, .invalidField, "not a boolean"),
+            (#"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"accuracy":-1}"#, .invalidField, "accuracy"),
+            (
+                #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"heading":360.5}"#, .invalidField,
+                "heading must be a number from 0 to 360"
+            ),
+            (
+                #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"speed":"fast"}"#, .invalidField,
+                "speed must be a number"
+            ),
+            (
+                #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":"fr"}"#, .invalidField,
+                "languages must be an array"
+            ),
+            (
+                #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr",3]}"#, .invalidField,
+                "only strings"
+            ),
+            (
+                #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr_BE"]}"#, .invalidField,
+                "BCP 47"
+            ),
+        ]
+    )
+    func failures(text: String, reason: DecodingFailure.Reason, mentions: String) {
+        switch decodePosition(text) {
+        case .success(let position):
+            Issue.record("decoded \(position) from \(text)")
+        case .failure(let failure):
+            #expect(failure.reason == reason, "\(failure)")
+            #expect(failure.description.contains(mentions), "\(failure.description)")
+        }
+    }
+
+    @Test("a type error is reported as such only when the rest is valid JSON")
+    func syntaxWinsOverFields() {
+        guard case .failure(let failure) = decodePosition(#"{"deviceId":42,"lat":1,"lon":2,"timestamp":1795255200000"#)
+        else {
+            Issue.record("must fail")
+            return
+        }
+        #expect(failure.reason == .invalidJSON)
+    }
+
+    @Test("invalid UTF-8 inside a string is refused, even in an ignored member")
+    func invalidUTF8() {
+        var bytes = Array(#"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"x":"?"}"#.utf8)
+        bytes[bytes.count - 3] = 0xFF
+        let result = bytes.withUnsafeBytes { Position.decode(json: $0) }
+        guard case .failure(let failure) = result else {
+            Issue.record("must fail")
+            return
+        }
+        #expect(failure.reason == .invalidJSON)
+        #expect(failure.description.contains("UTF-8"))
+    }
+}
