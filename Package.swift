@@ -13,10 +13,12 @@ let package = Package(
     products: [
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "GeoCore", targets: ["GeoCore"]),
+        .library(name: "StateStore", targets: ["StateStore"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.0")
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // librdkafka from the system: `apt-get install librdkafka-dev` (scripts/setup.sh does it).
@@ -35,6 +37,18 @@ let package = Package(
         ),
         // The pure core: model, tracker, message codecs. No I/O, no dependencies.
         .target(name: "GeoCore", swiftSettings: strictSwift),
+        // Device state and input offsets in SQLite (system libsqlite3 through GRDB).
+        .target(
+            name: "StateStore",
+            dependencies: ["GeoCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSwift
+        ),
+        // Test helper: writes state-store batches until killed (StateStoreTests kill it with SIGKILL).
+        .executableTarget(
+            name: "state-store-crash-writer",
+            dependencies: ["StateStore", "GeoCore"],
+            swiftSettings: strictSwift
+        ),
         .executableTarget(
             name: "kafka-bench",
             dependencies: ["Kafka", "CRdKafka"],
@@ -43,6 +57,11 @@ let package = Package(
         .testTarget(
             name: "KafkaTests",
             dependencies: ["Kafka"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StateStoreTests",
+            dependencies: ["StateStore", "GeoCore", "state-store-crash-writer"],
             swiftSettings: strictSwift
         ),
         .testTarget(

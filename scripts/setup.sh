@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what geoworker needs to build and test on a Debian (bookworm) machine with Swift:
 #   librdkafka-dev  the Kafka client library (2.0.2 on bookworm) and its mock cluster
-#   pkg-config      how SwiftPM finds librdkafka
+#   libsqlite3-dev  SQLite, which the state store uses through GRDB
+#   pkg-config      how SwiftPM finds librdkafka and SQLite
 #   kcat            an independent Kafka client, used by the interoperability tests
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
-packages=(librdkafka-dev pkg-config kcat)
+packages=(librdkafka-dev libsqlite3-dev pkg-config kcat)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

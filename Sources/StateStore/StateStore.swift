@@ -1,0 +1,246 @@
+import GRDB
+public import GeoCore
+
+/// Device state and input progress on disk, in SQLite: the worker's source of truth across restarts.
+///
+/// One file (`state.sqlite` in the state directory), WAL mode, one writer. Each batch is written in one
+/// transaction with the next offset of every input partition it covered, so the stored state is never
+/// ahead of, nor behind, the stored progress: a process killed at any moment leaves the previous batch or
+/// the new one, never a mix. `synchronous=NORMAL`: a power cut may lose the last transactions, never
+/// consistency, and the worker then reprocesses those messages into the same events with the same ids.
+///
+/// Calls block on disk I/O: call them from the worker's own thread, not from Swift's cooperative pool.
+public final class StateStore: Sendable {
+    /// The database file's name inside the state directory.
+    public static let fileName = "state.sqlite"
+
+    private let database: DatabasePool
+
+    /// Opens (creating if needed) the store in `directory`, and brings its schema up to date.
+    ///
+    /// - Throws: ``StateStoreError`` `open` when the directory or file cannot be used, `migrate` when the
+    ///   schema cannot be brought up to date (for example a file written by a newer geoworker).
+    public init(directory: String) throws(StateStoreError) {
+        var configuration = Configuration()
+        configuration.label = "geoworker.state"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            try FileSystem.createDirectory(directory)
+            database = try DatabasePool(path: directory + "/" + Self.fileName, configuration: configuration)
+        } catch {
+            throw StateStoreError(.open, error)
+        }
+        do {
+            try Self.migrator.migrate(database)
+        } catch {
+            throw StateStoreError(.migrate, error)
+        }
+    }
+
+    // MARK: Reading
+
+    /// Every stored device with its pins (in the order they were tracked).
+    public func loadDevices() throws(StateStoreError) -> [DeviceState] {
+        do {
+            return try database.read { db in
+                var devices: [String: DeviceState] = [:]
+                var order: [String] = []
+                let rows = try Row.fetchCursor(db, sql: "SELECT * FROM device ORDER BY device_id")
+                while let row = try rows.next() {
+                    let state = try Self.deviceState(from: row)
+                    devices[state.deviceId] = state
+                    order.append(state.deviceId)
+                }
+                let pins = try Row.fetchCursor(db, sql: "SELECT * FROM pin ORDER BY device_id, position")
+                while let row = try pins.next() {
+                    let deviceId: String = row["device_id"]
+                    devices[deviceId]?.pins.append(try Self.trackedPin(from: row))
+                }
+                return order.map { devices[$0]! }
+            }
+        } catch {
+            throw StateStoreError(.read, error)
+        }
+    }
+
+    /// The next offset to read of every input partition the store has progress for.
+    public func loadOffsets() throws(StateStoreError) -> [PartitionKey: Int64] {
+        do {
+            return try database.read { db in
+                var offsets: [PartitionKey: Int64] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT topic, partition, next_offset FROM input_offset") {
+                    offsets[PartitionKey(topic: row["topic"], partition: row["partition"])] = row["next_offset"]
+                }
+                return offsets
+            }
+        } catch {
+            throw StateStoreError(.read, error)
+        }
+    }
+
+    /// The number of stored devices and pins (for metrics).
+    public func counts() throws(StateStoreError) -> (devices: Int, pins: Int) {
+        do {
+            return try database.read { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM device") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM pin") ?? 0
+                )
+            }
+        } catch {
+            throw StateStoreError(.read, error)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes the changed devices and the input progress of one batch in one transaction: all of it, or
+    /// (on any failure) none of it.
+    ///
+    /// - Parameters:
+    ///   - devices: devices whose state changed; their pins are rewritten only when `pinsChanged`.
+    ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
+    public func commit(devices: [DeviceRegistry.ChangedDevice], offsets: [PartitionKey: Int64]) throws(StateStoreError)
+    {
+        do {
+            try database.write { db in
+                let upsertDevice = try db.cachedStatement(sql: Self.upsertDeviceSQL)
+                let deletePins = try db.cachedStatement(sql: "DELETE FROM pin WHERE device_id = ?")
+                let insertPin = try db.cachedStatement(sql: Self.insertPinSQL)
+                for change in devices {
+                    let state = change.state
+                    let fix = state.lastFix
+                    try upsertDevice.execute(arguments: [
+                        state.deviceId, change.partition, fix?.coordinate.latitude, fix?.coordinate.longitude,
+                        fix?.timestamp, fix?.accuracy, state.languages.joined(separator: ","), state.country,
+                        state.countryCandidate, state.countryCandidateFixes,
+                    ])
+                    guard change.pinsChanged else { continue }
+                    try deletePins.execute(arguments: [state.deviceId])
+                    for (position, tracked) in state.pins.enumerated() {
+                        let pin = tracked.pin
+                        try insertPin.execute(arguments: [
+                            state.deviceId, pin.id, position, pin.center.latitude, pin.center.longitude, pin.radius,
+                            pin.title, pin.metadataJSON, Int(tracked.membership.rawValue),
+                        ])
+                    }
+                }
+                let upsertOffset = try db.cachedStatement(sql: Self.upsertOffsetSQL)
+                for (key, offset) in offsets.sorted(by: { $0.key < $1.key }) {
+                    try upsertOffset.execute(arguments: [key.topic, key.partition, offset])
+                }
+            }
+        } catch {
+            throw StateStoreError(.write, error)
+        }
+    }
+
+    // MARK: Schema
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        // Version 1. Later versions are new `registerMigration` calls, never edits of this one.
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE device (
+                        device_id TEXT PRIMARY KEY NOT NULL,
+                        partition INTEGER NOT NULL,          -- input partition: lets a worker load only its own
+                        last_lat REAL, last_lon REAL, last_timestamp INTEGER, last_accuracy REAL,
+                        languages TEXT NOT NULL,             -- BCP 47 tags joined by commas
+                        country TEXT,
+                        country_candidate TEXT,
+                        country_candidate_fixes INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX device_by_partition ON device(partition);
+                    CREATE TABLE pin (
+                        device_id TEXT NOT NULL,
+                        pin_id TEXT NOT NULL,
+                        position INTEGER NOT NULL,           -- order of tracking, which orders events
+                        lat REAL NOT NULL, lon REAL NOT NULL, radius REAL NOT NULL,
+                        title TEXT,
+                        metadata TEXT,                       -- JSON object text, as the command carried it
+                        membership INTEGER NOT NULL,         -- 0 undetermined, 1 inside, 2 outside
+                        PRIMARY KEY (device_id, pin_id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE input_offset (
+                        topic TEXT NOT NULL,
+                        partition INTEGER NOT NULL,
+                        next_offset INTEGER NOT NULL,
+                        PRIMARY KEY (topic, partition)
+                    ) WITHOUT ROWID;
+                    """
+            )
+        }
+        return migrator
+    }
+
+    private static let upsertDeviceSQL = """
+        INSERT INTO device (device_id, partition, last_lat, last_lon, last_timestamp, last_accuracy, languages,
+                            country, country_candidate, country_candidate_fixes)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (device_id) DO UPDATE SET
+            partition = excluded.partition, last_lat = excluded.last_lat, last_lon = excluded.last_lon,
+            last_timestamp = excluded.last_timestamp, last_accuracy = excluded.last_accuracy,
+            languages = excluded.languages, country = excluded.country,
+            country_candidate = excluded.country_candidate,
+            country_candidate_fixes = excluded.country_candidate_fixes
+        """
+
+    private static let insertPinSQL = """
+        INSERT INTO pin (device_id, pin_id, position, lat, lon, radius, title, metadata, membership)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    private static let upsertOffsetSQL = """
+        INSERT INTO input_offset (topic, partition, next_offset) VALUES (?, ?, ?)
+        ON CONFLICT (topic, partition) DO UPDATE SET next_offset = excluded.next_offset
+        """
+
+    // MARK: Rows
+
+    private static func deviceState(from row: Row) throws -> DeviceState {
+        let deviceId: String = row["device_id"]
+        var fix: Fix?
+        if let latitude: Double = row["last_lat"], let longitude: Double = row["last_lon"],
+            let timestamp: Int64 = row["last_timestamp"]
+        {
+            guard let coordinate = Coordinate(latitude: latitude, longitude: longitude) else {
+                throw StoredDataError("device \(deviceId) has an invalid last position")
+            }
+            fix = Fix(coordinate: coordinate, timestamp: timestamp, accuracy: row["last_accuracy"])
+        }
+        let languages: String = row["languages"]
+        return DeviceState(
+            deviceId: deviceId,
+            lastFix: fix,
+            languages: languages.isEmpty ? [] : languages.split(separator: ",").map(String.init),
+            country: row["country"],
+            countryCandidate: row["country_candidate"],
+            countryCandidateFixes: row["country_candidate_fixes"]
+        )
+    }
+
+    private static func trackedPin(from row: Row) throws -> TrackedPin {
+        let pinId: String = row["pin_id"]
+        guard let center = Coordinate(latitude: row["lat"], longitude: row["lon"]),
+            let pin = Pin(
+                id: pinId,
+                center: center,
+                radius: row["radius"],
+                title: row["title"],
+                metadataJSON: row["metadata"]
+            ),
+            let membership = Membership(rawValue: UInt8(clamping: row["membership"] as Int))
+        else { throw StoredDataError("pin \(pinId) of device \(row["device_id"] as String) is invalid") }
+        return TrackedPin(pin: pin, membership: membership)
+    }
+}
+
+/// A row that no version of geoworker would have written (edited by hand, or corrupt).
+struct StoredDataError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import GeoCore
+import StateStore
+import Testing
+
+/// A fresh directory under the system's temporary directory.
+func temporaryDirectory() -> String {
+    let path = NSTemporaryDirectory() + "geoworker-test-" + UUID().uuidString
+    return path
+}
+
+@Suite("State store")
+struct StateStoreTests {
+    @Test("devices, pins (in order, with their announced states) and offsets survive reopening the store")
+    func roundTrip() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let center = try #require(Coordinate(latitude: 50.85, longitude: 4.35))
+        let pins = [
+            TrackedPin(
+                pin: try #require(
+                    Pin(
+                        id: "z-last-by-name",
+                        center: center,
+                        radius: 200,
+                        title: "Exit \"23\"",
+                        metadataJSON: #"{"road":"E40"}"#
+                    )
+                ),
+                membership: .inside
+            ),
+            TrackedPin(pin: try #require(Pin(id: "a-first-by-name", center: center, radius: 50)), membership: .outside),
+            TrackedPin(pin: try #require(Pin(id: "m", center: center, radius: 1)), membership: .undetermined),
+        ]
+        let full = DeviceState(
+            deviceId: "truck-17",
+            pins: pins,
+            lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_123, accuracy: 12.5),
+            languages: ["fr-BE", "en"],
+            country: "BE",
+            countryCandidate: "NL",
+            countryCandidateFixes: 1
+        )
+        let bare = DeviceState(deviceId: "tr\u{fc}ck-\u{1F600}")
+        let offsets: [PartitionKey: Int64] = [
+            PartitionKey(topic: "positions", partition: 3): 1042, PartitionKey(topic: "commands", partition: 3): 7,
+        ]
+
+        let store = try StateStore(directory: directory)
+        try store.commit(
+            devices: [
+                DeviceRegistry.ChangedDevice(state: full, partition: 3, pinsChanged: true),
+                DeviceRegistry.ChangedDevice(state: bare, partition: 3, pinsChanged: true),
+            ],
+            offsets: offsets
+        )
+        let reopened = try StateStore(directory: directory)
+        #expect(try reopened.loadDevices() == [full, bare])
+        #expect(try reopened.loadOffsets() == offsets)
+        #expect(try reopened.counts() == (devices: 2, pins: 3))
+    }
+
+    @Test("a later batch replaces what an earlier one wrote; pins are rewritten only when they changed")
+    func laterBatchesReplace() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        let center = try #require(Coordinate(latitude: 1, longitude: 2))
+        let pin = TrackedPin(pin: try #require(Pin(id: "p", center: center, radius: 10)), membership: .inside)
+        var state = DeviceState(
+            deviceId: "d",
+            pins: [pin],
+            lastFix: Fix(coordinate: center, timestamp: 1, accuracy: nil)
+        )
+        try store.commit(
+            devices: [.init(state: state, partition: 0, pinsChanged: true)],
+            offsets: [PartitionKey(topic: "t", partition: 0): 10]
+        )
+
+        state.lastFix = Fix(coordinate: center, timestamp: 2, accuracy: 3)
+        state.pins = []
+        try store.commit(
+            devices: [.init(state: state, partition: 0, pinsChanged: true)],
+            offsets: [PartitionKey(topic: "t", partition: 0): 20]
+        )
+        #expect(try store.loadDevices() == [state])
+        #expect(try store.loadOffsets() == [PartitionKey(topic: "t", partition: 0): 20])
+    }
+
+    @Test("a directory that cannot be used gives a clear error")
+    func unusableDirectory() throws {
+        let file = temporaryDirectory()
+        FileManager.default.createFile(atPath: file, contents: Data("not a directory".utf8))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let error = try #require(throws: StateStoreError.self) { try StateStore(directory: file) }
+        #expect(error.code == .open)
+        #expect(!error.isRetriable)
+    }
+
+    @Test("a file that is not a SQLite database is refused, not overwritten")
+    func notADatabase() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let garbage = Data(repeating: 0x42, count: 4096)
+        FileManager.default.createFile(atPath: directory + "/" + StateStore.fileName, contents: garbage)
+        let error = try #require(throws: StateStoreError.self) { try StateStore(directory: directory) }
+        #expect(error.sqliteCode == 26, "SQLITE_NOTADB, got \(error)")
+        #expect(FileManager.default.contents(atPath: directory + "/" + StateStore.fileName) == garbage)
+    }
+}
