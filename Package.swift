@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "GeoCore", targets: ["GeoCore"]),
         .library(name: "StateStore", targets: ["StateStore"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
+        .executable(name: "geocore-bench", targets: ["geocore-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
@@ -47,6 +48,11 @@ let package = Package(
         .executableTarget(
             name: "state-store-crash-writer",
             dependencies: ["StateStore", "GeoCore"],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "geocore-bench",
+            dependencies: ["GeoCore", "StateStore"],
             swiftSettings: strictSwift
         ),
         .executableTarget(

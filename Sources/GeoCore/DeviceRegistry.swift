@@ -19,12 +19,39 @@ public struct DeviceRegistry: Sendable {
     }
 
     public let tracker: DeviceTracker
-    public private(set) var states: [String: DeviceState]
-    private var changes: [String: (partition: Int32, pinsChanged: Bool)] = [:]
+    /// Where each device's state is in `slots`: one hash lookup per message, the rest is array indexing.
+    private var index: DeviceIndex
+    private var slots: [Slot]
+    /// Slots changed since the last ``takeChanges()``, in the order they first changed.
+    private var changedSlots: [Int] = []
+
+    private struct Slot {
+        var state: DeviceState
+        var partition: Int32 = 0
+        var changed = false
+        var pinsChanged = false
+    }
 
     public init(tracker: DeviceTracker, states: [DeviceState] = []) {
         self.tracker = tracker
-        self.states = Dictionary(states.map { ($0.deviceId, $0) }, uniquingKeysWith: { _, last in last })
+        self.slots = []
+        self.index = DeviceIndex(minimumCapacity: states.count)
+        slots.reserveCapacity(states.count)
+        for state in states {
+            slots[slot(of: state.deviceId)].state = state
+        }
+    }
+
+    /// Every device's state, by device id.
+    public var states: [String: DeviceState] {
+        Dictionary(uniqueKeysWithValues: slots.map { ($0.state.deviceId, $0.state) })
+    }
+
+    /// The state of one device, if the registry holds it.
+    public func state(of deviceId: String) -> DeviceState? {
+        index.slot(of: deviceId, hash: index.hashing.hash(deviceId)) { slots[$0].state.deviceId }.map {
+            slots[$0].state
+        }
     }
 
     /// Applies a position to its device, appending the events it causes to `events`.
@@ -33,14 +60,9 @@ public struct DeviceRegistry: Sendable {
         origin: MessageOrigin,
         events: inout [DeviceEvent]
     ) -> DeviceTracker.Outcome {
-        let deviceId = position.deviceId
-        let outcome = tracker.apply(
-            position,
-            origin: origin,
-            to: &states[deviceId, default: DeviceState(deviceId: deviceId)],
-            events: &events
-        )
-        record(outcome, deviceId: deviceId, partition: origin.partition)
+        let slot = slot(of: position.deviceId)
+        let outcome = tracker.apply(position, origin: origin, to: &slots[slot].state, events: &events)
+        record(outcome, slot: slot, partition: origin.partition)
         return outcome
     }
 
@@ -50,31 +72,53 @@ public struct DeviceRegistry: Sendable {
         origin: MessageOrigin,
         events: inout [DeviceEvent]
     ) -> DeviceTracker.Outcome {
-        let deviceId = command.deviceId
-        let outcome = tracker.apply(
-            command,
-            origin: origin,
-            to: &states[deviceId, default: DeviceState(deviceId: deviceId)],
-            events: &events
-        )
-        record(outcome, deviceId: deviceId, partition: origin.partition)
+        let slot = slot(of: command.deviceId)
+        let outcome = tracker.apply(command, origin: origin, to: &slots[slot].state, events: &events)
+        record(outcome, slot: slot, partition: origin.partition)
         return outcome
     }
 
     /// The devices changed since the last call, in a stable order (by device id), and forgets them.
     public mutating func takeChanges() -> [ChangedDevice] {
-        defer { changes.removeAll(keepingCapacity: true) }
-        return changes.keys.sorted().map { deviceId in
-            let change = changes[deviceId]!
-            return ChangedDevice(state: states[deviceId]!, partition: change.partition, pinsChanged: change.pinsChanged)
+        var changes: [ChangedDevice] = []
+        changes.reserveCapacity(changedSlots.count)
+        for slot in changedSlots {
+            changes.append(
+                ChangedDevice(
+                    state: slots[slot].state,
+                    partition: slots[slot].partition,
+                    pinsChanged: slots[slot].pinsChanged
+                )
+            )
+            slots[slot].changed = false
+            slots[slot].pinsChanged = false
         }
+        changedSlots.removeAll(keepingCapacity: true)
+        return changes.sorted { $0.state.deviceId < $1.state.deviceId }
     }
 
-    private mutating func record(_ outcome: DeviceTracker.Outcome, deviceId: String, partition: Int32) {
+    private mutating func slot(of deviceId: String) -> Int {
+        let hash = index.hashing.hash(deviceId)
+        if let slot = index.slot(of: deviceId, hash: hash, idOfSlot: { slots[$0].state.deviceId }) { return slot }
+        let slot = slots.count
+        slots.append(Slot(state: DeviceState(deviceId: deviceId)))
+        // Growing the index rehashes every id; the snapshot shares the slots' storage (nothing mutates it
+        // meanwhile), and only the small hashing value is captured, never the table being grown.
+        let hashing = index.hashing
+        let snapshot = slots
+        index.insert(slot: slot, hash: hash) { hashing.hash(snapshot[$0].state.deviceId) }
+        return slot
+    }
+
+    private mutating func record(_ outcome: DeviceTracker.Outcome, slot: Int, partition: Int32) {
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences:
-            let pinsChanged = outcome.pinsChanged || (changes[deviceId]?.pinsChanged ?? false)
-            changes[deviceId] = (partition, pinsChanged)
+            if !slots[slot].changed {
+                slots[slot].changed = true
+                changedSlots.append(slot)
+            }
+            slots[slot].partition = partition
+            if outcome.pinsChanged { slots[slot].pinsChanged = true }
         case .stale, .duplicate, .rejected:
             break  // nothing changed
         }

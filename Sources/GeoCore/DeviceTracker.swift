@@ -105,18 +105,20 @@ public struct DeviceTracker: Sendable {
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) -> Bool {
-        let pin = tracked.pin
+        // Read the pin in place: copying it would retain its strings on every fix.
+        let center = tracked.pin.center
+        let radius = tracked.pin.radius
         // Most pins are far from most fixes: the latitude difference alone is a lower bound of the distance
         // and rules out entering without the trigonometry.
         if tracked.membership == .outside {
-            let latitudeGap = abs(fix.coordinate.latitude - pin.center.latitude) * Self.metresPerDegreeOfLatitude
-            if latitudeGap > pin.radius - margin { return false }
+            let latitudeGap = abs(fix.coordinate.latitude - center.latitude) * Self.metresPerDegreeOfLatitude
+            if latitudeGap > radius - margin { return false }
         }
-        let distance = fix.coordinate.distance(to: pin.center)
+        let distance = fix.coordinate.distance(to: center)
         let decided: Membership
-        if distance <= pin.radius - margin {
+        if distance <= radius - margin {
             decided = .inside
-        } else if distance > pin.radius + margin {
+        } else if distance > radius + margin {
             decided = .outside
         } else {
             return false
@@ -125,7 +127,7 @@ public struct DeviceTracker: Sendable {
         let previous = tracked.membership
         tracked.membership = decided
         let crossing = GeofenceCrossing(
-            pin: pin,
+            pin: tracked.pin,
             position: fix,
             distanceMeters: distance,
             initial: previous == .undetermined

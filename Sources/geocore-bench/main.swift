@@ -1,0 +1,256 @@
+// Benchmarks of the core: message decoding, the tracker, and state store writes.
+//
+//   swift run -c release geocore-bench [--only decode|tracker|store]
+//
+// 1. Decode: 1M position messages (the documented layout, RFC 3339 or epoch-ms timestamps, varied
+//    devices, coordinates with 6 decimals as GPS receivers report them) decoded from their bytes on one core;
+//    then the same with full 17-digit coordinates (as computed doubles print), and Foundation's
+//    JSONDecoder on 50k of them for comparison.
+// 2. Tracker: 100k devices tracking 3 pins each, then 5M positions through DeviceRegistry on one core.
+//    Countries come from a stand-in resolver (two hemispheres), so this measures the tracker itself.
+// 3. Store: batches of 10,000 changed devices written to SQLite (position-only, then with pins rewritten).
+import Foundation
+import GeoCore
+import StateStore
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = ContinuousClock.now
+    try body()
+    let (whole, fraction) = (ContinuousClock.now - start).components
+    return Double(whole) + Double(fraction) / 1e18
+}
+
+func report(_ label: String, count: Int, seconds: Double, unit: String) {
+    print(String(format: "%@: %.0f %@/s (%d in %.3f s)", label, Double(count) / seconds, unit, count, seconds))
+}
+
+/// A fast seeded generator: the system one makes a system call per number.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+var random = SplitMix64(state: 2026)
+let only: String? =
+    CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--only" ? CommandLine.arguments[2] : nil
+func runs(_ phase: String) -> Bool { only == nil || only == phase }
+
+// MARK: 1. Decoding
+
+let messageCount = 1_000_000
+/// `messageCount` position messages in one buffer, and where each one is.
+func makeMessages(fullPrecision: Bool) -> (payload: [UInt8], bounds: [Range<Int>]) {
+    var random = SplitMix64(state: 1)
+    var payload: [UInt8] = []
+    var bounds: [Range<Int>] = []
+    payload.reserveCapacity(messageCount * 180)
+    for index in 0..<messageCount {
+        let start = payload.count
+        var latitude = Double.random(in: 35...60, using: &random)
+        var longitude = Double.random(in: -10...30, using: &random)
+        if !fullPrecision {
+            latitude = (latitude * 1e6).rounded() / 1e6
+            longitude = (longitude * 1e6).rounded() / 1e6
+        }
+        let timestamp =
+            index.isMultiple(of: 2)
+            ? "\"\(Timestamp.rfc3339(1_795_000_000_000 + Int64(index) * 10))\""
+            : "\(1_795_000_000_000 + Int64(index) * 10)"
+        let text =
+            #"{"deviceId":"truck-\#(index % 50_000)","lat":\#(latitude),"lon":\#(longitude),"timestamp":\#(timestamp),"#
+            + #""accuracy":12.0,"speed":13.4,"heading":270\#(index % 10 == 0 ? #","languages":["fr-BE","en"]"# : "")}"#
+        payload.append(contentsOf: text.utf8)
+        bounds.append(start..<payload.count)
+    }
+    return (payload, bounds)
+}
+
+/// Decodes every message five times; returns the best time.
+func timeDecoding(_ payload: [UInt8], _ bounds: [Range<Int>]) -> Double {
+    var checksum = 0.0
+    var times: [Double] = []
+    for _ in 0..<5 {
+        times.append(
+            seconds {
+                payload.withUnsafeBytes { bytes in
+                    for range in bounds {
+                        if case .success(let position) = Position.decode(
+                            json: UnsafeRawBufferPointer(rebasing: bytes[range])
+                        ) {
+                            checksum += position.coordinate.latitude
+                        } else {
+                            fatalError("benchmark message failed to decode")
+                        }
+                    }
+                }
+            }
+        )
+    }
+    precondition(checksum != 0)
+    return times.min()!
+}
+
+print("geocore-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores")
+if runs("decode") {
+    let (payload, bounds) = makeMessages(fullPrecision: false)
+    print("decode: \(messageCount) position messages, \(payload.count / messageCount) bytes each on average")
+    report(
+        "decode positions, 6-decimal coordinates (best of 5)",
+        count: messageCount,
+        seconds: timeDecoding(payload, bounds),
+        unit: "positions"
+    )
+    let (fullPayload, fullBounds) = makeMessages(fullPrecision: true)
+    report(
+        "decode positions, 17-digit coordinates (best of 5)",
+        count: messageCount,
+        seconds: timeDecoding(fullPayload, fullBounds),
+        unit: "positions"
+    )
+
+    struct FoundationPosition: Decodable {
+        let deviceId: String
+        let lat: Double
+        let lon: Double
+        let timestamp: Int64
+        let accuracy: Double?
+        let speed: Double?
+        let heading: Double?
+        let languages: [String]?
+    }
+    let foundationSample = bounds.prefix(100_000).enumerated().filter { $0.offset % 2 == 1 }.map {
+        Data(payload[$0.element])
+    }
+    let decoder = JSONDecoder()
+    var checksum = 0.0
+    let foundationTime = try seconds {
+        for data in foundationSample { checksum += try decoder.decode(FoundationPosition.self, from: data).lat }
+    }
+    precondition(checksum != 0)
+    report(
+        "Foundation JSONDecoder, for comparison (epoch-ms messages only)",
+        count: foundationSample.count,
+        seconds: foundationTime,
+        unit: "positions"
+    )
+}
+
+// MARK: 2. Tracker
+
+struct Hemispheres: CountryResolver {
+    func countryCode(at coordinate: Coordinate) -> String? { coordinate.longitude < 0 ? "WW" : "EE" }
+    func countryName(for code: String) -> String { code }
+}
+
+guard runs("tracker") || runs("store") else { exit(0) }
+let deviceCount = 100_000
+let pinsPerDevice = 3
+var registry = DeviceRegistry(tracker: DeviceTracker(countries: Hemispheres()))
+var events: [DeviceEvent] = []
+events.reserveCapacity(1 << 20)
+var homes: [Coordinate] = []
+var deviceIds: [String] = []
+for device in 0..<deviceCount {
+    let home = Coordinate(
+        latitude: Double.random(in: 40...55, using: &random),
+        longitude: Double.random(in: -5...20, using: &random)
+    )!
+    homes.append(home)
+    deviceIds.append("device-\(device)")
+    for pin in 0..<pinsPerDevice {
+        let center = Coordinate(latitude: home.latitude + Double(pin) * 0.01, longitude: home.longitude)!
+        let origin = MessageOrigin(
+            topic: "commands",
+            partition: 0,
+            offset: Int64(device * pinsPerDevice + pin),
+            timestamp: 0
+        )
+        _ = registry.apply(
+            .track(deviceId: deviceIds[device], pin: Pin(id: "pin-\(pin)", center: center, radius: 300)!),
+            origin: origin,
+            events: &events
+        )
+    }
+}
+_ = registry.takeChanges()
+
+let positionCount = 5_000_000
+var positions: [Position] = []
+positions.reserveCapacity(positionCount)
+for index in 0..<positionCount {
+    let device = index % deviceCount
+    let home = homes[device]
+    // Wander within about 3 km of home: in and out of the pins now and then.
+    let coordinate = Coordinate(
+        latitude: home.latitude + Double.random(in: -0.02...0.03, using: &random),
+        longitude: home.longitude + Double.random(in: -0.02...0.02, using: &random)
+    )!
+    positions.append(
+        Position(
+            deviceId: deviceIds[device],
+            coordinate: coordinate,
+            timestamp: 1_795_000_000_000 + Int64(index),
+            accuracy: 10
+        )
+    )
+}
+events.removeAll(keepingCapacity: true)
+/// The batch loop as the pipeline runs it: one exclusive access to the registry for the whole batch.
+func applyAll(_ positions: [Position], to registry: inout DeviceRegistry, events: inout [DeviceEvent]) {
+    for (index, position) in positions.enumerated() {
+        let origin = MessageOrigin(
+            topic: "positions",
+            partition: 0,
+            offset: Int64(index),
+            timestamp: position.timestamp
+        )
+        _ = registry.apply(position, origin: origin, events: &events)
+    }
+}
+let trackerTime = seconds { applyAll(positions, to: &registry, events: &events) }
+report(
+    "tracker, \(deviceCount) devices x \(pinsPerDevice) pins",
+    count: positionCount,
+    seconds: trackerTime,
+    unit: "positions"
+)
+print("  \(events.count) events (\(events.filter { $0.type.hasPrefix("geofence") }.count) geofence)")
+guard runs("store") else { exit(0) }
+
+// MARK: 3. Store
+
+let changes = registry.takeChanges()
+let directory = NSTemporaryDirectory() + "geocore-bench-" + UUID().uuidString
+defer { try? FileManager.default.removeItem(atPath: directory) }
+let store = try StateStore(directory: directory)
+let batchSize = 10_000
+for pinsChanged in [false, true] {
+    var written = 0
+    var batches = 0
+    let time = try seconds {
+        for start in stride(from: 0, to: changes.count, by: batchSize) {
+            let batch = changes[start..<min(start + batchSize, changes.count)].map {
+                DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinsChanged: pinsChanged)
+            }
+            try store.commit(
+                devices: batch,
+                offsets: [PartitionKey(topic: "positions", partition: 0): Int64(start + batch.count)]
+            )
+            written += batch.count
+            batches += 1
+        }
+    }
+    report(
+        "store, batches of \(batchSize) devices, \(pinsChanged ? "pins rewritten (3 each)" : "position and country only")",
+        count: written,
+        seconds: time,
+        unit: "devices"
+    )
+    print(String(format: "  %.1f ms per batch", time * 1000 / Double(batches)))
+}

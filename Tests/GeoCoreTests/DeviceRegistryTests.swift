@@ -1,0 +1,55 @@
+import GeoCore
+import Testing
+
+@Suite("DeviceRegistry")
+struct DeviceRegistryTests {
+    static let tracker = DeviceTracker(countries: RectangleCountries())
+
+    @Test("every device keeps its own state as the registry grows to many devices")
+    func manyDevices() {
+        var registry = DeviceRegistry(tracker: Self.tracker)
+        var events: [DeviceEvent] = []
+        // Ids of every length from 1 to 40 bytes, unicode included, so the hash sees every tail size.
+        let ids = (0..<20_000).map { index in String(repeating: "é", count: index % 20) + "\(index)" }
+        for round in 0..<2 {
+            for (index, id) in ids.enumerated() {
+                let position = Position(
+                    deviceId: id,
+                    coordinate: Coordinate(latitude: Double(index % 90), longitude: Double(round))!,
+                    timestamp: 1_795_000_000_000 + Int64(round)
+                )
+                let origin = MessageOrigin(topic: "p", partition: Int32(index % 8), offset: Int64(index), timestamp: 0)
+                #expect(registry.apply(position, origin: origin, events: &events).kind == .applied)
+            }
+        }
+        let changes = registry.takeChanges()
+        #expect(changes.count == ids.count)
+        #expect(changes.map(\.state.deviceId) == ids.sorted())
+        for (index, id) in ids.enumerated() where index.isMultiple(of: 97) {
+            let state = registry.state(of: id)
+            #expect(state?.lastFix?.coordinate == Coordinate(latitude: Double(index % 90), longitude: 1))
+        }
+        #expect(registry.state(of: "never-seen") == nil)
+        #expect(registry.takeChanges().isEmpty, "changes are forgotten once taken")
+    }
+
+    @Test("a registry built from stored states continues them; stale positions change nothing")
+    func restoredStates() {
+        let stored = DeviceState(
+            deviceId: "d",
+            lastFix: Fix(coordinate: Coordinate(latitude: 1, longitude: 1)!, timestamp: 100, accuracy: nil)
+        )
+        var registry = DeviceRegistry(tracker: Self.tracker, states: [stored])
+        var events: [DeviceEvent] = []
+        let stale = Position(deviceId: "d", coordinate: Coordinate(latitude: 2, longitude: 2)!, timestamp: 50)
+        #expect(
+            registry.apply(
+                stale,
+                origin: MessageOrigin(topic: "p", partition: 0, offset: 0, timestamp: 0),
+                events: &events
+            ).kind == .stale
+        )
+        #expect(registry.takeChanges().isEmpty)
+        #expect(registry.state(of: "d") == stored)
+    }
+}
