@@ -13,6 +13,13 @@ extension DeviceCommand {
         }
     }
 
+    /// The members of a command message; the case names are the JSON names.
+    private enum Member: CaseIterable {
+        case type, deviceId, pin, pinId
+    }
+
+    private static let members = JSONMemberTable<Member>()
+
     private static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> DeviceCommand {
         var scanner = JSONScanner(bytes)
         try scanner.expectObject(of: "a command")
@@ -23,16 +30,12 @@ extension DeviceCommand {
         var first = true
         while let key = try scanner.nextKey(first: first) {
             first = false
-            if scanner.key(key, is: "type") {
-                type = try scanner.stringField()
-            } else if scanner.key(key, is: "deviceId") {
-                deviceId = try scanner.stringField(maximumBytes: Position.maximumDeviceIdLength)
-            } else if scanner.key(key, is: "pin") {
-                pin = try scanner.pinField()
-            } else if scanner.key(key, is: "pinId") {
-                pinId = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
-            } else {
-                try scanner.skipValue(depth: 1)
+            switch members.member(key, in: scanner) {
+            case .type?: type = try scanner.stringField()
+            case .deviceId?: deviceId = try scanner.stringField(maximumBytes: Position.maximumDeviceIdLength)
+            case .pin?: pin = try scanner.pinField()
+            case .pinId?: pinId = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
+            case nil: try scanner.skipValue(depth: 1)
             }
         }
         try scanner.expectEnd()
@@ -57,6 +60,13 @@ extension DeviceCommand {
 
 /// The members of a `pin` object, each checked on its own; ``validated()`` makes the ``Pin``.
 struct PinFields {
+    /// The members of a `pin` object; the case names are the JSON names.
+    enum Member: CaseIterable {
+        case id, lat, lon, radius, title, metadata
+    }
+
+    static let members = JSONMemberTable<Member>()
+
     var id = JSONField<String>.absent
     var latitude = JSONField<Double>.absent
     var longitude = JSONField<Double>.absent
@@ -88,20 +98,14 @@ extension JSONScanner {
         var first = true
         while let key = try nextKey(first: first) {
             first = false
-            if self.key(key, is: "id") {
-                fields.id = try stringField(maximumBytes: Pin.maximumIdLength)
-            } else if self.key(key, is: "lat") {
-                fields.latitude = try numberField(in: -90...90)
-            } else if self.key(key, is: "lon") {
-                fields.longitude = try numberField(in: -180...180)
-            } else if self.key(key, is: "radius") {
-                fields.radius = try numberField(in: Pin.radiusRange)
-            } else if self.key(key, is: "title") {
-                fields.title = try stringField()
-            } else if self.key(key, is: "metadata") {
-                fields.metadata = try metadataField()
-            } else {
-                try skipValue(depth: 2)
+            switch PinFields.members.member(key, in: self) {
+            case .id?: fields.id = try stringField(maximumBytes: Pin.maximumIdLength)
+            case .lat?: fields.latitude = try numberField(in: -90...90)
+            case .lon?: fields.longitude = try numberField(in: -180...180)
+            case .radius?: fields.radius = try numberField(in: Pin.radiusRange)
+            case .title?: fields.title = try stringField()
+            case .metadata?: fields.metadata = try metadataField()
+            case nil: try skipValue(depth: 2)
             }
         }
         return .present(fields)

@@ -66,18 +66,14 @@ struct JSONScanner {
         return Key(start: start, end: end, hasEscapes: hasEscapes)
     }
 
-    /// Whether `key` is `name`, escapes in the key resolved.
-    func key(_ key: Key, is name: StaticString) -> Bool {
-        let length = name.utf8CodeUnitCount
-        if !key.hasEscapes {
-            guard key.end - key.start == length else { return false }
-            return memoryEquals(bytes.baseAddress! + key.start, name.utf8Start, length)
-        }
-        var decoded: [UInt8] = []
-        var copy = self
-        copy.position = key.start - 1
-        guard (try? copy.scanString(decodingInto: &decoded)) != nil, decoded.count == length else { return false }
-        return decoded.withUnsafeBytes { memoryEquals($0.baseAddress!, name.utf8Start, length) }
+    /// The raw bytes of a member name (between its quotes).
+    func content(of key: Key) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[key.start..<key.end])
+    }
+
+    /// Calls `body` with a member name's content, escapes resolved.
+    func withDecodedContent<R>(of key: Key, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withContent(of: RawString(start: key.start, end: key.end, hasEscapes: key.hasEscapes), body)
     }
 
     /// Whether the next value is `null` (consumed if so).

@@ -16,6 +16,13 @@ extension Position {
         }
     }
 
+    /// The members of a position message; the case names are the JSON names.
+    private enum Member: CaseIterable {
+        case deviceId, lat, lon, timestamp, accuracy, speed, heading, languages
+    }
+
+    private static let members = JSONMemberTable<Member>()
+
     private static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> Position {
         var scanner = JSONScanner(bytes)
         try scanner.expectObject(of: "a position")
@@ -30,24 +37,16 @@ extension Position {
         var first = true
         while let key = try scanner.nextKey(first: first) {
             first = false
-            if scanner.key(key, is: "deviceId") {
-                deviceId = try scanner.stringField(maximumBytes: maximumDeviceIdLength)
-            } else if scanner.key(key, is: "lat") {
-                latitude = try scanner.numberField(in: -90...90)
-            } else if scanner.key(key, is: "lon") {
-                longitude = try scanner.numberField(in: -180...180)
-            } else if scanner.key(key, is: "timestamp") {
-                timestamp = try scanner.timestampField()
-            } else if scanner.key(key, is: "accuracy") {
-                accuracy = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
-            } else if scanner.key(key, is: "speed") {
-                speed = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
-            } else if scanner.key(key, is: "heading") {
-                heading = try scanner.numberField(in: 0...360)
-            } else if scanner.key(key, is: "languages") {
-                languages = try scanner.languagesField()
-            } else {
-                try scanner.skipValue(depth: 1)
+            switch members.member(key, in: scanner) {
+            case .deviceId?: deviceId = try scanner.stringField(maximumBytes: maximumDeviceIdLength)
+            case .lat?: latitude = try scanner.numberField(in: -90...90)
+            case .lon?: longitude = try scanner.numberField(in: -180...180)
+            case .timestamp?: timestamp = try scanner.timestampField()
+            case .accuracy?: accuracy = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
+            case .speed?: speed = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
+            case .heading?: heading = try scanner.numberField(in: 0...360)
+            case .languages?: languages = try scanner.languagesField()
+            case nil: try scanner.skipValue(depth: 1)
             }
         }
         try scanner.expectEnd()
