@@ -22,6 +22,7 @@ lint:
 format:
 	swift format --in-place --recursive $(SWIFT_FORMAT_PATHS)
 
-## Kafka layer throughput against raw librdkafka, through the mock cluster.
+## Benchmarks: the core (decoding, tracker, store) and the Kafka layer against raw librdkafka.
 bench: setup
+	swift run -c release geocore-bench
 	swift run -c release kafka-bench
