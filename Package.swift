@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "GeoCore", targets: ["GeoCore"]),
         .library(name: "StateStore", targets: ["StateStore"]),
+        .library(name: "Countries", targets: ["Countries"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
         .executable(name: "geocore-bench", targets: ["geocore-bench"]),
     ],
@@ -44,6 +45,19 @@ let package = Package(
             dependencies: ["GeoCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictSwift
         ),
+        // Offline country lookup and language suggestion; the compiled index ships as a resource.
+        .target(
+            name: "Countries",
+            dependencies: ["GeoCore"],
+            resources: [.copy("Resources/countries.idx"), .copy("Resources/languages.tsv")],
+            swiftSettings: strictSwift
+        ),
+        // Compiles boundaries (GeoJSON) into the country index: see tools/countries/.
+        .executableTarget(
+            name: "country-index-builder",
+            dependencies: ["Countries"],
+            swiftSettings: strictSwift
+        ),
         // Test helper: writes state-store batches until killed (StateStoreTests kill it with SIGKILL).
         .executableTarget(
             name: "state-store-crash-writer",
@@ -68,6 +82,12 @@ let package = Package(
         .testTarget(
             name: "StateStoreTests",
             dependencies: ["StateStore", "GeoCore", "state-store-crash-writer"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "CountriesTests",
+            dependencies: ["Countries", "GeoCore"],
+            resources: [.copy("Fixtures")],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -1,0 +1,190 @@
+public import GeoCore
+
+/// Which country a coordinate is in, offline, from a compiled boundary index.
+///
+/// Exact with respect to the boundaries it was built from (Natural Earth 1:10m by default, held to 1e-7
+/// degree): the answer is the one even-odd ray casting over those polygons gives, computed in integers.
+/// Most of the globe answers from one or two grid lookups; near a boundary, only the few edges touching
+/// that 1/16-degree subcell are tested. Points exactly on a boundary get a deterministic answer (the
+/// country an infinitesimal step north of the point is in). At sea, a country whose land lies within
+/// ``coastalTolerance`` metres is given instead (the nearest).
+public final class CountryIndex: Sendable {
+    /// A country of the index.
+    public struct Country: Hashable, Sendable {
+        /// ISO 3166-1 alpha-2.
+        public let code: String
+        /// English name.
+        public let name: String
+    }
+
+    /// 12 nautical miles, the breadth of the territorial sea.
+    public static let territorialSea = 22_224.0
+
+    public let countries: [Country]
+    /// How far out to sea (metres) a point still gets the nearest country's code; 0 turns it off.
+    public let coastalTolerance: Double
+    let cells: [UInt32]
+    let blockBases: [UInt32]
+    let subcells: [UInt16]
+    let candidateStarts: [UInt32]
+    let candidateCountries: [UInt16]
+    let candidateInside: [UInt8]
+    let edgeStarts: [UInt32]
+    let edges: [UInt32]
+    let vertices: [Vertex]
+    private let countryByCode: [String: Int]
+
+    /// Reads an index built by ``CountryIndexBuilder``.
+    ///
+    /// - Throws: ``CountryIndexError`` when the bytes are not a complete, consistent index.
+    public init(bytes: [UInt8], coastalTolerance: Double = CountryIndex.territorialSea) throws(CountryIndexError) {
+        var reader = ByteReader(bytes: bytes)
+        guard Array(try reader.take(4)) == IndexLayout.magic else {
+            throw CountryIndexError("not a geoworker country index")
+        }
+        let version = try reader.u32()
+        guard version == IndexLayout.version else {
+            throw CountryIndexError("country index version \(version), expected \(IndexLayout.version)")
+        }
+        let countryCount = Int(try reader.u32())
+        let blockCount = Int(try reader.u32())
+        let mixedCount = Int(try reader.u32())
+        let candidateCount = Int(try reader.u32())
+        let edgeCount = Int(try reader.u32())
+        let vertexCount = Int(try reader.u32())
+        var countries: [Country] = []
+        for _ in 0..<countryCount {
+            let code = String(decoding: try reader.take(Int(try reader.u8())), as: UTF8.self)
+            let name = String(decoding: try reader.take(Int(try reader.u16())), as: UTF8.self)
+            countries.append(Country(code: code, name: name))
+        }
+        self.countries = countries
+        self.countryByCode = Dictionary(
+            countries.enumerated().map { ($1.code, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        self.coastalTolerance = max(0, coastalTolerance)
+        cells = try reader.u32s(FixedPoint.cellColumns * FixedPoint.cellRows)
+        blockBases = try reader.u32s(blockCount)
+        subcells = try reader.u16s(blockCount * 256)
+        candidateStarts = try reader.u32s(mixedCount + 1)
+        candidateCountries = try reader.take(candidateCount * 2).withUnsafeBytes { raw in
+            (0..<candidateCount).map {
+                UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: UInt16.self))
+            }
+        }
+        candidateInside = Array(try reader.take(candidateCount))
+        edgeStarts = try reader.u32s(candidateCount + 1)
+        edges = try reader.u32s(edgeCount)
+        let coordinates = try reader.u32s(vertexCount * 2)
+        vertices = (0..<vertexCount).map {
+            Vertex(x: Int32(bitPattern: coordinates[2 * $0]), y: Int32(bitPattern: coordinates[2 * $0 + 1]))
+        }
+        guard reader.offset == bytes.count else { throw CountryIndexError("the country index has trailing bytes") }
+        try validate(countryCount: countryCount, blockCount: blockCount, mixedCount: mixedCount)
+    }
+
+    /// The same index with another coastal tolerance (metres; 0 turns it off).
+    public func withCoastalTolerance(_ metres: Double) -> CountryIndex {
+        CountryIndex(copying: self, coastalTolerance: metres)
+    }
+
+    /// The country at `coordinate`: on land, the one whose boundary contains it; at sea, the nearest within
+    /// ``coastalTolerance``; else nil.
+    public func country(at coordinate: Coordinate) -> Country? {
+        let x = Self.x(coordinate.longitude)
+        let y = FixedPoint.units(coordinate.latitude)
+        if let number = countryNumber(x: x, y: y) { return countries[number] }
+        guard coastalTolerance > 0 else { return nil }
+        return nearestCountry(x: x, y: y, within: coastalTolerance).map { countries[$0] }
+    }
+
+    /// The country whose boundary contains the point (no coastal tolerance), as an index into `countries`.
+    func countryNumber(x: Int64, y: Int64) -> Int? {
+        let column = Int((x - FixedPoint.minimumX) / FixedPoint.cellSize)
+        let row = min(Int((y - FixedPoint.minimumY) / FixedPoint.cellSize), FixedPoint.cellRows - 1)
+        let cell = cells[row * FixedPoint.cellColumns + column]
+        switch cell >> 30 {
+        case 0: return nil
+        case 1: return Int(cell & 0x3FFF_FFFF)
+        default: break
+        }
+        let cellX = FixedPoint.minimumX + Int64(column) * FixedPoint.cellSize
+        let cellY = FixedPoint.minimumY + Int64(row) * FixedPoint.cellSize
+        let subColumn = Int((x - cellX) / FixedPoint.subcellSize)
+        let subRow = min(Int((y - cellY) / FixedPoint.subcellSize), Int(FixedPoint.subcellsPerCell) - 1)
+        let block = Int(cell & 0x3FFF_FFFF)
+        let subcell = subcells[block * 256 + subRow * 16 + subColumn]
+        guard subcell & 0x8000 != 0 else { return subcell == 0 ? nil : Int(subcell) - 1 }
+        // From the point east to the subcell's east side, then south to its reference point R.
+        let eastX = cellX + Int64(subColumn + 1) * FixedPoint.subcellSize
+        let southY = cellY + Int64(subRow) * FixedPoint.subcellSize
+        let mixed = Int(blockBases[block]) + Int(subcell & 0x7FFF)
+        for candidate in Int(candidateStarts[mixed])..<Int(candidateStarts[mixed + 1]) {
+            var inside = candidateInside[candidate] != 0
+            for edge in Int(edgeStarts[candidate])..<Int(edgeStarts[candidate + 1]) {
+                let start = Int(edges[edge])
+                let a = vertices[start]
+                let b = vertices[start + 1]
+                if Crossing.eastRay(a, b, x: x, y: y) != Crossing.eastRay(a, b, x: eastX, y: y) { inside.toggle() }
+                if Crossing.northSegment(a, b, x: eastX, lowY: southY, highY: y) { inside.toggle() }
+            }
+            if inside { return Int(candidateCountries[candidate]) }
+        }
+        return nil
+    }
+
+    /// Longitude in units, with 180 written as -180 (the same meridian) so the grid has one column for it.
+    static func x(_ longitude: Double) -> Int64 {
+        let x = FixedPoint.units(longitude)
+        return x >= 180 * FixedPoint.unitsPerDegree ? x - 360 * FixedPoint.unitsPerDegree : x
+    }
+
+    /// The country with this code, if the index has it.
+    public func country(code: String) -> Country? { countryByCode[code].map { countries[$0] } }
+
+    private init(copying other: CountryIndex, coastalTolerance: Double) {
+        countries = other.countries
+        countryByCode = other.countryByCode
+        self.coastalTolerance = max(0, coastalTolerance)
+        cells = other.cells
+        blockBases = other.blockBases
+        subcells = other.subcells
+        candidateStarts = other.candidateStarts
+        candidateCountries = other.candidateCountries
+        candidateInside = other.candidateInside
+        edgeStarts = other.edgeStarts
+        edges = other.edges
+        vertices = other.vertices
+    }
+
+    /// Every reference in the index points inside it, so lookups cannot trap on a damaged file.
+    private func validate(countryCount: Int, blockCount: Int, mixedCount: Int) throws(CountryIndexError) {
+        func check(_ entry: UInt32, references limit: Int) throws(CountryIndexError) {
+            let value = Int(entry & 0x3FFF_FFFF)
+            switch entry >> 30 {
+            case 0: return
+            case 1: guard value < countryCount else { throw CountryIndexError("country index: bad country \(value)") }
+            case 2: guard value < limit else { throw CountryIndexError("country index: bad reference \(value)") }
+            default: throw CountryIndexError("country index: bad entry")
+            }
+        }
+        for cell in cells { try check(cell, references: blockCount) }
+        for (position, subcell) in subcells.enumerated() {
+            if subcell & 0x8000 != 0 {
+                guard Int(blockBases[position / 256]) + Int(subcell & 0x7FFF) < mixedCount else {
+                    throw CountryIndexError("country index: bad mixed subcell reference")
+                }
+            } else if Int(subcell) > countryCount {
+                throw CountryIndexError("country index: bad country in a subcell")
+            }
+        }
+        guard candidateStarts.last.map({ Int($0) }) == candidateCountries.count,
+            zip(candidateStarts, candidateStarts.dropFirst()).allSatisfy({ $0 <= $1 }),
+            candidateCountries.allSatisfy({ Int($0) < countryCount }),
+            edgeStarts.last.map({ Int($0) }) == edges.count,
+            zip(edgeStarts, edgeStarts.dropFirst()).allSatisfy({ $0 <= $1 }),
+            edges.allSatisfy({ Int($0) + 1 < vertices.count })
+        else { throw CountryIndexError("country index: inconsistent tables") }
+    }
+}

@@ -1,0 +1,128 @@
+/// The index's arrays, and their file format (little-endian):
+///
+///     "GWCI", version (u32), counts: countries, blocks, mixed subcells, candidates, edges, vertices (u32 each)
+///     countries: code length (u8), code, name length (u16), name (UTF-8)
+///     cells: 360 x 180 entries (u32), row by row from the south-west
+///     block bases: the number of each block's first mixed subcell (u32 per block)
+///     subcells: blocks x 256 entries (u16): 0 sea, country + 1, or 0x8000 | mixed subcell - block base
+///     candidate ranges: mixed subcells + 1 (u32)   candidate countries (u16)   inside-at-reference flags (u8)
+///     edge ranges: candidates + 1 (u32)   edges: index of the edge's first vertex (u32)
+///     vertices: x, y (i32 each, 1e-7 degree)
+///
+/// A cell entry is 0 for sea, `1 << 30 | country` for a country, `2 << 30 | n` for block n.
+struct IndexLayout {
+    struct Candidate {
+        let country: UInt16
+        let insideAtReference: Bool
+        let edges: [UInt32]
+    }
+
+    static let magic: [UInt8] = Array("GWCI".utf8)
+    static let version: UInt32 = 2
+
+    var countries: [(code: String, name: String)]
+    var vertices: [Vertex]
+    var cells: [UInt32] = []
+    var blockBases: [UInt32] = []
+    var subcells: [UInt16] = []
+    var mixedSubcells: [[Candidate]] = []
+
+    init(countries: [(code: String, name: String)], vertices: [Vertex]) {
+        self.countries = countries
+        self.vertices = vertices
+    }
+
+    static func entry(country: UInt16?) -> UInt32 { country.map { 1 << 30 | UInt32($0) } ?? 0 }
+    static func entry(reference: Int) -> UInt32 { 2 << 30 | UInt32(reference) }
+    static func subcellEntry(country: UInt16?) -> UInt16 { country.map { $0 + 1 } ?? 0 }
+    static func subcellEntry(mixed local: Int) -> UInt16 { 0x8000 | UInt16(local) }
+
+    func encoded() -> [UInt8] {
+        var writer = ByteWriter()
+        writer.bytes += Self.magic
+        let candidates = mixedSubcells.flatMap { $0 }
+        for count in [
+            Self.version, UInt32(countries.count), UInt32(subcells.count / 256), UInt32(mixedSubcells.count),
+            UInt32(candidates.count), UInt32(candidates.reduce(0) { $0 + $1.edges.count }), UInt32(vertices.count),
+        ] {
+            writer.u32(count)
+        }
+        for country in countries {
+            writer.u8(UInt8(country.code.utf8.count))
+            writer.bytes += country.code.utf8
+            writer.u16(UInt16(country.name.utf8.count))
+            writer.bytes += country.name.utf8
+        }
+        cells.forEach { writer.u32($0) }
+        blockBases.forEach { writer.u32($0) }
+        subcells.forEach { writer.u16($0) }
+        var start: UInt32 = 0
+        writer.u32(0)
+        for subcell in mixedSubcells {
+            start += UInt32(subcell.count)
+            writer.u32(start)
+        }
+        candidates.forEach { writer.u16($0.country) }
+        candidates.forEach { writer.u8($0.insideAtReference ? 1 : 0) }
+        start = 0
+        writer.u32(0)
+        for candidate in candidates {
+            start += UInt32(candidate.edges.count)
+            writer.u32(start)
+        }
+        candidates.forEach { $0.edges.forEach { writer.u32($0) } }
+        for vertex in vertices {
+            writer.u32(UInt32(bitPattern: vertex.x))
+            writer.u32(UInt32(bitPattern: vertex.y))
+        }
+        return writer.bytes
+    }
+}
+
+struct ByteWriter {
+    var bytes: [UInt8] = []
+    mutating func u8(_ value: UInt8) { bytes.append(value) }
+    mutating func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+    mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+}
+
+struct ByteReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    mutating func take(_ count: Int) throws(CountryIndexError) -> ArraySlice<UInt8> {
+        guard count >= 0, bytes.count - offset >= count else {
+            throw CountryIndexError("the country index is truncated")
+        }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    mutating func u8() throws(CountryIndexError) -> UInt8 { try take(1).first! }
+
+    mutating func u16() throws(CountryIndexError) -> UInt16 {
+        let slice = try take(2)
+        return UInt16(slice[slice.startIndex]) | UInt16(slice[slice.startIndex + 1]) << 8
+    }
+
+    mutating func u32() throws(CountryIndexError) -> UInt32 {
+        let slice = try take(4)
+        var value: UInt32 = 0
+        for (shift, byte) in slice.enumerated() { value |= UInt32(byte) << (8 * shift) }
+        return value
+    }
+
+    mutating func u16s(_ count: Int) throws(CountryIndexError) -> [UInt16] {
+        let slice = try take(count * 2)
+        return slice.withUnsafeBytes { raw in
+            (0..<count).map { UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: UInt16.self)) }
+        }
+    }
+
+    mutating func u32s(_ count: Int) throws(CountryIndexError) -> [UInt32] {
+        let slice = try take(count * 4)
+        return slice.withUnsafeBytes { raw in
+            (0..<count).map { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)) }
+        }
+    }
+}
