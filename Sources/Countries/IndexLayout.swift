@@ -53,24 +53,26 @@ struct IndexLayout {
             writer.u16(UInt16(country.name.utf8.count))
             writer.bytes += country.name.utf8
         }
-        cells.forEach { writer.u32($0) }
-        blockBases.forEach { writer.u32($0) }
-        subcells.forEach { writer.u16($0) }
+        for cell in cells { writer.u32(cell) }
+        for base in blockBases { writer.u32(base) }
+        for subcell in subcells { writer.u16(subcell) }
         var start: UInt32 = 0
         writer.u32(0)
         for subcell in mixedSubcells {
             start += UInt32(subcell.count)
             writer.u32(start)
         }
-        candidates.forEach { writer.u16($0.country) }
-        candidates.forEach { writer.u8($0.insideAtReference ? 1 : 0) }
+        for candidate in candidates { writer.u16(candidate.country) }
+        for candidate in candidates { writer.u8(candidate.insideAtReference ? 1 : 0) }
         start = 0
         writer.u32(0)
         for candidate in candidates {
             start += UInt32(candidate.edges.count)
             writer.u32(start)
         }
-        candidates.forEach { $0.edges.forEach { writer.u32($0) } }
+        for candidate in candidates {
+            for edge in candidate.edges { writer.u32(edge) }
+        }
         for vertex in vertices {
             writer.u32(UInt32(bitPattern: vertex.x))
             writer.u32(UInt32(bitPattern: vertex.y))
