@@ -1,0 +1,112 @@
+import Foundation
+public import GeoCore
+
+/// Suggests the language to offer a device's user in a country, from CLDR's table of each country's
+/// languages (tools/countries/generate_languages.py).
+///
+/// Policy, in order:
+/// 1. the first of the device's languages that is official (or de facto official) in the country: a French
+///    speaker entering Switzerland gets `fr-CH`;
+/// 2. else the country's main official language (the most spoken): `de-CH`;
+/// 3. else, where CLDR lists no official language, ICU's likely subtags for the region (`und-XX`).
+///
+/// Results are BCP 47 tags with the country as region (`fr-CH`, `zh-Hant-TW`); alternatives are the
+/// country's other official languages, most spoken first.
+public struct CountryLanguages: LanguageAdvisor, Sendable {
+    /// One language of a country.
+    public struct Language: Hashable, Sendable {
+        public enum Status: String, Sendable {
+            case official
+            case deFactoOfficial = "de_facto_official"
+            case officialRegional = "official_regional"
+        }
+
+        /// BCP 47 language, with script where CLDR gives one (`zh-Hant`).
+        public let tag: String
+        public let status: Status
+        /// Share of the country's population that speaks it.
+        public let populationPercent: Double
+    }
+
+    /// Languages by country code, official ones first, each group by share.
+    public let languagesByCountry: [String: [Language]]
+
+    /// The table that ships with geoworker.
+    public static func bundled() throws(CountryIndexError) -> CountryLanguages {
+        guard let url = Bundle.module.url(forResource: "languages", withExtension: "tsv"),
+            let text = try? String(contentsOf: url, encoding: .utf8)
+        else { throw CountryIndexError("the bundled language table (languages.tsv) is missing") }
+        return try CountryLanguages(table: text)
+    }
+
+    /// Reads the table format of tools/countries/generate_languages.py.
+    public init(table: String) throws(CountryIndexError) {
+        var result: [String: [Language]] = [:]
+        for line in table.split(separator: "\n") where !line.hasPrefix("#") {
+            let columns = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard columns.count == 2 else { throw CountryIndexError("language table: bad line '\(line)'") }
+            var languages: [Language] = []
+            for entry in columns[1].split(separator: ",") {
+                let fields = entry.split(separator: ":")
+                guard fields.count == 3, let status = Language.Status(rawValue: String(fields[1])),
+                    let percent = Double(fields[2])
+                else {
+                    throw CountryIndexError("language table: bad entry '\(entry)'")
+                }
+                languages.append(Language(tag: String(fields[0]), status: status, populationPercent: percent))
+            }
+            result[String(columns[0])] = languages
+        }
+        languagesByCountry = result
+    }
+
+    public func suggestion(for countryCode: String, deviceLanguages: [String]) -> LanguageSuggestion? {
+        let official = (languagesByCountry[countryCode] ?? []).filter { $0.status != .officialRegional }
+        let tags = official.map(\.tag)
+        // 1. A language the device lists, matched on its primary language subtag (fr-BE matches fr).
+        for deviceLanguage in deviceLanguages {
+            let primary = Self.primarySubtag(deviceLanguage)
+            if let match = tags.first(where: { Self.primarySubtag($0) == primary }) {
+                return suggestion(countryCode, language: match, official: tags, basis: .deviceLanguage)
+            }
+        }
+        // 2. The main official language.
+        if let main = tags.first {
+            return suggestion(countryCode, language: main, official: tags, basis: .officialLanguage)
+        }
+        // 3. ICU likely subtags for the region: und-AQ gives en-Latn-AQ.
+        let likely = Locale.Language(identifier: "und-\(countryCode)")
+        guard let language = likely.maximalIdentifier.split(separator: "-").first, language != "und" else { return nil }
+        // BCP 47 leaves out a script that is the language's usual one (en-AQ, not en-Latn-AQ; but zh-Hant-TW).
+        let script = likely.script?.identifier
+        let usualScript = Locale.Language(identifier: String(language)).script?.identifier
+        let tag =
+            script == nil || script == usualScript
+            ? "\(language)-\(countryCode)" : "\(language)-\(script!)-\(countryCode)"
+        return LanguageSuggestion(countryCode: countryCode, language: tag, alternatives: [], basis: .likelySubtags)
+    }
+
+    private func suggestion(
+        _ country: String,
+        language: String,
+        official: [String],
+        basis: LanguageSuggestion.Basis
+    ) -> LanguageSuggestion {
+        LanguageSuggestion(
+            countryCode: country,
+            language: "\(language)-\(country)",
+            alternatives: official.filter { $0 != language }.map { "\($0)-\(country)" },
+            basis: basis
+        )
+    }
+
+    private static func primarySubtag(_ tag: String) -> Substring {
+        tag.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { Substring($0.lowercased()) } ?? ""
+    }
+}
+
+extension CountryIndex: CountryResolver {
+    public func countryCode(at coordinate: Coordinate) -> String? { country(at: coordinate)?.code }
+
+    public func countryName(for code: String) -> String { country(code: code)?.name ?? code }
+}
