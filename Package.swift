@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Countries", targets: ["Countries"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
         .executable(name: "geocore-bench", targets: ["geocore-bench"]),
+        .executable(name: "country-bench", targets: ["country-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
@@ -62,6 +63,11 @@ let package = Package(
         .executableTarget(
             name: "state-store-crash-writer",
             dependencies: ["StateStore", "GeoCore"],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "country-bench",
+            dependencies: ["Countries", "GeoCore"],
             swiftSettings: strictSwift
         ),
         .executableTarget(

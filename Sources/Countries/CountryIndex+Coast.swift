@@ -32,29 +32,53 @@ extension CountryIndex {
                 let cell = cells[row * FixedPoint.cellColumns + column]
                 guard cell >> 30 == 2 else { continue }  // no edges in a uniform cell
                 let block = Int(cell & 0x3FFF_FFFF)
-                for subcell in 0..<256 {
-                    let entry = subcells[block * 256 + subcell]
-                    guard entry & 0x8000 != 0 else { continue }
-                    let mixed = Int(blockBases[block]) + Int(entry & 0x7FFF)
-                    for candidate in Int(candidateStarts[mixed])..<Int(candidateStarts[mixed + 1]) {
-                        let country = Int(candidateCountries[candidate])
-                        for edge in Int(edgeStarts[candidate])..<Int(edgeStarts[candidate + 1]) {
-                            let start = Int(edges[edge])
-                            let a = local(vertices[start], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
-                            let b = local(vertices[start + 1], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
-                            let distance = squaredDistanceToOrigin(a, b)
-                            guard distance <= limit else { continue }
-                            if best == nil || distance < best!.distance
-                                || (distance == best!.distance && country < best!.country)
-                            {
-                                best = (distance, country)
-                            }
-                        }
+                // Only the subcells overlapping the reach rectangle (about 7 x 7 at the default tolerance).
+                let cellX = FixedPoint.minimumX + Int64(unwrapped) * FixedPoint.cellSize  // may lie beyond ±180
+                let cellY = FixedPoint.minimumY + Int64(row) * FixedPoint.cellSize
+                for subRow in subcellRange(y - reachY - cellY, y + reachY - cellY) {
+                    for subColumn in subcellRange(x - reachX - cellX, x + reachX - cellX) {
+                        let entry = subcells[block * 256 + subRow * 16 + subColumn]
+                        guard entry & 0x8000 != 0 else { continue }
+                        let mixed = Int(blockBases[block]) + Int(entry & 0x7FFF)
+                        nearestEdge(
+                            in: mixed,
+                            x: x,
+                            y: y,
+                            cosine: cosine,
+                            metresPerUnit: metresPerUnit,
+                            limit: limit,
+                            best: &best
+                        )
                     }
                 }
             }
         }
         return best?.country
+    }
+
+    /// Updates `best` with the nearest edge of one mixed subcell, if nearer and within `limit` (squared metres).
+    private func nearestEdge(
+        in mixed: Int,
+        x: Int64,
+        y: Int64,
+        cosine: Double,
+        metresPerUnit: Double,
+        limit: Double,
+        best: inout (distance: Double, country: Int)?
+    ) {
+        for candidate in Int(candidateStarts[mixed])..<Int(candidateStarts[mixed + 1]) {
+            let country = Int(candidateCountries[candidate])
+            for edge in Int(edgeStarts[candidate])..<Int(edgeStarts[candidate + 1]) {
+                let start = Int(edges[edge])
+                let a = local(vertices[start], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
+                let b = local(vertices[start + 1], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
+                let distance = squaredDistanceToOrigin(a, b)
+                guard distance <= limit else { continue }
+                if best == nil || distance < best!.distance || (distance == best!.distance && country < best!.country) {
+                    best = (distance, country)
+                }
+            }
+        }
     }
 
     /// A vertex in metres east and north of (x, y), taking the short way round the antimeridian.
@@ -81,6 +105,13 @@ extension CountryIndex {
         let px = a.0 + t * dx
         let py = a.1 + t * dy
         return px * px + py * py
+    }
+
+    /// The subcell indices (0...15) that a span of offsets from a cell's edge overlaps.
+    private func subcellRange(_ low: Int64, _ high: Int64) -> ClosedRange<Int> {
+        let first = max(0, Int(floorDivide(low, FixedPoint.subcellSize)))
+        let last = min(15, Int(floorDivide(high, FixedPoint.subcellSize)))
+        return first...max(first, last)
     }
 
     private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {

@@ -188,3 +188,13 @@ public final class CountryIndex: Sendable {
         else { throw CountryIndexError("country index: inconsistent tables") }
     }
 }
+
+extension CountryIndex {
+    /// Bytes the index's tables take in memory.
+    public var memoryFootprint: Int {
+        cells.count * 4 + blockBases.count * 4 + subcells.count * 2 + candidateStarts.count * 4 + candidateCountries
+            .count * 2
+            + candidateInside.count + edgeStarts.count * 4 + edges.count * 4 + vertices.count
+            * MemoryLayout<Vertex>.stride
+    }
+}
