@@ -11,6 +11,7 @@ let package = Package(
     name: "geoworker",
     platforms: [.macOS(.v15)],
     products: [
+        .executable(name: "geoworker", targets: ["geoworker"]),
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "GeoCore", targets: ["GeoCore"]),
         .library(name: "StateStore", targets: ["StateStore"]),
@@ -22,6 +23,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // librdkafka from the system: `apt-get install librdkafka-dev` (scripts/setup.sh does it).
@@ -51,6 +53,12 @@ let package = Package(
             name: "Countries",
             dependencies: ["GeoCore"],
             resources: [.copy("Resources/countries.idx"), .copy("Resources/languages.tsv")],
+            swiftSettings: strictSwift
+        ),
+        // The command-line tool.
+        .executableTarget(
+            name: "geoworker",
+            dependencies: ["Countries", "GeoCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSwift
         ),
         // Compiles boundaries (GeoJSON) into the country index: see tools/countries/.
@@ -94,6 +102,11 @@ let package = Package(
             name: "CountriesTests",
             dependencies: ["Countries", "GeoCore"],
             resources: [.copy("Fixtures")],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "GeoworkerTests",
+            dependencies: ["geoworker"],
             swiftSettings: strictSwift
         ),
         .testTarget(

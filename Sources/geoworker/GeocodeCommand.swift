@@ -1,0 +1,81 @@
+import ArgumentParser
+import Countries
+import Foundation
+import GeoCore
+
+/// `geoworker geocode`: the offline country lookup, one coordinate or a stream of them.
+struct GeocodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geocode",
+        abstract: "Tell the country of coordinates, offline.",
+        discussion: """
+            geoworker geocode LAT LON [--languages fr,en]
+                Prints the country, its name and the language to suggest, as JSON.
+            geoworker geocode --input FILE
+                Reads `lat,lon` lines (FILE, or - for standard input) and writes one ISO 3166-1 code
+                per line, an empty line where there is no country. A malformed line gets an empty line
+                too, is reported on standard error, and makes the exit status 1.
+            """
+    )
+
+    /// Collected as unrecognized arguments so that negative numbers (-33.92) are not taken for options.
+    @Argument(parsing: .allUnrecognized, help: "Latitude and longitude in degrees (WGS 84).")
+    var coordinate: [String] = []
+
+    @Option(name: .customLong("input"), help: "A file of `lat,lon` lines, or - for standard input.")
+    var inputPath: String?
+
+    @Option(help: "The device user's languages, most preferred first (BCP 47, comma-separated).")
+    var languages: String?
+
+    @Option(
+        name: .customLong("tolerance-km"),
+        help: "How far out to sea a point still gets the nearest country (0 turns it off)."
+    )
+    var toleranceKilometres: Double = CountryIndex.territorialSea / 1000
+
+    func validate() throws {
+        if inputPath == nil && (coordinate.count != 2 || coordinate.contains { Double($0) == nil }) {
+            throw ValidationError(
+                "Give a latitude and a longitude in degrees, or --input FILE (got: \(coordinate.joined(separator: " ")))."
+            )
+        }
+        if inputPath != nil && !coordinate.isEmpty {
+            throw ValidationError("Give either a coordinate or --input, not both.")
+        }
+        guard toleranceKilometres >= 0, toleranceKilometres.isFinite else {
+            throw ValidationError("--tolerance-km must be 0 or more.")
+        }
+    }
+
+    func run() throws {
+        let index = try CountryIndex.bundled(coastalTolerance: toleranceKilometres * 1000)
+        if let inputPath {
+            let failures = try GeocodeStream(index: index).run(inputPath: inputPath)
+            if failures > 0 { throw ExitCode(1) }
+            return
+        }
+        guard let point = Coordinate(latitude: Double(coordinate[0])!, longitude: Double(coordinate[1])!) else {
+            throw ValidationError("Latitude must be within -90...90 and longitude within -180...180.")
+        }
+        var result: [String: Any] = ["lat": point.latitude, "lon": point.longitude]
+        if let country = index.country(at: point) {
+            result["country"] = country.code
+            result["countryName"] = country.name
+            let deviceLanguages =
+                languages.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+            if let suggestion = try CountryLanguages.bundled().suggestion(
+                for: country.code,
+                deviceLanguages: deviceLanguages
+            ) {
+                result["language"] = suggestion.language
+                result["alternatives"] = suggestion.alternatives
+                result["basis"] = suggestion.basis.rawValue
+            }
+        } else {
+            result["country"] = NSNull()
+        }
+        let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .withoutEscapingSlashes])
+        print(String(decoding: json, as: UTF8.self))
+    }
+}

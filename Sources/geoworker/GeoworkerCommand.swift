@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct GeoworkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geoworker",
+        abstract: "A stream worker for device locations: geofences, countries and languages, from Kafka.",
+        subcommands: [GeocodeCommand.self]
+    )
+}
