@@ -13,10 +13,3 @@ final class AtomicFlag: Sendable {
     /// Sets the flag and returns what it was before.
     func exchange(_ value: Bool) -> Bool { storage.exchange(value, ordering: .acquiringAndReleasing) }
 }
-
-extension String {
-    /// The text librdkafka wrote into an error buffer, up to its terminating NUL.
-    init(errorBuffer: [CChar]) {
-        self.init(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}

@@ -11,6 +11,8 @@ import Synchronization
 /// Offsets are stored and committed only when the caller says so. The blocking API (``poll(maxMessages:timeout:)``,
 /// ``commit(_:)``, ``close()``) is for a thread the caller dedicates to the consumer; the async API does
 /// the same work on the consumer's own thread, never on Swift's cooperative pool. Use one of the two.
+/// Close the consumer before letting it go: a consumer released unclosed closes in `deinit`, which blocks
+/// the thread that releases it while it leaves the group.
 public final class Consumer: Sendable {
     /// What the consumer reads.
     public enum Subscription: Sendable {

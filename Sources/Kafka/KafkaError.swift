@@ -99,15 +99,30 @@ extension KafkaError {
     /// The client's fatal error, when `err` is `_FATAL` (which only says "look at the fatal error").
     static func resolvingFatal(_ err: rd_kafka_resp_err_t, handle: OpaquePointer, context: String? = nil) -> KafkaError
     {
-        guard err == RD_KAFKA_RESP_ERR__FATAL else { return KafkaError(err, context) }
+        guard err == RD_KAFKA_RESP_ERR__FATAL, let fatal = fatalError(of: handle) else {
+            return KafkaError(err, context)
+        }
+        guard let context else { return fatal }
+        return KafkaError(code: fatal.code, message: "\(context): \(fatal.message)", isRetriable: false, isFatal: true)
+    }
+
+    /// The fatal error a client has raised, if any (only the idempotent producer raises them).
+    static func fatalError(of handle: OpaquePointer) -> KafkaError? {
         var buffer = [CChar](repeating: 0, count: 512)
         let underlying = rd_kafka_fatal_error(handle, &buffer, buffer.count)
-        let message = String(errorBuffer: buffer)
+        guard underlying != RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
         return KafkaError(
             code: Code(rawValue: underlying.rawValue),
-            message: context.map { "\($0): \(message)" } ?? message,
+            message: String(errorBuffer: buffer),
             isRetriable: false,
             isFatal: true
         )
+    }
+}
+
+extension String {
+    /// The text librdkafka wrote into an error buffer, up to its terminating NUL.
+    init(errorBuffer: [CChar]) {
+        self.init(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

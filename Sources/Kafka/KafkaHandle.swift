@@ -65,19 +65,6 @@ final class KafkaHandle: @unchecked Sendable {
         rd_kafka_destroy(pointer)
     }
 
-    /// The client's fatal error, if it has raised one (only the idempotent producer does).
-    var fatalError: KafkaError? {
-        var buffer = [CChar](repeating: 0, count: 512)
-        let err = rd_kafka_fatal_error(pointer, &buffer, buffer.count)
-        guard err != RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
-        return KafkaError(
-            code: KafkaError.Code(rawValue: err.rawValue),
-            message: String(errorBuffer: buffer),
-            isRetriable: false,
-            isFatal: true
-        )
-    }
-
     /// The number of partitions of `topic`, from a metadata request.
     ///
     /// Blocks up to `timeout`.

@@ -158,7 +158,7 @@ public final class Producer: Sendable {
         guard let error else { return nil }
         if let headers { rd_kafka_headers_destroy(headers) }
         let kafkaError = KafkaError(consuming: error)
-        return kafkaError.code == .fatal ? (handle.fatalError ?? kafkaError) : kafkaError
+        return kafkaError.code == .fatal ? (KafkaError.fatalError(of: handle.pointer) ?? kafkaError) : kafkaError
     }
 
     private func topicHandle(_ name: String) -> TopicHandle? {
