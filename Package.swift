@@ -67,6 +67,8 @@ let package = Package(
             dependencies: ["Countries"],
             swiftSettings: strictSwift
         ),
+        // Seeded random inputs and child processes, for tests and benchmarks.
+        .target(name: "TestSupport", swiftSettings: strictSwift),
         // Test helper: writes state-store batches until killed (StateStoreTests kill it with SIGKILL).
         .executableTarget(
             name: "state-store-crash-writer",
@@ -75,12 +77,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "country-bench",
-            dependencies: ["Countries", "GeoCore"],
+            dependencies: ["Countries", "GeoCore", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .executableTarget(
             name: "geocore-bench",
-            dependencies: ["GeoCore", "StateStore"],
+            dependencies: ["GeoCore", "StateStore", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .executableTarget(
@@ -90,12 +92,12 @@ let package = Package(
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka"],
+            dependencies: ["Kafka", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "StateStoreTests",
-            dependencies: ["StateStore", "GeoCore", "state-store-crash-writer"],
+            dependencies: ["StateStore", "GeoCore", "TestSupport", "state-store-crash-writer"],
             swiftSettings: strictSwift
         ),
         .testTarget(
@@ -106,12 +108,12 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoworkerTests",
-            dependencies: ["geoworker"],
+            dependencies: ["geoworker", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "GeoCoreTests",
-            dependencies: ["GeoCore"],
+            dependencies: ["GeoCore", "TestSupport"],
             swiftSettings: strictSwift
         ),
     ]

@@ -9,17 +9,7 @@
 import Countries
 import Foundation
 import GeoCore
-
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 func nanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -35,7 +25,7 @@ print(
     )
 )
 
-var random = SplitMix64(state: 7)
+var random = SplitMix64(seed: 7)
 func uniformPoint(_ random: inout SplitMix64) -> Coordinate {
     let longitude = Double.random(in: -180..<180, using: &random)
     let latitude = asin(Double.random(in: -1...1, using: &random)) * 180 / .pi

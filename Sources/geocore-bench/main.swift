@@ -12,6 +12,7 @@
 import Foundation
 import GeoCore
 import StateStore
+import TestSupport
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let start = ContinuousClock.now
@@ -24,19 +25,7 @@ func report(_ label: String, count: Int, seconds: Double, unit: String) {
     print(String(format: "%@: %.0f %@/s (%d in %.3f s)", label, Double(count) / seconds, unit, count, seconds))
 }
 
-/// A fast seeded generator: the system one makes a system call per number.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-var random = SplitMix64(state: 2026)
+var random = SplitMix64(seed: 2026)
 let only: String? =
     CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--only" ? CommandLine.arguments[2] : nil
 func runs(_ phase: String) -> Bool { only == nil || only == phase }
@@ -46,7 +35,7 @@ func runs(_ phase: String) -> Bool { only == nil || only == phase }
 let messageCount = 1_000_000
 /// `messageCount` position messages in one buffer, and where each one is.
 func makeMessages(fullPrecision: Bool) -> (payload: [UInt8], bounds: [Range<Int>]) {
-    var random = SplitMix64(state: 1)
+    var random = SplitMix64(seed: 1)
     var payload: [UInt8] = []
     var bounds: [Range<Int>] = []
     payload.reserveCapacity(messageCount * 180)

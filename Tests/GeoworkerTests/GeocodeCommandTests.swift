@@ -1,27 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
-/// Runs the built `geoworker` executable (beside the test bundle) and returns its exit status and output.
-func runGeoworker(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String, errors: String)
-{
-    let tests =
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tests).deletingLastPathComponent().appendingPathComponent("geoworker")
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    let stdin = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = stdin
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdin.fileHandleForWriting.close()
-    let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, out, err)
+/// Runs the built `geoworker` executable.
+func runGeoworker(_ arguments: [String], input: String? = nil) throws -> ChildProcess.Result {
+    try ChildProcess.run(ChildProcess.builtExecutable("geoworker"), arguments, input: input)
 }
 
 @Suite("geoworker geocode")

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import TestSupport
 import Testing
 
 /// kcat (librdkafka's command-line client, a separate program) talks to the same mock brokers over TCP:
@@ -56,22 +57,8 @@ struct KcatInteropTests {
 
     /// Runs kcat (installed by scripts/setup.sh) and returns its standard output.
     private func runKcat(_ arguments: [String], input: String? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/kcat")
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let stdin = Pipe()
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "kcat failed: \(errorText)")
-        return String(decoding: data, as: UTF8.self)
+        let result = try ChildProcess.run("/usr/bin/kcat", arguments, input: input)
+        #expect(result.status == 0, "kcat failed: \(result.errors)")
+        return result.output
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import StateStore
+import TestSupport
 import Testing
 
 /// West of the prime meridian is "WW", east is "EE", beyond 60° of latitude is sea.
@@ -157,26 +158,5 @@ struct BatchPropertyTests {
             offsets[key] = max(offsets[key] ?? 0, message.origin.offset + 1)
         }
         return offsets
-    }
-}
-
-/// A small, fast, seedable generator, so a failing case can be reproduced.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
-    mutating func uniform(_ low: Double, _ high: Double) -> Double {
-        low + (high - low) * Double(next() >> 11) / Double(1 << 53)
     }
 }

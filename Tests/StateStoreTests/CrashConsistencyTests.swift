@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import StateStore
+import TestSupport
 import Testing
 
 @Suite("Crash consistency")

@@ -1,0 +1,40 @@
+public import Foundation
+
+/// Runs other programs from tests: the project's own executables (built beside the test bundle) and
+/// independent tools such as kcat.
+public enum ChildProcess {
+    /// What a finished program left.
+    public struct Result: Sendable {
+        public let status: Int32
+        public let output: String
+        public let errors: String
+    }
+
+    /// The path of an executable product of this package, built in the same directory as the tests.
+    public static func builtExecutable(_ name: String) -> String {
+        let tests =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: tests).deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    /// Runs `path` with `arguments`, feeding it `input` on standard input, and waits for it to end.
+    public static func run(_ path: String, _ arguments: [String], input: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        // Read both pipes before waiting, so a chatty program cannot block on a full pipe.
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, output: out, errors: err)
+    }
+}
