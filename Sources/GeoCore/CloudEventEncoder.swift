@@ -141,6 +141,8 @@ struct JSONWriter {
         needsComma = true
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// A finite number, in the shortest form that reads back to the same value.
     mutating func number(_ value: Double) {
         separate()

@@ -6,11 +6,7 @@ extension DeviceCommand {
     /// Members may come in any order; unknown members are ignored. Anything else returns a failure
     /// saying what is wrong.
     public static func decode(json bytes: UnsafeRawBufferPointer) -> Result<DeviceCommand, DecodingFailure> {
-        do throws(DecodingFailure) {
-            return .success(try decodeFields(bytes))
-        } catch {
-            return .failure(error)
-        }
+        Result { () throws(DecodingFailure) in try decodeFields(bytes) }
     }
 
     /// The members of a command message; the case names are the JSON names.

@@ -9,11 +9,7 @@ extension Position {
     /// Any valid JSON layout is accepted (whitespace, member order, escapes, exponents); unknown members
     /// are ignored. Anything else returns a failure saying what is wrong.
     public static func decode(json bytes: UnsafeRawBufferPointer) -> Result<Position, DecodingFailure> {
-        do throws(DecodingFailure) {
-            return .success(try decodeFields(bytes))
-        } catch {
-            return .failure(error)
-        }
+        Result { () throws(DecodingFailure) in try decodeFields(bytes) }
     }
 
     /// The members of a position message; the case names are the JSON names.
