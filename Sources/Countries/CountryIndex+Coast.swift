@@ -29,7 +29,7 @@ extension CountryIndex {
         for row in lowRow...highRow {
             for unwrapped in columns {
                 let column = (unwrapped % FixedPoint.cellColumns + FixedPoint.cellColumns) % FixedPoint.cellColumns
-                let cell = cells[row * FixedPoint.cellColumns + column]
+                let cell = tables.cells[row * FixedPoint.cellColumns + column]
                 guard cell >> 30 == 2 else { continue }  // no edges in a uniform cell
                 let block = Int(cell & 0x3FFF_FFFF)
                 // Only the subcells overlapping the reach rectangle (about 7 x 7 at the default tolerance).
@@ -37,9 +37,9 @@ extension CountryIndex {
                 let cellY = FixedPoint.minimumY + Int64(row) * FixedPoint.cellSize
                 for subRow in subcellRange(y - reachY - cellY, y + reachY - cellY) {
                     for subColumn in subcellRange(x - reachX - cellX, x + reachX - cellX) {
-                        let entry = subcells[block * 256 + subRow * 16 + subColumn]
+                        let entry = tables.subcells[block * 256 + subRow * 16 + subColumn]
                         guard entry & 0x8000 != 0 else { continue }
-                        let mixed = Int(blockBases[block]) + Int(entry & 0x7FFF)
+                        let mixed = Int(tables.blockBases[block]) + Int(entry & 0x7FFF)
                         nearestEdge(
                             in: mixed,
                             x: x,
@@ -66,12 +66,12 @@ extension CountryIndex {
         limit: Double,
         best: inout (distance: Double, country: Int)?
     ) {
-        for candidate in Int(candidateStarts[mixed])..<Int(candidateStarts[mixed + 1]) {
-            let country = Int(candidateCountries[candidate])
-            for edge in Int(edgeStarts[candidate])..<Int(edgeStarts[candidate + 1]) {
-                let start = Int(edges[edge])
-                let a = local(vertices[start], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
-                let b = local(vertices[start + 1], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
+        for candidate in Int(tables.candidateStarts[mixed])..<Int(tables.candidateStarts[mixed + 1]) {
+            let country = Int(tables.candidateCountries[candidate])
+            for edge in Int(tables.edgeStarts[candidate])..<Int(tables.edgeStarts[candidate + 1]) {
+                let start = Int(tables.edges[edge])
+                let a = local(tables.vertices[start], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
+                let b = local(tables.vertices[start + 1], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
                 let distance = squaredDistanceToOrigin(a, b)
                 guard distance <= limit else { continue }
                 if best == nil || distance < best!.distance || (distance == best!.distance && country < best!.country) {

@@ -23,15 +23,7 @@ public final class CountryIndex: Sendable {
     public let countries: [Country]
     /// How far out to sea (metres) a point still gets the nearest country's code; 0 turns it off.
     public let coastalTolerance: Double
-    let cells: [UInt32]
-    let blockBases: [UInt32]
-    let subcells: [UInt16]
-    let candidateStarts: [UInt32]
-    let candidateCountries: [UInt16]
-    let candidateInside: [UInt8]
-    let edgeStarts: [UInt32]
-    let edges: [UInt32]
-    let vertices: [Vertex]
+    let tables: IndexTables
     private let countryByCode: [String: Int]
 
     /// Reads an index built by ``CountryIndexBuilder``.
@@ -64,24 +56,16 @@ public final class CountryIndex: Sendable {
             uniquingKeysWith: { first, _ in first }
         )
         self.coastalTolerance = max(0, coastalTolerance)
-        cells = try reader.u32s(FixedPoint.cellColumns * FixedPoint.cellRows)
-        blockBases = try reader.u32s(blockCount)
-        subcells = try reader.u16s(blockCount * 256)
-        candidateStarts = try reader.u32s(mixedCount + 1)
-        candidateCountries = try reader.take(candidateCount * 2).withUnsafeBytes { raw in
-            (0..<candidateCount).map {
-                UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: UInt16.self))
-            }
-        }
-        candidateInside = Array(try reader.take(candidateCount))
-        edgeStarts = try reader.u32s(candidateCount + 1)
-        edges = try reader.u32s(edgeCount)
-        let coordinates = try reader.u32s(vertexCount * 2)
-        vertices = (0..<vertexCount).map {
-            Vertex(x: Int32(bitPattern: coordinates[2 * $0]), y: Int32(bitPattern: coordinates[2 * $0 + 1]))
-        }
+        tables = try IndexTables(
+            reading: &reader,
+            blocks: blockCount,
+            mixedSubcells: mixedCount,
+            candidates: candidateCount,
+            edges: edgeCount,
+            vertices: vertexCount
+        )
         guard reader.offset == bytes.count else { throw CountryIndexError("the country index has trailing bytes") }
-        try validate(countryCount: countryCount, blockCount: blockCount, mixedCount: mixedCount)
+        try tables.validate(countryCount: countryCount)
     }
 
     /// The same index with another coastal tolerance (metres; 0 turns it off).
@@ -103,7 +87,7 @@ public final class CountryIndex: Sendable {
     func countryNumber(x: Int64, y: Int64) -> Int? {
         let column = Int((x - FixedPoint.minimumX) / FixedPoint.cellSize)
         let row = min(Int((y - FixedPoint.minimumY) / FixedPoint.cellSize), FixedPoint.cellRows - 1)
-        let cell = cells[row * FixedPoint.cellColumns + column]
+        let cell = tables.cells[row * FixedPoint.cellColumns + column]
         switch cell >> 30 {
         case 0: return nil
         case 1: return Int(cell & 0x3FFF_FFFF)
@@ -114,22 +98,22 @@ public final class CountryIndex: Sendable {
         let subColumn = Int((x - cellX) / FixedPoint.subcellSize)
         let subRow = min(Int((y - cellY) / FixedPoint.subcellSize), Int(FixedPoint.subcellsPerCell) - 1)
         let block = Int(cell & 0x3FFF_FFFF)
-        let subcell = subcells[block * 256 + subRow * 16 + subColumn]
+        let subcell = tables.subcells[block * 256 + subRow * 16 + subColumn]
         guard subcell & 0x8000 != 0 else { return subcell == 0 ? nil : Int(subcell) - 1 }
         // From the point east to the subcell's east side, then south to its reference point R.
         let eastX = cellX + Int64(subColumn + 1) * FixedPoint.subcellSize
         let southY = cellY + Int64(subRow) * FixedPoint.subcellSize
-        let mixed = Int(blockBases[block]) + Int(subcell & 0x7FFF)
-        for candidate in Int(candidateStarts[mixed])..<Int(candidateStarts[mixed + 1]) {
-            var inside = candidateInside[candidate] != 0
-            for edge in Int(edgeStarts[candidate])..<Int(edgeStarts[candidate + 1]) {
-                let start = Int(edges[edge])
-                let a = vertices[start]
-                let b = vertices[start + 1]
+        let mixed = Int(tables.blockBases[block]) + Int(subcell & 0x7FFF)
+        for candidate in Int(tables.candidateStarts[mixed])..<Int(tables.candidateStarts[mixed + 1]) {
+            var inside = tables.candidateInside[candidate] != 0
+            for edge in Int(tables.edgeStarts[candidate])..<Int(tables.edgeStarts[candidate + 1]) {
+                let start = Int(tables.edges[edge])
+                let a = tables.vertices[start]
+                let b = tables.vertices[start + 1]
                 if Crossing.eastRay(a, b, x: x, y: y) != Crossing.eastRay(a, b, x: eastX, y: y) { inside.toggle() }
                 if Crossing.northSegment(a, b, x: eastX, lowY: southY, highY: y) { inside.toggle() }
             }
-            if inside { return Int(candidateCountries[candidate]) }
+            if inside { return Int(tables.candidateCountries[candidate]) }
         }
         return nil
     }
@@ -147,54 +131,11 @@ public final class CountryIndex: Sendable {
         countries = other.countries
         countryByCode = other.countryByCode
         self.coastalTolerance = max(0, coastalTolerance)
-        cells = other.cells
-        blockBases = other.blockBases
-        subcells = other.subcells
-        candidateStarts = other.candidateStarts
-        candidateCountries = other.candidateCountries
-        candidateInside = other.candidateInside
-        edgeStarts = other.edgeStarts
-        edges = other.edges
-        vertices = other.vertices
-    }
-
-    /// Every reference in the index points inside it, so lookups cannot trap on a damaged file.
-    private func validate(countryCount: Int, blockCount: Int, mixedCount: Int) throws(CountryIndexError) {
-        func check(_ entry: UInt32, references limit: Int) throws(CountryIndexError) {
-            let value = Int(entry & 0x3FFF_FFFF)
-            switch entry >> 30 {
-            case 0: return
-            case 1: guard value < countryCount else { throw CountryIndexError("country index: bad country \(value)") }
-            case 2: guard value < limit else { throw CountryIndexError("country index: bad reference \(value)") }
-            default: throw CountryIndexError("country index: bad entry")
-            }
-        }
-        for cell in cells { try check(cell, references: blockCount) }
-        for (position, subcell) in subcells.enumerated() {
-            if subcell & 0x8000 != 0 {
-                guard Int(blockBases[position / 256]) + Int(subcell & 0x7FFF) < mixedCount else {
-                    throw CountryIndexError("country index: bad mixed subcell reference")
-                }
-            } else if Int(subcell) > countryCount {
-                throw CountryIndexError("country index: bad country in a subcell")
-            }
-        }
-        guard candidateStarts.last.map({ Int($0) }) == candidateCountries.count,
-            zip(candidateStarts, candidateStarts.dropFirst()).allSatisfy({ $0 <= $1 }),
-            candidateCountries.allSatisfy({ Int($0) < countryCount }),
-            edgeStarts.last.map({ Int($0) }) == edges.count,
-            zip(edgeStarts, edgeStarts.dropFirst()).allSatisfy({ $0 <= $1 }),
-            edges.allSatisfy({ Int($0) + 1 < vertices.count })
-        else { throw CountryIndexError("country index: inconsistent tables") }
+        tables = other.tables
     }
 }
 
 extension CountryIndex {
     /// Bytes the index's tables take in memory.
-    public var memoryFootprint: Int {
-        cells.count * 4 + blockBases.count * 4 + subcells.count * 2 + candidateStarts.count * 4 + candidateCountries
-            .count * 2
-            + candidateInside.count + edgeStarts.count * 4 + edges.count * 4 + vertices.count
-            * MemoryLayout<Vertex>.stride
-    }
+    public var memoryFootprint: Int { tables.memoryFootprint }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 public import GeoCore
 
@@ -27,7 +28,7 @@ public final class StateStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            try FileSystem.createDirectory(directory)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             database = try DatabasePool(path: directory + "/" + Self.fileName, configuration: configuration)
         } catch {
             throw StateStoreError(.open, error)
