@@ -7,104 +7,111 @@ import Darwin
 extension CountryIndex {
     /// The country with land nearest to a point at sea, if within `metres`.
     ///
-    /// Land ends at boundary edges, and boundary edges are only in mixed subcells, so the search scans the
-    /// mixed subcells within reach. Distances are measured in a local equirectangular frame around the point
-    /// (within 0.5 % of the great-circle distance at these ranges). Equal distances go to the country first
-    /// in code order.
+    /// Land ends at boundary edges, and boundary edges are only in mixed subcells, so the search looks at
+    /// the mixed subcells within reach, nearest first, and stops at the first subcell farther away than the
+    /// nearest edge found so far (an edge's nearest point lies in a subcell that lists the edge, and that
+    /// subcell is no farther than the edge). Distances are measured in a local equirectangular frame around
+    /// the point (within 0.5 % of the great-circle distance at these ranges). Equal distances go to the
+    /// country first in code order.
     func nearestCountry(x: Int64, y: Int64, within metres: Double) -> Int? {
-        let metresPerUnit = 6_371_008.8 * Double.pi / 180 / Double(FixedPoint.unitsPerDegree)
-        let cosine = max(cos(Double(y) / Double(FixedPoint.unitsPerDegree) * Double.pi / 180), 1e-9)
-        let reachY = Int64(metres / metresPerUnit) + 1
-        let reachX = min(Int64(Double(reachY) / cosine) + 1, 180 * FixedPoint.unitsPerDegree)
+        let frame = LocalFrame(x: x, y: y)
+        let reachY = Int64(metres / frame.metresPerUnit) + 1
+        let reachX = min(Int64(Double(reachY) / frame.cosine) + 1, 180 * FixedPoint.unitsPerDegree)
         let limit = metres * metres
-        var best: (distance: Double, country: Int)?
-
         let lowRow = max(0, Int((y - reachY - FixedPoint.minimumY) / FixedPoint.cellSize))
         let highRow = min(FixedPoint.cellRows - 1, Int((y + reachY - FixedPoint.minimumY) / FixedPoint.cellSize))
-        let lowColumn = Int(floorDivide(x - reachX - FixedPoint.minimumX, FixedPoint.cellSize))
-        let highColumn = Int(floorDivide(x + reachX - FixedPoint.minimumX, FixedPoint.cellSize))
-        let columns =
-            highColumn - lowColumn + 1 >= FixedPoint.cellColumns
-            ? Array(0..<FixedPoint.cellColumns) : Array(lowColumn...highColumn)
-        for row in lowRow...highRow {
-            for unwrapped in columns {
-                let column = (unwrapped % FixedPoint.cellColumns + FixedPoint.cellColumns) % FixedPoint.cellColumns
-                let cell = tables.cells[row * FixedPoint.cellColumns + column]
-                guard cell >> 30 == 2 else { continue }  // no edges in a uniform cell
-                let block = Int(cell & 0x3FFF_FFFF)
-                // Only the subcells overlapping the reach rectangle (about 7 x 7 at the default tolerance).
-                let cellX = FixedPoint.minimumX + Int64(unwrapped) * FixedPoint.cellSize  // may lie beyond ±180
-                let cellY = FixedPoint.minimumY + Int64(row) * FixedPoint.cellSize
-                for subRow in subcellRange(y - reachY - cellY, y + reachY - cellY) {
-                    for subColumn in subcellRange(x - reachX - cellX, x + reachX - cellX) {
-                        let entry = tables.subcells[block * 256 + subRow * 16 + subColumn]
-                        guard entry & 0x8000 != 0 else { continue }
-                        let mixed = Int(tables.blockBases[block]) + Int(entry & 0x7FFF)
-                        nearestEdge(
-                            in: mixed,
-                            x: x,
-                            y: y,
-                            cosine: cosine,
-                            metresPerUnit: metresPerUnit,
-                            limit: limit,
-                            best: &best
-                        )
+        var lowColumn = Int(floorDivide(x - reachX - FixedPoint.minimumX, FixedPoint.cellSize))
+        var highColumn = Int(floorDivide(x + reachX - FixedPoint.minimumX, FixedPoint.cellSize))
+        if highColumn - lowColumn + 1 >= FixedPoint.cellColumns {
+            (lowColumn, highColumn) = (0, FixedPoint.cellColumns - 1)
+        }
+        // At most this many subcells lie in reach: room for all of them, on the stack when few.
+        let capacity =
+            (highRow - lowRow + 1) * (highColumn - lowColumn + 1)
+            * Int(FixedPoint.subcellsPerCell * FixedPoint.subcellsPerCell)
+        return withUnsafeTemporaryAllocation(of: (distance: Double, mixed: Int).self, capacity: capacity) { nearby in
+            var count = 0
+            var onlyCountry: UInt16?  // `severalCountries` once two are in reach
+            for row in lowRow...highRow {
+                for unwrapped in lowColumn...highColumn {
+                    let column = (unwrapped % FixedPoint.cellColumns + FixedPoint.cellColumns) % FixedPoint.cellColumns
+                    let cell = tables.cells[row * FixedPoint.cellColumns + column]
+                    guard cell >> 30 == 2 else { continue }  // no edges in a uniform cell
+                    let block = Int(cell & 0x3FFF_FFFF)
+                    let base = Int(tables.blockBases[block])
+                    let cellX = FixedPoint.minimumX + Int64(unwrapped) * FixedPoint.cellSize  // may lie beyond ±180
+                    let cellY = FixedPoint.minimumY + Int64(row) * FixedPoint.cellSize
+                    let columns = subcellRange(x - reachX - cellX, x + reachX - cellX)
+                    let columnMask = UInt32((1 << (columns.upperBound + 1)) - (1 << columns.lowerBound))
+                    for subRow in subcellRange(y - reachY - cellY, y + reachY - cellY) {
+                        let word = tables.mixedRows[block * 16 + subRow]
+                        var bits = word & columnMask
+                        while bits != 0 {
+                            let subColumn = bits.trailingZeroBitCount
+                            bits &= bits - 1
+                            let lowX = cellX + Int64(subColumn) * FixedPoint.subcellSize
+                            let lowY = cellY + Int64(subRow) * FixedPoint.subcellSize
+                            let distance = frame.squaredDistance(
+                                toBoxFrom: (lowX, lowY),
+                                to: (lowX + FixedPoint.subcellSize, lowY + FixedPoint.subcellSize)
+                            )
+                            guard distance <= limit else { continue }
+                            let rank = Int(word >> 16) + (word & 0xFFFF & ((1 << subColumn) - 1)).nonzeroBitCount
+                            nearby[count] = (distance, base + rank)
+                            count += 1
+                            let country = tables.mixedCountry[base + rank]
+                            if onlyCountry == nil { onlyCountry = country }
+                            if onlyCountry != country { onlyCountry = IndexTables.severalCountries }
+                        }
                     }
                 }
             }
+            var best: (distance: Double, country: Int)?
+            let oneCountryInReach = onlyCountry != IndexTables.severalCountries
+            // Nearest subcell first; usually the first one or two settle it.
+            while count > 0 {
+                if oneCountryInReach, best != nil { break }
+                var nearest = 0
+                for candidate in 1..<count where nearby[candidate].distance < nearby[nearest].distance {
+                    nearest = candidate
+                }
+                if let best, nearby[nearest].distance > best.distance { break }
+                nearestEdge(in: nearby[nearest].mixed, frame: frame, limit: limit, best: &best)
+                count -= 1
+                nearby.swapAt(nearest, count)
+            }
+            return best?.country
         }
-        return best?.country
     }
 
     /// Updates `best` with the nearest edge of one mixed subcell, if nearer and within `limit` (squared metres).
     private func nearestEdge(
         in mixed: Int,
-        x: Int64,
-        y: Int64,
-        cosine: Double,
-        metresPerUnit: Double,
+        frame: LocalFrame,
         limit: Double,
         best: inout (distance: Double, country: Int)?
     ) {
-        for candidate in Int(tables.candidateStarts[mixed])..<Int(tables.candidateStarts[mixed + 1]) {
-            let country = Int(tables.candidateCountries[candidate])
-            for edge in Int(tables.edgeStarts[candidate])..<Int(tables.edgeStarts[candidate + 1]) {
-                let start = Int(tables.edges[edge])
-                let a = local(tables.vertices[start], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
-                let b = local(tables.vertices[start + 1], from: x, y, cosine: cosine, metresPerUnit: metresPerUnit)
-                let distance = squaredDistanceToOrigin(a, b)
-                guard distance <= limit else { continue }
-                if best == nil || distance < best!.distance || (distance == best!.distance && country < best!.country) {
-                    best = (distance, country)
+        var word = Int(tables.recordStarts[mixed])
+        let end = Int(tables.recordStarts[mixed + 1])
+        while word < end {
+            let header = tables.records[word]
+            let country = Int(header & 0xFFFF)
+            let runsEnd = word + 1 + 2 * Int(header >> 17)
+            word += 1
+            while word < runsEnd {
+                let start = Int(tables.records[word])
+                for edge in start..<(start + Int(tables.records[word + 1])) {
+                    let distance = frame.squaredDistance(toSegment: tables.vertices[edge], tables.vertices[edge + 1])
+                    guard distance <= limit else { continue }
+                    if best == nil || distance < best!.distance
+                        || (distance == best!.distance && country < best!.country)
+                    {
+                        best = (distance, country)
+                    }
                 }
+                word += 2
             }
         }
-    }
-
-    /// A vertex in metres east and north of (x, y), taking the short way round the antimeridian.
-    private func local(
-        _ vertex: Vertex,
-        from x: Int64,
-        _ y: Int64,
-        cosine: Double,
-        metresPerUnit: Double
-    ) -> (Double, Double) {
-        var dx = Int64(vertex.x) - x
-        let turn = 360 * FixedPoint.unitsPerDegree
-        if dx > turn / 2 { dx -= turn } else if dx < -turn / 2 { dx += turn }
-        return (Double(dx) * metresPerUnit * cosine, Double(Int64(vertex.y) - y) * metresPerUnit)
-    }
-
-    /// The squared distance from the origin to segment a-b.
-    private func squaredDistanceToOrigin(_ a: (Double, Double), _ b: (Double, Double)) -> Double {
-        let dx = b.0 - a.0
-        let dy = b.1 - a.1
-        let length = dx * dx + dy * dy
-        var t = length > 0 ? -(a.0 * dx + a.1 * dy) / length : 0
-        t = min(1, max(0, t))
-        let px = a.0 + t * dx
-        let py = a.1 + t * dy
-        return px * px + py * py
     }
 
     /// The subcell indices (0...15) that a span of offsets from a cell's edge overlaps.
@@ -117,5 +124,49 @@ extension CountryIndex {
     private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
         let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
         return remainder < 0 ? quotient - 1 : quotient
+    }
+}
+
+/// Metres east and north of a point, in an equirectangular frame around it.
+struct LocalFrame {
+    static let metresPerDegree = 6_371_008.8 * Double.pi / 180
+
+    let x: Int64
+    let y: Int64
+    /// Metres per unit north; east, times `cosine`.
+    let metresPerUnit = LocalFrame.metresPerDegree / Double(FixedPoint.unitsPerDegree)
+    let cosine: Double
+
+    init(x: Int64, y: Int64) {
+        self.x = x
+        self.y = y
+        cosine = max(cos(Double(y) / Double(FixedPoint.unitsPerDegree) * Double.pi / 180), 1e-9)
+    }
+
+    /// The squared distance (m²) from the point to the segment a-b, taking the short way round the antimeridian.
+    func squaredDistance(toSegment a: Vertex, _ b: Vertex) -> Double {
+        let (ax, ay) = local(a)
+        let (bx, by) = local(b)
+        let dx = bx - ax
+        let dy = by - ay
+        let length = dx * dx + dy * dy
+        let t = length > 0 ? min(1, max(0, -(ax * dx + ay * dy) / length)) : 0
+        let px = ax + t * dx
+        let py = ay + t * dy
+        return px * px + py * py
+    }
+
+    /// The squared distance (m²) from the point to a rectangle given in unwrapped units (it may lie beyond ±180).
+    func squaredDistance(toBoxFrom low: (Int64, Int64), to high: (Int64, Int64)) -> Double {
+        let dx = Double(max(0, low.0 - x, x - high.0)) * metresPerUnit * cosine
+        let dy = Double(max(0, low.1 - y, y - high.1)) * metresPerUnit
+        return dx * dx + dy * dy
+    }
+
+    private func local(_ vertex: Vertex) -> (Double, Double) {
+        var dx = Int64(vertex.x) - x
+        let turn = 360 * FixedPoint.unitsPerDegree
+        if dx > turn / 2 { dx -= turn } else if dx < -turn / 2 { dx += turn }
+        return (Double(dx) * metresPerUnit * cosine, Double(Int64(vertex.y) - y) * metresPerUnit)
     }
 }

@@ -41,8 +41,7 @@ public final class CountryIndex: Sendable {
         let countryCount = Int(try reader.u32())
         let blockCount = Int(try reader.u32())
         let mixedCount = Int(try reader.u32())
-        let candidateCount = Int(try reader.u32())
-        let edgeCount = Int(try reader.u32())
+        let recordWords = Int(try reader.u32())
         let vertexCount = Int(try reader.u32())
         var countries: [Country] = []
         for _ in 0..<countryCount {
@@ -60,8 +59,7 @@ public final class CountryIndex: Sendable {
             reading: &reader,
             blocks: blockCount,
             mixedSubcells: mixedCount,
-            candidates: candidateCount,
-            edges: edgeCount,
+            recordWords: recordWords,
             vertices: vertexCount
         )
         guard reader.offset == bytes.count else { throw CountryIndexError("the country index has trailing bytes") }
@@ -104,18 +102,33 @@ public final class CountryIndex: Sendable {
         let eastX = cellX + Int64(subColumn + 1) * FixedPoint.subcellSize
         let southY = cellY + Int64(subRow) * FixedPoint.subcellSize
         let mixed = Int(tables.blockBases[block]) + Int(subcell & 0x7FFF)
-        for candidate in Int(tables.candidateStarts[mixed])..<Int(tables.candidateStarts[mixed + 1]) {
-            var inside = tables.candidateInside[candidate] != 0
-            for edge in Int(tables.edgeStarts[candidate])..<Int(tables.edgeStarts[candidate + 1]) {
-                let start = Int(tables.edges[edge])
-                let a = tables.vertices[start]
-                let b = tables.vertices[start + 1]
-                if Crossing.eastRay(a, b, x: x, y: y) != Crossing.eastRay(a, b, x: eastX, y: y) { inside.toggle() }
-                if Crossing.northSegment(a, b, x: eastX, lowY: southY, highY: y) { inside.toggle() }
+        return tables.records.withUnsafeBufferPointer { records in
+            tables.vertices.withUnsafeBufferPointer { vertices in
+                var word = Int(tables.recordStarts[mixed])
+                let end = Int(tables.recordStarts[mixed + 1])
+                while word < end {
+                    let header = records[word]
+                    var inside = header & 0x1_0000 != 0
+                    let runsEnd = word + 1 + 2 * Int(header >> 17)
+                    word += 1
+                    while word < runsEnd {
+                        let start = Int(records[word])
+                        var a = vertices[start]
+                        for next in (start + 1)...(start + Int(records[word + 1])) {
+                            let b = vertices[next]
+                            if Crossing.eastRay(a, b, x: x, y: y) != Crossing.eastRay(a, b, x: eastX, y: y) {
+                                inside.toggle()
+                            }
+                            if Crossing.northSegment(a, b, x: eastX, lowY: southY, highY: y) { inside.toggle() }
+                            a = b
+                        }
+                        word += 2
+                    }
+                    if inside { return Int(header & 0xFFFF) }
+                }
+                return nil
             }
-            if inside { return Int(tables.candidateCountries[candidate]) }
         }
-        return nil
     }
 
     /// Longitude in units, with 180 written as -180 (the same meridian) so the grid has one column for it.

@@ -72,7 +72,11 @@ public enum CountryIndexBuilder {
                 previousBlock = block
             }
             layout.subcells[position] = IndexLayout.subcellEntry(mixed: number - Int(layout.blockBases[block]))
-            layout.mixedSubcells.append(mixedSubcells[position]!)
+            let candidates = mixedSubcells[position]!
+            guard candidates.allSatisfy({ $0.runs.count <= IndexLayout.maximumRuns }) else {
+                throw CountryIndexError("a subcell has more boundary runs than the index format holds")
+            }
+            layout.mixedSubcells.append(candidates)
         }
         return layout.encoded()
     }

@@ -1,24 +1,51 @@
 /// The index's arrays, and their file format (little-endian):
 ///
-///     "GWCI", version (u32), counts: countries, blocks, mixed subcells, candidates, edges, vertices (u32 each)
+///     "GWCI", version (u32), counts: countries, blocks, mixed subcells, record words, vertices (u32 each)
 ///     countries: code length (u8), code, name length (u16), name (UTF-8)
 ///     cells: 360 x 180 entries (u32), row by row from the south-west
 ///     block bases: the number of each block's first mixed subcell (u32 per block)
 ///     subcells: blocks x 256 entries (u16): 0 sea, country + 1, or 0x8000 | mixed subcell - block base
-///     candidate ranges: mixed subcells + 1 (u32)   candidate countries (u16)   inside-at-reference flags (u8)
-///     edge ranges: candidates + 1 (u32)   edges: index of the edge's first vertex (u32)
+///     record starts: mixed subcells + 1 (u32), where each mixed subcell's record begins in the record words
+///     record words (u32): for each candidate country of the subcell, a header
+///         country | insideAtReference << 16 | number of runs << 17
+///       then for each run, its first vertex and its number of edges (a run is consecutive edges of one ring)
 ///     vertices: x, y (i32 each, 1e-7 degree)
 ///
-/// A cell entry is 0 for sea, `1 << 30 | country` for a country, `2 << 30 | n` for block n.
+/// A cell entry is 0 for sea, `1 << 30 | country` for a country, `2 << 30 | n` for block n. A mixed
+/// subcell's record is contiguous and its runs walk consecutive vertices, so a lookup touches few cache lines.
 struct IndexLayout {
     struct Candidate {
         let country: UInt16
         let insideAtReference: Bool
-        let edges: [UInt32]
+        /// Runs of consecutive edges of one ring: the first edge's first vertex, and how many edges.
+        let runs: [(start: UInt32, count: UInt32)]
+
+        /// `edges` are the first vertices of the country's edges touching the subcell, ascending.
+        init(country: UInt16, insideAtReference: Bool, edges: [UInt32]) {
+            self.country = country
+            self.insideAtReference = insideAtReference
+            var runs: [(start: UInt32, count: UInt32)] = []
+            for edge in edges {
+                if let last = runs.last, last.start + last.count == edge {
+                    runs[runs.count - 1].count += 1
+                } else {
+                    runs.append((edge, 1))
+                }
+            }
+            self.runs = runs
+        }
+
+        /// The record words: the header, then (first vertex, edge count) for each run.
+        var recordWords: [UInt32] {
+            let header = UInt32(country) | (insideAtReference ? 1 << 16 : 0) | UInt32(runs.count) << 17
+            return [header] + runs.flatMap { [$0.start, $0.count] }
+        }
     }
 
     static let magic: [UInt8] = Array("GWCI".utf8)
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
+    /// Runs per candidate fit in the header's top 15 bits.
+    static let maximumRuns = 0x7FFF
 
     var countries: [(code: String, name: String)]
     var vertices: [Vertex]
@@ -40,10 +67,10 @@ struct IndexLayout {
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
         writer.bytes += Self.magic
-        let candidates = mixedSubcells.flatMap { $0 }
+        let records = mixedSubcells.map { $0.flatMap(\.recordWords) }
         for count in [
             Self.version, UInt32(countries.count), UInt32(subcells.count / 256), UInt32(mixedSubcells.count),
-            UInt32(candidates.count), UInt32(candidates.reduce(0) { $0 + $1.edges.count }), UInt32(vertices.count),
+            UInt32(records.reduce(0) { $0 + $1.count }), UInt32(vertices.count),
         ] {
             writer.u32(count)
         }
@@ -58,20 +85,12 @@ struct IndexLayout {
         for subcell in subcells { writer.u16(subcell) }
         var start: UInt32 = 0
         writer.u32(0)
-        for subcell in mixedSubcells {
-            start += UInt32(subcell.count)
+        for record in records {
+            start += UInt32(record.count)
             writer.u32(start)
         }
-        for candidate in candidates { writer.u16(candidate.country) }
-        for candidate in candidates { writer.u8(candidate.insideAtReference ? 1 : 0) }
-        start = 0
-        writer.u32(0)
-        for candidate in candidates {
-            start += UInt32(candidate.edges.count)
-            writer.u32(start)
-        }
-        for candidate in candidates {
-            for edge in candidate.edges { writer.u32(edge) }
+        for record in records {
+            for word in record { writer.u32(word) }
         }
         for vertex in vertices {
             writer.u32(UInt32(bitPattern: vertex.x))

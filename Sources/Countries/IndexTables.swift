@@ -3,45 +3,75 @@ struct IndexTables: Sendable {
     let cells: [UInt32]
     let blockBases: [UInt32]
     let subcells: [UInt16]
-    let candidateStarts: [UInt32]
-    let candidateCountries: [UInt16]
-    let candidateInside: [UInt8]
-    let edgeStarts: [UInt32]
-    let edges: [UInt32]
+    let recordStarts: [UInt32]
+    let records: [UInt32]
     let vertices: [Vertex]
+    /// Derived at load, for the coastal search: for each row of each block, which of its 16 subcells are mixed
+    /// (low 16 bits) and how many mixed subcells the block has before the row (high 16 bits). A mixed
+    /// subcell's number is its block base plus its rank in the block, so the search reads one word per row
+    /// instead of 16 subcell entries.
+    let mixedRows: [UInt32]
+    /// Derived at load: the one country whose edges a mixed subcell holds, or `severalCountries`. When every
+    /// subcell within reach of a point at sea holds one and the same country, the first edge within the
+    /// tolerance settles the answer.
+    let mixedCountry: [UInt16]
+    static let severalCountries: UInt16 = .max
 
     init(
         reading reader: inout ByteReader,
         blocks: Int,
         mixedSubcells: Int,
-        candidates: Int,
-        edges edgeCount: Int,
+        recordWords: Int,
         vertices vertexCount: Int
     ) throws(CountryIndexError) {
         cells = try reader.u32s(FixedPoint.cellColumns * FixedPoint.cellRows)
         blockBases = try reader.u32s(blocks)
         subcells = try reader.u16s(blocks * 256)
-        candidateStarts = try reader.u32s(mixedSubcells + 1)
-        candidateCountries = try reader.u16s(candidates)
-        candidateInside = Array(try reader.take(candidates))
-        edgeStarts = try reader.u32s(candidates + 1)
-        edges = try reader.u32s(edgeCount)
+        recordStarts = try reader.u32s(mixedSubcells + 1)
+        records = try reader.u32s(recordWords)
         let coordinates = try reader.u32s(vertexCount * 2)
         vertices = (0..<vertexCount).map {
             Vertex(x: Int32(bitPattern: coordinates[2 * $0]), y: Int32(bitPattern: coordinates[2 * $0 + 1]))
+        }
+        var mixedRows: [UInt32] = []
+        mixedRows.reserveCapacity(blocks * 16)
+        for block in 0..<blocks {
+            var before: UInt32 = 0
+            for row in 0..<16 {
+                var bits: UInt32 = 0
+                for column in 0..<16 where subcells[block * 256 + row * 16 + column] & 0x8000 != 0 {
+                    bits |= 1 << column
+                }
+                mixedRows.append(before << 16 | bits)
+                before += UInt32(bits.nonzeroBitCount)
+            }
+        }
+        self.mixedRows = mixedRows
+        mixedCountry = (0..<mixedSubcells).map { [recordStarts, records] mixed in
+            var country: UInt16?
+            var word = Int(recordStarts[mixed])
+            while word < Int(recordStarts[mixed + 1]) {
+                let header = records[word]
+                let runs = Int(header >> 17)
+                if runs > 0 && country != UInt16(header & 0xFFFF) {
+                    if country != nil { return Self.severalCountries }
+                    country = UInt16(header & 0xFFFF)
+                }
+                word += 1 + 2 * runs
+            }
+            return country ?? Self.severalCountries
         }
     }
 
     /// Bytes the tables take in memory.
     var memoryFootprint: Int {
-        cells.count * 4 + blockBases.count * 4 + subcells.count * 2 + candidateStarts.count * 4
-            + candidateCountries.count * 2 + candidateInside.count + edgeStarts.count * 4 + edges.count * 4
-            + vertices.count * MemoryLayout<Vertex>.stride
+        cells.count * 4 + blockBases.count * 4 + subcells.count * 2 + recordStarts.count * 4 + records.count * 4
+            + vertices.count * MemoryLayout<Vertex>.stride + mixedRows.count * 4 + mixedCountry.count * 2
     }
 
     /// Checks that every reference points inside the tables, so lookups cannot trap on a damaged file.
     func validate(countryCount: Int) throws(CountryIndexError) {
-        let mixedCount = candidateStarts.count - 1
+        let mixedCount = recordStarts.count - 1
         for cell in cells {
             let value = Int(cell & 0x3FFF_FFFF)
             switch cell >> 30 {
@@ -51,21 +81,41 @@ struct IndexTables: Sendable {
             default: throw CountryIndexError("country index: bad cell entry")
             }
         }
+        var rank = 0
         for (position, subcell) in subcells.enumerated() {
+            if position % 256 == 0 { rank = 0 }
             if subcell & 0x8000 != 0 {
-                guard Int(blockBases[position / 256]) + Int(subcell & 0x7FFF) < mixedCount else {
+                // Mixed subcells are numbered in order within their block (the coastal search relies on it).
+                guard Int(subcell & 0x7FFF) == rank, Int(blockBases[position / 256]) + rank < mixedCount else {
                     throw CountryIndexError("country index: bad mixed subcell reference")
                 }
+                rank += 1
             } else if Int(subcell) > countryCount {
                 throw CountryIndexError("country index: bad country in a subcell")
             }
         }
-        guard candidateStarts.last.map({ Int($0) }) == candidateCountries.count,
-            zip(candidateStarts, candidateStarts.dropFirst()).allSatisfy({ $0 <= $1 }),
-            candidateCountries.allSatisfy({ Int($0) < countryCount }),
-            edgeStarts.last.map({ Int($0) }) == edges.count,
-            zip(edgeStarts, edgeStarts.dropFirst()).allSatisfy({ $0 <= $1 }),
-            edges.allSatisfy({ Int($0) + 1 < vertices.count })
-        else { throw CountryIndexError("country index: inconsistent tables") }
+        guard recordStarts.first == 0, recordStarts.last.map({ Int($0) }) == records.count,
+            zip(recordStarts, recordStarts.dropFirst()).allSatisfy({ $0 <= $1 })
+        else { throw CountryIndexError("country index: inconsistent record starts") }
+        // Each record must be whole headers and runs, with every run's vertices inside the vertex table.
+        for mixed in 0..<mixedCount {
+            var word = Int(recordStarts[mixed])
+            let end = Int(recordStarts[mixed + 1])
+            while word < end {
+                let header = records[word]
+                let runs = Int(header >> 17)
+                guard Int(header & 0xFFFF) < countryCount, word + 1 + 2 * runs <= end else {
+                    throw CountryIndexError("country index: bad subcell record")
+                }
+                for run in 0..<runs {
+                    let start = Int(records[word + 1 + 2 * run])
+                    let count = Int(records[word + 2 + 2 * run])
+                    guard count > 0, start + count < vertices.count else {
+                        throw CountryIndexError("country index: a boundary run leaves the vertex table")
+                    }
+                }
+                word += 1 + 2 * runs
+            }
+        }
     }
 }
