@@ -100,8 +100,12 @@ extension CountryIndex {
             word += 1
             while word < runsEnd {
                 let start = Int(tables.records[word])
-                for edge in start..<(start + Int(tables.records[word + 1])) {
-                    let distance = frame.squaredDistance(toSegment: tables.vertices[edge], tables.vertices[edge + 1])
+                // A run's edges share their ends: each vertex goes into the local frame once.
+                var a = frame.local(tables.vertices[start])
+                for next in (start + 1)...(start + Int(tables.records[word + 1])) {
+                    let b = frame.local(tables.vertices[next])
+                    let distance = LocalFrame.squaredDistanceToOrigin(a, b)
+                    a = b
                     guard distance <= limit else { continue }
                     if best == nil || distance < best!.distance
                         || (distance == best!.distance && country < best!.country)
@@ -127,6 +131,49 @@ extension CountryIndex {
     }
 }
 
+extension IndexTables {
+    /// For each cell, whether a boundary edge may lie within `metres` of some point of it, that is whether a
+    /// mixed cell lies within reach (with the east-west reach taken at the band's highest latitude, so it is
+    /// never less than a lookup's own).
+    func cellsNearLand(within metres: Double) -> [Bool] {
+        let columns = FixedPoint.cellColumns
+        guard metres > 0 else { return Array(repeating: false, count: cells.count) }
+        // Mixed cells before each column of each row (one extra column: prefix sums).
+        var mixedBefore = Array(repeating: 0, count: FixedPoint.cellRows * (columns + 1))
+        for row in 0..<FixedPoint.cellRows {
+            for column in 0..<columns {
+                let mixed = cells[row * columns + column] >> 30 == 2 ? 1 : 0
+                mixedBefore[row * (columns + 1) + column + 1] = mixedBefore[row * (columns + 1) + column] + mixed
+            }
+        }
+        func mixedCount(row: Int, from first: Int, through last: Int) -> Int {
+            guard last - first + 1 < columns else { return mixedBefore[row * (columns + 1) + columns] }
+            let low = (first % columns + columns) % columns
+            let high = (last % columns + columns) % columns
+            let base = row * (columns + 1)
+            if low <= high { return mixedBefore[base + high + 1] - mixedBefore[base + low] }
+            return mixedBefore[base + columns] - mixedBefore[base + low] + mixedBefore[base + high + 1]
+        }
+        let reachDegrees = metres / LocalFrame.metresPerDegree
+        var result = Array(repeating: false, count: cells.count)
+        for row in 0..<FixedPoint.cellRows {
+            let south = Double(row) - 90 - reachDegrees
+            let north = Double(row) - 89 + reachDegrees
+            let rows =
+                max(0, Int(south.rounded(.down)) + 90)...min(FixedPoint.cellRows - 1, Int(north.rounded(.down)) + 90)
+            let highestLatitude = min(90, max(abs(south), abs(north)))
+            let cosine = cos(highestLatitude * Double.pi / 180)
+            let reachColumns = cosine < 1e-6 ? columns : Int((reachDegrees / cosine).rounded(.up)) + 1
+            for column in 0..<columns {
+                result[row * columns + column] = rows.contains { band in
+                    mixedCount(row: band, from: column - reachColumns, through: column + reachColumns) > 0
+                }
+            }
+        }
+        return result
+    }
+}
+
 /// Metres east and north of a point, in an equirectangular frame around it.
 struct LocalFrame {
     static let metresPerDegree = 6_371_008.8 * Double.pi / 180
@@ -145,8 +192,13 @@ struct LocalFrame {
 
     /// The squared distance (m²) from the point to the segment a-b, taking the short way round the antimeridian.
     func squaredDistance(toSegment a: Vertex, _ b: Vertex) -> Double {
-        let (ax, ay) = local(a)
-        let (bx, by) = local(b)
+        Self.squaredDistanceToOrigin(local(a), local(b))
+    }
+
+    /// The squared distance from the frame's origin to the segment between two local points.
+    static func squaredDistanceToOrigin(_ a: (Double, Double), _ b: (Double, Double)) -> Double {
+        let (ax, ay) = a
+        let (bx, by) = b
         let dx = bx - ax
         let dy = by - ay
         let length = dx * dx + dy * dy
@@ -163,7 +215,8 @@ struct LocalFrame {
         return dx * dx + dy * dy
     }
 
-    private func local(_ vertex: Vertex) -> (Double, Double) {
+    /// A vertex in the frame: metres east and north.
+    func local(_ vertex: Vertex) -> (Double, Double) {
         var dx = Int64(vertex.x) - x
         let turn = 360 * FixedPoint.unitsPerDegree
         if dx > turn / 2 { dx -= turn } else if dx < -turn / 2 { dx += turn }

@@ -24,6 +24,9 @@ public final class CountryIndex: Sendable {
     /// How far out to sea (metres) a point still gets the nearest country's code; 0 turns it off.
     public let coastalTolerance: Double
     let tables: IndexTables
+    /// For each grid cell, whether some boundary may lie within ``coastalTolerance`` of a point in it: the
+    /// open ocean answers without a search.
+    let cellNearLand: [Bool]
     private let countryByCode: [String: Int]
 
     /// Reads an index built by ``CountryIndexBuilder``.
@@ -64,6 +67,7 @@ public final class CountryIndex: Sendable {
         )
         guard reader.offset == bytes.count else { throw CountryIndexError("the country index has trailing bytes") }
         try tables.validate(countryCount: countryCount)
+        cellNearLand = tables.cellsNearLand(within: self.coastalTolerance)
     }
 
     /// The same index with another coastal tolerance (metres; 0 turns it off).
@@ -77,7 +81,7 @@ public final class CountryIndex: Sendable {
         let x = Self.x(coordinate.longitude)
         let y = FixedPoint.units(coordinate.latitude)
         if let number = countryNumber(x: x, y: y) { return countries[number] }
-        guard coastalTolerance > 0 else { return nil }
+        guard coastalTolerance > 0, cellNearLand[Self.cell(x: x, y: y)] else { return nil }
         return nearestCountry(x: x, y: y, within: coastalTolerance).map { countries[$0] }
     }
 
@@ -131,6 +135,13 @@ public final class CountryIndex: Sendable {
         }
     }
 
+    /// The grid cell of a point, numbered row by row from the south-west.
+    static func cell(x: Int64, y: Int64) -> Int {
+        let column = Int((x - FixedPoint.minimumX) / FixedPoint.cellSize)
+        let row = min(Int((y - FixedPoint.minimumY) / FixedPoint.cellSize), FixedPoint.cellRows - 1)
+        return row * FixedPoint.cellColumns + column
+    }
+
     /// Longitude in units, with 180 written as -180 (the same meridian) so the grid has one column for it.
     static func x(_ longitude: Double) -> Int64 {
         let x = FixedPoint.units(longitude)
@@ -145,6 +156,7 @@ public final class CountryIndex: Sendable {
         countryByCode = other.countryByCode
         self.coastalTolerance = max(0, coastalTolerance)
         tables = other.tables
+        cellNearLand = tables.cellsNearLand(within: self.coastalTolerance)
     }
 }
 
