@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "GeoCore", targets: ["GeoCore"]),
         .library(name: "StateStore", targets: ["StateStore"]),
         .library(name: "Countries", targets: ["Countries"]),
+        .library(name: "Worker", targets: ["Worker"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
         .executable(name: "geocore-bench", targets: ["geocore-bench"]),
         .executable(name: "country-bench", targets: ["country-bench"]),
@@ -55,10 +56,24 @@ let package = Package(
             resources: [.copy("Resources/countries.idx"), .copy("Resources/languages.tsv")],
             swiftSettings: strictSwift
         ),
+        // The service: pipeline, configuration, demo. Wires the modules above together.
+        .target(
+            name: "Worker",
+            dependencies: [
+                "Kafka", "GeoCore", "StateStore", "Countries",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources/demo-trace.jsonl")],
+            swiftSettings: strictSwift
+        ),
         // The command-line tool.
         .executableTarget(
             name: "geoworker",
-            dependencies: ["Countries", "GeoCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "Worker", "Kafka", "Countries", "GeoCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift
         ),
         // Compiles boundaries (GeoJSON) into the country index: see tools/countries/.

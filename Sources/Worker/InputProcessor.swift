@@ -1,0 +1,155 @@
+public import GeoCore
+public import Kafka
+
+/// Turns input messages into state changes and output records: the worker's core step, without I/O.
+///
+/// Each message is decoded from its bytes and applied to its device through the ``DeviceRegistry``; the
+/// events it causes become CloudEvents records for the events topic (key = device id), and a message that
+/// cannot be decoded or carried out becomes a dead-letter record holding its original key and bytes and
+/// the reason. Nothing is published here: the caller sends ``takeOutput()`` and checkpoints.
+public struct InputProcessor: Sendable {
+    /// The topics the worker reads and writes.
+    public struct Topics: Hashable, Sendable {
+        public var positions: String
+        public var commands: String
+        public var events: String
+        public var deadLetters: String
+
+        public init(positions: String, commands: String, events: String, deadLetters: String) {
+            self.positions = positions
+            self.commands = commands
+            self.events = events
+            self.deadLetters = deadLetters
+        }
+    }
+
+    /// Header names on dead-letter records.
+    public enum DeadLetterHeader {
+        /// A short stable code: a decoding reason (`invalid-json`, `missing-field`, ...), `empty-message` or
+        /// `rejected`.
+        public static let reason = "geoworker-reason"
+        /// What was wrong, in words.
+        public static let error = "geoworker-error"
+        /// Where the message came from: `topic:partition:offset`.
+        public static let origin = "geoworker-origin"
+    }
+
+    public private(set) var registry: DeviceRegistry
+    public let topics: Topics
+    public private(set) var counters = ProcessingCounters()
+    private let encoder: CloudEventEncoder
+    private var output: [ProducerRecord] = []
+    private var events: [DeviceEvent] = []
+    private let contentType = [KafkaHeader(name: "content-type", value: CloudEventEncoder.contentType)]
+
+    public init(registry: DeviceRegistry, topics: Topics, encoder: CloudEventEncoder = CloudEventEncoder()) {
+        self.registry = registry
+        self.topics = topics
+        self.encoder = encoder
+    }
+
+    /// Applies one input message.
+    ///
+    /// - Parameters:
+    ///   - value: the message's bytes (nil for a tombstone).
+    ///   - key: the message's key, kept on a dead-letter record.
+    ///   - isCommand: from the commands topic rather than the positions topic.
+    public mutating func process(
+        value: UnsafeRawBufferPointer?,
+        key: UnsafeRawBufferPointer?,
+        isCommand: Bool,
+        origin: MessageOrigin
+    ) {
+        guard let value, value.count > 0 else {
+            deadLetter(value: value, key: key, origin: origin, reason: "empty-message", error: "the message is empty")
+            return
+        }
+        events.removeAll(keepingCapacity: true)
+        let outcome: DeviceTracker.Outcome
+        if isCommand {
+            switch DeviceCommand.decode(json: value) {
+            case .success(let command):
+                counters.commands += 1
+                outcome = registry.apply(command, origin: origin, events: &events)
+            case .failure(let failure):
+                deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
+                return
+            }
+        } else {
+            switch Position.decode(json: value) {
+            case .success(let position):
+                counters.positions += 1
+                outcome = registry.apply(position, origin: origin, events: &events)
+            case .failure(let failure):
+                deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
+                return
+            }
+        }
+        switch outcome.kind {
+        case .applied, .appliedWithoutGeofences: break
+        case .stale: counters.stalePositions += 1
+        case .duplicate: counters.duplicatePositions += 1
+        case .rejected(let why): deadLetter(value: value, key: key, origin: origin, reason: "rejected", error: why)
+        }
+        for event in events {
+            counters.events[event.type, default: 0] += 1
+            output.append(
+                ProducerRecord(
+                    topic: topics.events,
+                    key: Array(event.deviceId.utf8),
+                    value: encoder.encode(event),
+                    headers: contentType
+                )
+            )
+        }
+    }
+
+    /// The records to publish since the last call, in the order their messages were applied.
+    public mutating func takeOutput() -> [ProducerRecord] {
+        defer { output = [] }
+        return output
+    }
+
+    /// The devices whose state changed since the last call (see ``DeviceRegistry/takeChanges()``).
+    public mutating func takeChanges() -> [DeviceRegistry.ChangedDevice] { registry.takeChanges() }
+
+    private mutating func deadLetter(
+        value: UnsafeRawBufferPointer?,
+        key: UnsafeRawBufferPointer?,
+        origin: MessageOrigin,
+        reason: String,
+        error: String
+    ) {
+        counters.deadLettered[reason, default: 0] += 1
+        output.append(
+            ProducerRecord(
+                topic: topics.deadLetters,
+                key: key.map { Array($0) },
+                value: value.map { Array($0) },
+                headers: [
+                    KafkaHeader(name: DeadLetterHeader.reason, value: reason),
+                    KafkaHeader(name: DeadLetterHeader.error, value: error),
+                    KafkaHeader(
+                        name: DeadLetterHeader.origin,
+                        value: "\(origin.topic):\(origin.partition):\(origin.offset)"
+                    ),
+                ]
+            )
+        )
+    }
+}
+
+/// What the worker has processed since it started, for metrics and the end-of-run summary.
+public struct ProcessingCounters: Hashable, Sendable {
+    public var positions = 0
+    public var commands = 0
+    /// Positions older than (or as old as) the newest applied for their device: applied as no-ops.
+    public var stalePositions = 0
+    public var duplicatePositions = 0
+    /// Events produced, by CloudEvents type.
+    public var events: [String: Int] = [:]
+    /// Messages sent to the dead-letter topic, by reason.
+    public var deadLettered: [String: Int] = [:]
+
+    public init() {}
+}

@@ -1,0 +1,279 @@
+import Countries
+import GeoCore
+import Kafka
+public import Logging
+import StateStore
+import Synchronization
+
+/// The geoworker service: consumes positions and commands, applies them, publishes events, and persists
+/// state and offsets so that a restart neither loses nor re-announces anything.
+///
+/// One loop, on the thread that calls ``run()``: poll a batch; merge each co-partitioned pair by timestamp
+/// (``PartitionPairMerge``); apply the messages (``InputProcessor``); send the events and dead letters.
+/// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
+/// a checkpoint waits for every record sent so far to be delivered, then writes the changed devices and the
+/// next input offsets in one SQLite transaction, then commits those offsets to the consumer group. SQLite is
+/// the source of truth for where to resume: on assignment each partition starts at its stored offset.
+/// A crash replays at most what came after the last checkpoint, re-emitting the same events with the same ids.
+public final class Worker: @unchecked Sendable {
+    // @unchecked: all mutable state below is touched only by the thread in `run()` (the rebalance hooks run
+    // inside `poll`, on that thread); `stopRequested` is the one cross-thread value, and it is atomic.
+    public let configuration: WorkerConfiguration
+    private let logger: Logger
+    private let stopRequested = Atomic<Bool>(false)
+
+    private var processor: InputProcessor
+    private let store: StateStore
+    private var storedOffsets: [PartitionKey: Int64]
+    private var merges: [Int32: PartitionPairMerge<ConsumerRecord>] = [:]
+    /// The next offset of each input partition after what has been applied, not yet checkpointed.
+    private var appliedOffsets: [TopicPartition: Int64] = [:]
+    private var inFlight: [DeliveryBatch] = []
+    private var failure: WorkerError?
+
+    /// Opens the state directory and loads the country index and every stored device.
+    ///
+    /// - Throws: ``WorkerError`` when the state directory or the country index cannot be read.
+    public init(configuration: WorkerConfiguration, logger: Logger = Logger(label: "geoworker")) throws(WorkerError) {
+        self.configuration = configuration
+        self.logger = logger
+        let countries: CountryIndex
+        let languages: CountryLanguages
+        do {
+            countries = try CountryIndex.bundled(coastalTolerance: configuration.coastalTolerance)
+            languages = try CountryLanguages.bundled()
+        } catch {
+            throw WorkerError(.countries, "cannot read the bundled country data: \(error)")
+        }
+        do {
+            store = try StateStore(directory: configuration.stateDirectory)
+            storedOffsets = try store.loadOffsets()
+            let tracker = DeviceTracker(
+                configuration: configuration.tracker,
+                countries: countries,
+                languages: languages
+            )
+            let registry = DeviceRegistry(tracker: tracker, states: try store.loadDevices())
+            processor = InputProcessor(registry: registry, topics: configuration.topics)
+        } catch {
+            throw WorkerError(.state, "state directory \(configuration.stateDirectory): \(error)")
+        }
+    }
+
+    /// What has been processed so far.
+    public var counters: ProcessingCounters { processor.counters }
+
+    /// Asks ``run()`` to finish: it completes the batch in flight, checkpoints, leaves the group and returns.
+    /// Safe from any thread (a signal handler's task, for example).
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+    }
+
+    /// Runs until ``stop()`` (or, with ``WorkerConfiguration/untilCaughtUp``, until every assigned partition
+    /// has been processed to its end). Blocks the calling thread: give it a thread of its own.
+    ///
+    /// - Throws: ``WorkerError`` when the topics are missing or not co-partitioned, Kafka fails for good, a
+    ///   record cannot be delivered, or the state cannot be written. What was checkpointed stays valid; a
+    ///   restart resumes from there.
+    @available(*, noasync, message: "blocks the calling thread for the worker's lifetime")
+    public func run() throws(WorkerError) {
+        let topics = configuration.topics
+        let producer: Producer
+        let consumer: Consumer
+        do {
+            producer = try Producer(
+                configuration: ProducerConfiguration(
+                    bootstrapServers: configuration.brokers,
+                    // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost.
+                    deliveryTimeout: .zero,
+                    properties: configuration.kafkaProperties
+                ),
+                logger: logger
+            )
+            consumer = try Consumer(
+                configuration: ConsumerConfiguration(
+                    bootstrapServers: configuration.brokers,
+                    groupID: configuration.groupID,
+                    // Range assignment gives one member the same partition numbers of both topics.
+                    properties: ["partition.assignment.strategy": "range"].merging(configuration.kafkaProperties) {
+                        $1
+                    }
+                ),
+                subscription: .group(topics: [topics.positions, topics.commands]),
+                rebalanceHandler: RebalanceHandler(
+                    onAssign: { [unowned self] partitions in startOffsets(for: partitions) },
+                    onRevoke: { [unowned self] partitions, isLost in revoke(partitions, isLost: isLost) }
+                ),
+                logger: logger
+            )
+        } catch {
+            throw WorkerError(.kafka, "\(error)")
+        }
+        defer {
+            consumer.close()
+            producer.close()
+        }
+        try checkTopics(consumer)
+        logger.info(
+            "geoworker running",
+            metadata: [
+                "brokers": "\(configuration.brokers)", "group": "\(configuration.groupID)",
+                "positions": "\(topics.positions)", "commands": "\(topics.commands)",
+                "events": "\(topics.events)", "devices": "\(processor.registry.states.count)",
+            ]
+        )
+
+        let clock = ContinuousClock()
+        var lastCheckpoint = clock.now
+        while !stopRequested.load(ordering: .acquiring) {
+            let batch: ConsumerBatch
+            do {
+                batch = try consumer.poll(maxMessages: configuration.maximumBatch, timeout: .milliseconds(100))
+            } catch {
+                throw WorkerError(.kafka, "consumer failed: \(error)")
+            }
+            if let failure { throw failure }
+            for error in batch.errors { logger.warning("kafka: \(error)") }
+            for record in batch {
+                let side: PartitionPairMerge<ConsumerRecord>.Side =
+                    record.topic == topics.commands ? .commands : .positions
+                merges[record.partition, default: PartitionPairMerge()].append(
+                    record,
+                    timestamp: record.timestampMilliseconds ?? 0,
+                    side: side
+                )
+            }
+            applyMerged(atEnd: consumer.partitionsAtEnd, now: clock.now)
+            let output = processor.takeOutput()
+            if !output.isEmpty { inFlight.append(producer.send(output)) }
+
+            if clock.now - lastCheckpoint >= configuration.checkpointInterval {
+                try checkpoint(consumer)
+                lastCheckpoint = clock.now
+            }
+            if configuration.untilCaughtUp && consumer.hasReachedEndOfAssignment
+                && merges.values.allSatisfy(\.isEmpty)
+            {
+                logger.info("caught up with every assigned partition")
+                break
+            }
+        }
+        try checkpoint(consumer)
+        logger.info("geoworker stopped", metadata: ["devices": "\(processor.registry.states.count)"])
+    }
+
+    /// Applies what each partition pair's merge releases now.
+    private func applyMerged(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant) {
+        let topics = configuration.topics
+        for partition in merges.keys {
+            let positionsAtEnd = atEnd.contains(TopicPartition(topics.positions, partition))
+            let commandsAtEnd = atEnd.contains(TopicPartition(topics.commands, partition))
+            while let (record, side) = merges[partition]!.next(
+                positionsAtEnd: positionsAtEnd,
+                commandsAtEnd: commandsAtEnd,
+                now: now,
+                maximumWait: configuration.mergeWait
+            ) {
+                let origin = MessageOrigin(
+                    topic: record.topic,
+                    partition: record.partition,
+                    offset: record.offset,
+                    timestamp: record.timestampMilliseconds ?? 0
+                )
+                record.withValue { value in
+                    record.withKey { key in
+                        processor.process(value: value, key: key, isCommand: side == .commands, origin: origin)
+                    }
+                }
+                appliedOffsets[record.topicPartition] = record.offset + 1
+            }
+        }
+    }
+
+    /// A checkpoint: ``persist()``, then commit the offsets to the group (for lag monitoring; SQLite stays the
+    /// source of truth).
+    private func checkpoint(_ consumer: Consumer) throws(WorkerError) {
+        let offsets = try persist()
+        guard !offsets.isEmpty else { return }
+        do {
+            try consumer.commit(offsets)
+        } catch {
+            // Only a fallback and a lag signal: the next checkpoint commits again.
+            logger.debug("group offset commit deferred: \(error)")
+        }
+    }
+
+    /// Waits for everything sent to be delivered, then writes the changed devices and the next input offsets
+    /// in one transaction. Returns the offsets written.
+    private func persist() throws(WorkerError) -> [TopicPartition: Int64] {
+        for batch in inFlight {
+            if let failed = batch.wait().first(where: { !$0.isDelivered }) {
+                throw WorkerError(
+                    .delivery,
+                    "could not deliver to \(failed.topic): \(failed.error.map { "\($0)" } ?? "")"
+                )
+            }
+        }
+        inFlight.removeAll()
+        let changes = processor.takeChanges()
+        guard !changes.isEmpty || !appliedOffsets.isEmpty else { return [:] }
+        var offsets: [PartitionKey: Int64] = [:]
+        for (partition, offset) in appliedOffsets {
+            offsets[PartitionKey(topic: partition.topic, partition: partition.partition)] = offset
+        }
+        do {
+            try store.commit(devices: changes, offsets: offsets)
+        } catch {
+            throw WorkerError(.state, "cannot write state: \(error)")
+        }
+        storedOffsets.merge(offsets) { $1 }
+        defer { appliedOffsets.removeAll() }
+        return appliedOffsets
+    }
+
+    /// Where assigned partitions start: their stored offsets (others start from the group's offset).
+    private func startOffsets(for partitions: [TopicPartition]) -> [TopicPartition: Int64] {
+        var starts: [TopicPartition: Int64] = [:]
+        for partition in partitions {
+            if let offset = storedOffsets[PartitionKey(topic: partition.topic, partition: partition.partition)] {
+                starts[partition] = offset
+            }
+        }
+        logger.info("assigned \(partitions.count) partitions", metadata: ["resuming": "\(starts.count)"])
+        return starts
+    }
+
+    /// Finishes the work in flight for partitions about to go, and forgets what is buffered for them (their
+    /// next owner reads it again from the checkpoint).
+    private func revoke(_ partitions: [TopicPartition], isLost: Bool) {
+        logger.info("revoking \(partitions.count) partitions", metadata: ["lost": "\(isLost)"])
+        // Deliver and persist what was applied (the group may refuse commits while it rebalances).
+        do {
+            _ = try persist()
+        } catch {
+            failure = error
+        }
+        for partition in partitions { merges[partition.partition]?.removeAll() }
+    }
+
+    /// Refuses to run unless every topic exists and both input topics have the same partition count.
+    private func checkTopics(_ consumer: Consumer) throws(WorkerError) {
+        let topics = configuration.topics
+        var counts: [String: Int] = [:]
+        for topic in [topics.positions, topics.commands, topics.events, topics.deadLetters] {
+            do {
+                counts[topic] = try consumer.partitionCount(topic: topic)
+            } catch {
+                throw WorkerError(.topics, "topic \(topic): \(error)")
+            }
+        }
+        guard counts[topics.positions] == counts[topics.commands] else {
+            throw WorkerError(
+                .topics,
+                "\(topics.positions) has \(counts[topics.positions]!) partitions and \(topics.commands) has "
+                    + "\(counts[topics.commands]!): the input topics must be co-partitioned (same partition count, "
+                    + "both keyed by deviceId)"
+            )
+        }
+    }
+}

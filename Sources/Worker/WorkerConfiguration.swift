@@ -1,0 +1,61 @@
+public import Countries
+public import GeoCore
+
+/// Settings of a ``Worker``.
+public struct WorkerConfiguration: Sendable {
+    /// Initial Kafka brokers, `host:port[,host:port…]`. Default: `localhost:9092`.
+    public var brokers: String
+    /// Input and output topics. Defaults: `positions`, `commands`, `events`, `geoworker-dead-letters`.
+    public var topics: InputProcessor.Topics
+    /// The consumer group both input topics are read in. Default: `geoworker`.
+    public var groupID: String
+    /// Where the SQLite state (devices, pins, input offsets) lives. Default: `./geoworker-state`.
+    public var stateDirectory: String
+    /// How long a partition pair waits for a side with nothing buffered before going on without it.
+    /// Default: 200 ms.
+    public var mergeWait: Duration
+    /// How often state and offsets are persisted (after the events so far are delivered). Longer means
+    /// fewer SQLite writes and a longer replay after a crash (with the same event ids). Default: 1 s.
+    public var checkpointInterval: Duration
+    /// Most messages taken from librdkafka per poll. Default: 10,000.
+    public var maximumBatch: Int
+    /// Exit once every assigned partition has been processed to its end (replays, benchmarks). Default: false.
+    public var untilCaughtUp: Bool
+    /// How far out to sea a position still gets the nearest country, in metres (0 turns it off).
+    /// Default: 22,224 (12 nautical miles).
+    public var coastalTolerance: Double
+    public var tracker: TrackerConfiguration
+    /// Raw librdkafka properties for both the consumer and the producer (SASL/SSL, tuning). Never logged.
+    public var kafkaProperties: [String: String]
+
+    public init(
+        brokers: String = "localhost:9092",
+        topics: InputProcessor.Topics = InputProcessor.Topics(
+            positions: "positions",
+            commands: "commands",
+            events: "events",
+            deadLetters: "geoworker-dead-letters"
+        ),
+        groupID: String = "geoworker",
+        stateDirectory: String = "./geoworker-state",
+        mergeWait: Duration = .milliseconds(200),
+        checkpointInterval: Duration = .seconds(1),
+        maximumBatch: Int = 10_000,
+        untilCaughtUp: Bool = false,
+        coastalTolerance: Double = CountryIndex.territorialSea,
+        tracker: TrackerConfiguration = TrackerConfiguration(),
+        kafkaProperties: [String: String] = [:]
+    ) {
+        self.brokers = brokers
+        self.topics = topics
+        self.groupID = groupID
+        self.stateDirectory = stateDirectory
+        self.mergeWait = mergeWait
+        self.checkpointInterval = checkpointInterval
+        self.maximumBatch = maximumBatch
+        self.untilCaughtUp = untilCaughtUp
+        self.coastalTolerance = coastalTolerance
+        self.tracker = tracker
+        self.kafkaProperties = kafkaProperties
+    }
+}
