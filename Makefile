@@ -3,13 +3,18 @@
 
 SWIFT_FORMAT_PATHS := Package.swift Sources Tests
 
-.PHONY: setup build test lint format bench countries
+.PHONY: setup build demo test lint format bench countries
 
 setup:
 	@scripts/setup.sh
 
 build: setup
 	swift build
+
+## The worker on an embedded Kafka (librdkafka's mock cluster) with the bundled sample trace.
+demo: setup
+	swift build --product geoworker
+	.build/debug/geoworker demo
 
 ## Formatting check (swift-format with NIO's configuration), then every test.
 test: setup lint

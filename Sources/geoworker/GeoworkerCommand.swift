@@ -5,6 +5,6 @@ struct GeoworkerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geoworker",
         abstract: "A stream worker for device locations: geofences, countries and languages, from Kafka.",
-        subcommands: [GeocodeCommand.self]
+        subcommands: [RunCommand.self, DemoCommand.self, GeocodeCommand.self]
     )
 }

@@ -1,0 +1,129 @@
+import Foundation
+import Kafka
+public import Logging
+
+/// `geoworker demo`: the real pipeline on an embedded Kafka (librdkafka's mock cluster on loopback TCP)
+/// and the bundled sample trace.
+///
+/// Creates the topics, produces the trace (positions first, then commands, so the timestamp merge has to
+/// put each `track` before the positions that follow it), runs a ``Worker`` until it has caught up, then
+/// reads the events topic and prints one readable line per event.
+public enum Demo {
+    /// Runs the demo, handing each output line to `print`.
+    ///
+    /// - Parameter stateDirectory: where the worker keeps its state; a fresh temporary directory by default.
+    /// - Returns: the events, as CloudEvents JSON values, in event-time order.
+    @available(*, noasync, message: "runs a worker on the calling thread")
+    @discardableResult
+    public static func run(
+        stateDirectory: String? = nil,
+        logger: Logger = Logger(label: "geoworker.demo"),
+        print: (String) -> Void
+    ) throws -> [[UInt8]] {
+        let cluster = try MockCluster(brokers: 1, logger: logger)
+        let topics = InputProcessor.Topics(
+            positions: "positions",
+            commands: "commands",
+            events: "events",
+            deadLetters: "geoworker-dead-letters"
+        )
+        for topic in [topics.positions, topics.commands, topics.events] {
+            try cluster.createTopic(topic, partitions: 4)
+        }
+        try cluster.createTopic(topics.deadLetters, partitions: 1)
+
+        let trace = try loadTrace()
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: logger
+        )
+        let ordered = trace.filter { $0.topic == topics.positions } + trace.filter { $0.topic == topics.commands }
+        let reports = producer.send(ordered).wait()
+        producer.close()
+        if let failed = reports.first(where: { !$0.isDelivered }) {
+            throw WorkerError(.delivery, "could not load the trace: \(failed)")
+        }
+        print(
+            "demo: embedded Kafka at \(cluster.bootstrapServers); produced \(trace.count) messages of the sample trace"
+        )
+
+        let directory =
+            stateDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                "geoworker-demo-\(ProcessInfo.processInfo.processIdentifier)"
+            ).path
+        let worker = try Worker(
+            configuration: WorkerConfiguration(
+                brokers: cluster.bootstrapServers,
+                topics: topics,
+                groupID: "geoworker-demo",
+                stateDirectory: directory,
+                untilCaughtUp: true
+            ),
+            logger: logger
+        )
+        try worker.run()
+        let counters = worker.counters
+        print(
+            "demo: worker applied \(counters.positions) positions and \(counters.commands) commands; "
+                + "state in \(directory)"
+        )
+
+        let events = try readAll(topic: topics.events, partitions: 4, from: cluster, logger: logger)
+        print("")
+        for event in events { print(EventLine.format(event.value)) }
+        print("")
+        print("demo: \(events.count) events; the same pipeline runs against a real Kafka with `geoworker run`")
+        return events.map(\.value)
+    }
+
+    /// The bundled trace as records to produce: key = device id, Kafka timestamp = the message's time.
+    static func loadTrace() throws -> [ProducerRecord] {
+        guard let url = Bundle.module.url(forResource: "demo-trace", withExtension: "jsonl") else {
+            throw WorkerError(.state, "the demo trace is missing from the bundle")
+        }
+        let text = try String(contentsOf: url, encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            guard let entry = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let topic = entry["topic"] as? String, let key = entry["key"] as? String,
+                let timestamp = entry["timestamp"] as? Int64, let message = entry["message"]
+            else { throw WorkerError(.state, "bad demo trace line: \(line)") }
+            return ProducerRecord(
+                topic: topic,
+                key: Array(key.utf8),
+                value: Array(try JSONSerialization.data(withJSONObject: message, options: [.sortedKeys])),
+                timestampMilliseconds: timestamp
+            )
+        }
+    }
+
+    /// Every message of a topic, by event time then id.
+    private static func readAll(
+        topic: String,
+        partitions: Int32,
+        from cluster: MockCluster,
+        logger: Logger
+    ) throws -> [(time: String, value: [UInt8])] {
+        var starts: [TopicPartition: StartOffset] = [:]
+        for partition in 0..<partitions { starts[TopicPartition(topic, partition)] = .beginning }
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                groupID: "geoworker-demo-reader"
+            ),
+            subscription: .partitions(starts),
+            logger: logger
+        )
+        defer { consumer.close() }
+        var events: [(time: String, id: String, value: [UInt8])] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !consumer.hasReachedEndOfAssignment && ContinuousClock.now < deadline {
+            for record in try consumer.poll() {
+                guard let value = record.value else { continue }
+                let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any]
+                events.append((object?["time"] as? String ?? "", object?["id"] as? String ?? "", value))
+            }
+        }
+        return events.sorted { ($0.time, $0.id) < ($1.time, $1.id) }.map { ($0.time, $0.value) }
+    }
+}

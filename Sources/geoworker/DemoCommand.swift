@@ -1,0 +1,23 @@
+import ArgumentParser
+import Logging
+import Worker
+
+/// `geoworker demo`: the real pipeline on an embedded Kafka and a bundled trace.
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the worker on an embedded Kafka with a sample trace and print the events."
+    )
+
+    @Option(help: "Log level of the worker while it runs.")
+    var logLevel: Logger.Level = .warning
+
+    func run() throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = logLevel
+            return handler
+        }
+        try Demo.run { print($0) }
+    }
+}
