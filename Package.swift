@@ -106,6 +106,11 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .testTarget(
+            name: "WorkerTests",
+            dependencies: ["Worker", "Kafka", "GeoCore", "TestSupport"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
             name: "KafkaTests",
             dependencies: ["Kafka", "TestSupport"],
             swiftSettings: strictSwift

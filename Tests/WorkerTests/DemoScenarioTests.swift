@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import Worker
+
+@Suite("The demo scenario end to end (mock cluster, real pipeline)")
+struct DemoScenarioTests {
+    struct Event: Hashable, CustomStringConvertible {
+        let device: String
+        let type: String
+        let detail: String
+        var description: String { "\(device) \(type) \(detail)" }
+    }
+
+    func summary(_ value: [UInt8]) throws -> Event {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(value)) as? [String: Any])
+        let data = try #require(object["data"] as? [String: Any])
+        let type = try #require(object["type"] as? String)
+        let detail: String
+        switch type {
+        case "country.changed": detail = "\(data["from"] as? String ?? "-")>\(data["to"] as? String ?? "?")"
+        case "language.suggested": detail = "\(data["language"] as? String ?? "?")"
+        default:
+            let pin = data["pin"] as? [String: Any]
+            detail = "\(pin?["id"] as? String ?? "?")\(data["initial"] as? Bool == true ? " initial" : "")"
+        }
+        return Event(device: try #require(object["subject"] as? String), type: type, detail: detail)
+    }
+
+    @Test("each device gets exactly its events, in order")
+    func exactEventsPerDevice() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var lines: [String] = []
+        let events = try Demo.run(stateDirectory: directory) { lines.append($0) }.map(summary)
+        func of(_ device: String) -> [String] {
+            events.filter { $0.device == device }.map { "\($0.type) \($0.detail)" }
+        }
+
+        #expect(
+            of("truck-17") == [
+                "country.changed ->FR", "language.suggested fr-FR",
+                "country.changed FR>CH", "language.suggested fr-CH",
+                "geofence.entered geneva-depot", "geofence.exited geneva-depot",
+            ]
+        )
+        #expect(
+            of("van-3") == [
+                "country.changed ->FR", "language.suggested fr-FR",
+                "geofence.entered kehl-warehouse", "country.changed FR>DE", "language.suggested de-DE",
+                "geofence.exited kehl-warehouse",
+            ]
+        )
+        #expect(
+            of("car-9") == [
+                "country.changed ->BE", "language.suggested nl-BE",
+                "geofence.entered brussels-office initial", "geofence.exited brussels-office",
+                "geofence.entered maastricht-client", "country.changed BE>NL", "language.suggested nl-NL",
+            ]
+        )
+        #expect(events.count == 19)
+        // The operator's view: one readable line per event.
+        #expect(lines.contains { $0.contains("truck-17") && $0.contains("FR -> CH (Switzerland)") })
+    }
+}
