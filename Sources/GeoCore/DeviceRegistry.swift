@@ -42,6 +42,9 @@ public struct DeviceRegistry: Sendable {
         }
     }
 
+    /// How many devices the registry holds.
+    public var count: Int { slots.count }
+
     /// Every device's state, by device id.
     public var states: [String: DeviceState] {
         Dictionary(uniqueKeysWithValues: slots.map { ($0.state.deviceId, $0.state) })

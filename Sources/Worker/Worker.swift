@@ -25,7 +25,8 @@ public final class Worker: @unchecked Sendable {
     private var processor: InputProcessor
     private let store: StateStore
     private var storedOffsets: [PartitionKey: Int64]
-    private var merges: [Int32: PartitionPairMerge<ConsumerRecord>] = [:]
+    /// One merge per partition pair, indexed by partition number (grown if a topic gains partitions).
+    private var merges: [PartitionPairMerge<ConsumerRecord>] = []
     /// The next offset of each input partition after what has been applied, not yet checkpointed.
     private var appliedOffsets: [TopicPartition: Int64] = [:]
     private var inFlight: [DeliveryBatch] = []
@@ -113,13 +114,13 @@ public final class Worker: @unchecked Sendable {
             consumer.close()
             producer.close()
         }
-        try checkTopics(consumer)
+        merges = Array(repeating: PartitionPairMerge(), count: try checkTopics(consumer))
         logger.info(
             "geoworker running",
             metadata: [
                 "brokers": "\(configuration.brokers)", "group": "\(configuration.groupID)",
                 "positions": "\(topics.positions)", "commands": "\(topics.commands)",
-                "events": "\(topics.events)", "devices": "\(processor.registry.states.count)",
+                "events": "\(topics.events)", "devices": "\(processor.registry.count)",
             ]
         )
 
@@ -135,12 +136,14 @@ public final class Worker: @unchecked Sendable {
             if let failure { throw failure }
             for error in batch.errors { logger.warning("kafka: \(error)") }
             for record in batch {
-                let side: PartitionPairMerge<ConsumerRecord>.Side =
-                    record.topic == topics.commands ? .commands : .positions
-                merges[record.partition, default: PartitionPairMerge()].append(
+                let partition = Int(record.partition)
+                if partition >= merges.count {
+                    merges += Array(repeating: PartitionPairMerge(), count: partition + 1 - merges.count)
+                }
+                merges[partition].append(
                     record,
                     timestamp: record.timestampMilliseconds ?? 0,
-                    side: side
+                    side: record.topic == topics.commands ? .commands : .positions
                 )
             }
             applyMerged(atEnd: consumer.partitionsAtEnd, now: clock.now)
@@ -151,42 +154,48 @@ public final class Worker: @unchecked Sendable {
                 try checkpoint(consumer)
                 lastCheckpoint = clock.now
             }
-            if configuration.untilCaughtUp && consumer.hasReachedEndOfAssignment
-                && merges.values.allSatisfy(\.isEmpty)
-            {
+            if configuration.untilCaughtUp && merges.allSatisfy(\.isEmpty) && consumer.hasReachedEndOfAssignment {
                 logger.info("caught up with every assigned partition")
                 break
             }
         }
         try checkpoint(consumer)
-        logger.info("geoworker stopped", metadata: ["devices": "\(processor.registry.states.count)"])
+        logger.info("geoworker stopped", metadata: ["devices": "\(processor.registry.count)"])
     }
 
     /// Applies what each partition pair's merge releases now.
     private func applyMerged(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant) {
         let topics = configuration.topics
-        for partition in merges.keys {
-            let positionsAtEnd = atEnd.contains(TopicPartition(topics.positions, partition))
-            let commandsAtEnd = atEnd.contains(TopicPartition(topics.commands, partition))
-            while let (record, side) = merges[partition]!.next(
-                positionsAtEnd: positionsAtEnd,
-                commandsAtEnd: commandsAtEnd,
+        for partition in merges.indices where !merges[partition].isEmpty {
+            let number = Int32(partition)
+            // The next offsets after what is applied, noted once per pair rather than per message.
+            var nextOffsets: (positions: Int64?, commands: Int64?)
+            while let (record, side) = merges[partition].next(
+                positionsAtEnd: atEnd.contains(TopicPartition(topics.positions, number)),
+                commandsAtEnd: atEnd.contains(TopicPartition(topics.commands, number)),
                 now: now,
                 maximumWait: configuration.mergeWait
             ) {
+                let isCommand = side == .commands
                 let origin = MessageOrigin(
-                    topic: record.topic,
-                    partition: record.partition,
+                    topic: isCommand ? topics.commands : topics.positions,
+                    partition: number,
                     offset: record.offset,
                     timestamp: record.timestampMilliseconds ?? 0
                 )
                 record.withValue { value in
                     record.withKey { key in
-                        processor.process(value: value, key: key, isCommand: side == .commands, origin: origin)
+                        processor.process(value: value, key: key, isCommand: isCommand, origin: origin)
                     }
                 }
-                appliedOffsets[record.topicPartition] = record.offset + 1
+                if isCommand {
+                    nextOffsets.commands = record.offset + 1
+                } else {
+                    nextOffsets.positions = record.offset + 1
+                }
             }
+            if let next = nextOffsets.positions { appliedOffsets[TopicPartition(topics.positions, number)] = next }
+            if let next = nextOffsets.commands { appliedOffsets[TopicPartition(topics.commands, number)] = next }
         }
     }
 
@@ -253,11 +262,14 @@ public final class Worker: @unchecked Sendable {
         } catch {
             failure = error
         }
-        for partition in partitions { merges[partition.partition]?.removeAll() }
+        for partition in partitions where Int(partition.partition) < merges.count {
+            merges[Int(partition.partition)].removeAll()
+        }
     }
 
-    /// Refuses to run unless every topic exists and both input topics have the same partition count.
-    private func checkTopics(_ consumer: Consumer) throws(WorkerError) {
+    /// Refuses to run unless every topic exists and both input topics have the same partition count; returns
+    /// that count.
+    private func checkTopics(_ consumer: Consumer) throws(WorkerError) -> Int {
         let topics = configuration.topics
         var counts: [String: Int] = [:]
         for topic in [topics.positions, topics.commands, topics.events, topics.deadLetters] {
@@ -275,5 +287,6 @@ public final class Worker: @unchecked Sendable {
                     + "both keyed by deviceId)"
             )
         }
+        return counts[topics.positions]!
     }
 }

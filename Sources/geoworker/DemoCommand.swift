@@ -13,11 +13,7 @@ struct DemoCommand: ParsableCommand {
     var logLevel: Logger.Level = .warning
 
     func run() throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = logLevel
-            return handler
-        }
+        logLevel.bootstrapStandardErrorLogging()
         try Demo.run { print($0) }
     }
 }

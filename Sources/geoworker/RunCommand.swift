@@ -66,11 +66,7 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = logLevel
-            return handler
-        }
+        logLevel.bootstrapStandardErrorLogging()
         var properties: [String: String] = [:]
         for property in kafkaProperties {
             let parts = property.split(separator: "=", maxSplits: 1)
@@ -104,7 +100,16 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {
+    /// Logs of this level and above go to standard error (the commands' one logging set-up).
+    func bootstrapStandardErrorLogging() {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = self
+            return handler
+        }
+    }
+}
 
 /// Calls `stop` on SIGTERM or SIGINT (once; a second signal kills as usual).
 final class StopSignals {
