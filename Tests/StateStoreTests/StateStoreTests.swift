@@ -90,7 +90,7 @@ struct StateStoreTests {
     @Test("a directory that cannot be used gives a clear error")
     func unusableDirectory() throws {
         let file = temporaryDirectory()
-        FileManager.default.createFile(atPath: file, contents: Data("not a directory".utf8))
+        try #require(FileManager.default.createFile(atPath: file, contents: Data("not a directory".utf8)))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let error = try #require(throws: StateStoreError.self) { try StateStore(directory: file) }
         #expect(error.code == .open)
@@ -103,7 +103,7 @@ struct StateStoreTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let garbage = Data(repeating: 0x42, count: 4096)
-        FileManager.default.createFile(atPath: directory + "/" + StateStore.fileName, contents: garbage)
+        try #require(FileManager.default.createFile(atPath: directory + "/" + StateStore.fileName, contents: garbage))
         let error = try #require(throws: StateStoreError.self) { try StateStore(directory: directory) }
         #expect(error.sqliteCode == 26, "SQLITE_NOTADB, got \(error)")
         #expect(FileManager.default.contents(atPath: directory + "/" + StateStore.fileName) == garbage)
