@@ -94,9 +94,9 @@ extension CountryIndex {
         var word = Int(tables.recordStarts[mixed])
         let end = Int(tables.recordStarts[mixed + 1])
         while word < end {
-            let header = tables.records[word]
-            let country = Int(header & 0xFFFF)
-            let runsEnd = word + 1 + 2 * Int(header >> 17)
+            let header = IndexLayout.CandidateHeader(word: tables.records[word])
+            let country = header.country
+            let runsEnd = word + header.wordCount
             word += 1
             while word < runsEnd {
                 let start = Int(tables.records[word])

@@ -81,14 +81,14 @@ public final class CountryIndex: Sendable {
         let x = Self.x(coordinate.longitude)
         let y = FixedPoint.units(coordinate.latitude)
         if let number = countryNumber(x: x, y: y) { return countries[number] }
-        guard coastalTolerance > 0, cellNearLand[Self.cell(x: x, y: y)] else { return nil }
+        let (row, column) = Self.cell(x: x, y: y)
+        guard coastalTolerance > 0, cellNearLand[row * FixedPoint.cellColumns + column] else { return nil }
         return nearestCountry(x: x, y: y, within: coastalTolerance).map { countries[$0] }
     }
 
     /// The country whose boundary contains the point (no coastal tolerance), as an index into `countries`.
     func countryNumber(x: Int64, y: Int64) -> Int? {
-        let column = Int((x - FixedPoint.minimumX) / FixedPoint.cellSize)
-        let row = min(Int((y - FixedPoint.minimumY) / FixedPoint.cellSize), FixedPoint.cellRows - 1)
+        let (row, column) = Self.cell(x: x, y: y)
         let cell = tables.cells[row * FixedPoint.cellColumns + column]
         switch cell >> 30 {
         case 0: return nil
@@ -111,9 +111,9 @@ public final class CountryIndex: Sendable {
                 var word = Int(tables.recordStarts[mixed])
                 let end = Int(tables.recordStarts[mixed + 1])
                 while word < end {
-                    let header = records[word]
-                    var inside = header & 0x1_0000 != 0
-                    let runsEnd = word + 1 + 2 * Int(header >> 17)
+                    let header = IndexLayout.CandidateHeader(word: records[word])
+                    var inside = header.insideAtReference
+                    let runsEnd = word + header.wordCount
                     word += 1
                     while word < runsEnd {
                         let start = Int(records[word])
@@ -128,18 +128,18 @@ public final class CountryIndex: Sendable {
                         }
                         word += 2
                     }
-                    if inside { return Int(header & 0xFFFF) }
+                    if inside { return header.country }
                 }
                 return nil
             }
         }
     }
 
-    /// The grid cell of a point, numbered row by row from the south-west.
-    static func cell(x: Int64, y: Int64) -> Int {
+    /// The grid cell of a point: its row (from the south, the North Pole in the last) and column (from -180).
+    static func cell(x: Int64, y: Int64) -> (row: Int, column: Int) {
         let column = Int((x - FixedPoint.minimumX) / FixedPoint.cellSize)
         let row = min(Int((y - FixedPoint.minimumY) / FixedPoint.cellSize), FixedPoint.cellRows - 1)
-        return row * FixedPoint.cellColumns + column
+        return (row, column)
     }
 
     /// Longitude in units, with 180 written as -180 (the same meridian) so the grid has one column for it.

@@ -37,9 +37,26 @@ struct IndexLayout {
 
         /// The record words: the header, then (first vertex, edge count) for each run.
         var recordWords: [UInt32] {
-            let header = UInt32(country) | (insideAtReference ? 1 << 16 : 0) | UInt32(runs.count) << 17
-            return [header] + runs.flatMap { [$0.start, $0.count] }
+            let header = CandidateHeader(country: country, insideAtReference: insideAtReference, runCount: runs.count)
+            return [header.word] + runs.flatMap { [$0.start, $0.count] }
         }
+    }
+
+    /// The first word of a candidate in a subcell record: country | insideAtReference << 16 | runs << 17.
+    /// The candidate takes ``wordCount`` words: this one, then (first vertex, edge count) for each run.
+    struct CandidateHeader {
+        let word: UInt32
+
+        init(word: UInt32) { self.word = word }
+
+        init(country: UInt16, insideAtReference: Bool, runCount: Int) {
+            word = UInt32(country) | (insideAtReference ? 1 << 16 : 0) | UInt32(runCount) << 17
+        }
+
+        var country: Int { Int(word & 0xFFFF) }
+        var insideAtReference: Bool { word & 0x1_0000 != 0 }
+        var runCount: Int { Int(word >> 17) }
+        var wordCount: Int { 1 + 2 * runCount }
     }
 
     static let magic: [UInt8] = Array("GWCI".utf8)

@@ -51,13 +51,12 @@ struct IndexTables: Sendable {
             var country: UInt16?
             var word = Int(recordStarts[mixed])
             while word < Int(recordStarts[mixed + 1]) {
-                let header = records[word]
-                let runs = Int(header >> 17)
-                if runs > 0 && country != UInt16(header & 0xFFFF) {
+                let header = IndexLayout.CandidateHeader(word: records[word])
+                if header.runCount > 0 && country != UInt16(header.country) {
                     if country != nil { return Self.severalCountries }
-                    country = UInt16(header & 0xFFFF)
+                    country = UInt16(header.country)
                 }
-                word += 1 + 2 * runs
+                word += header.wordCount
             }
             return country ?? Self.severalCountries
         }
@@ -102,19 +101,18 @@ struct IndexTables: Sendable {
             var word = Int(recordStarts[mixed])
             let end = Int(recordStarts[mixed + 1])
             while word < end {
-                let header = records[word]
-                let runs = Int(header >> 17)
-                guard Int(header & 0xFFFF) < countryCount, word + 1 + 2 * runs <= end else {
+                let header = IndexLayout.CandidateHeader(word: records[word])
+                guard header.country < countryCount, word + header.wordCount <= end else {
                     throw CountryIndexError("country index: bad subcell record")
                 }
-                for run in 0..<runs {
+                for run in 0..<header.runCount {
                     let start = Int(records[word + 1 + 2 * run])
                     let count = Int(records[word + 2 + 2 * run])
                     guard count > 0, start + count < vertices.count else {
                         throw CountryIndexError("country index: a boundary run leaves the vertex table")
                     }
                 }
-                word += 1 + 2 * runs
+                word += header.wordCount
             }
         }
     }

@@ -32,9 +32,9 @@ struct CoastalSearchTests {
                 let mixed = Int(tables.blockBases[block]) + Int(entry & 0x7FFF)
                 var word = Int(tables.recordStarts[mixed])
                 while word < Int(tables.recordStarts[mixed + 1]) {
-                    let header = tables.records[word]
-                    let country = Int(header & 0xFFFF)
-                    for run in 0..<Int(header >> 17) {
+                    let header = IndexLayout.CandidateHeader(word: tables.records[word])
+                    let country = header.country
+                    for run in 0..<header.runCount {
                         let start = Int(tables.records[word + 1 + 2 * run])
                         for edge in start..<(start + Int(tables.records[word + 2 + 2 * run])) {
                             let distance = frame.squaredDistance(
@@ -49,7 +49,7 @@ struct CoastalSearchTests {
                             }
                         }
                     }
-                    word += 1 + 2 * Int(header >> 17)
+                    word += header.wordCount
                 }
             }
         }
