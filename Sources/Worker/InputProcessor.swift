@@ -65,25 +65,20 @@ public struct InputProcessor: Sendable {
             return
         }
         events.removeAll(keepingCapacity: true)
+        let decoded =
+            isCommand
+            ? DeviceCommand.decode(json: value).map(Input.command) : Position.decode(json: value).map(Input.position)
         let outcome: DeviceTracker.Outcome
-        if isCommand {
-            switch DeviceCommand.decode(json: value) {
-            case .success(let command):
-                counters.commands += 1
-                outcome = registry.apply(command, origin: origin, events: &events)
-            case .failure(let failure):
-                deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
-                return
-            }
-        } else {
-            switch Position.decode(json: value) {
-            case .success(let position):
-                counters.positions += 1
-                outcome = registry.apply(position, origin: origin, events: &events)
-            case .failure(let failure):
-                deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
-                return
-            }
+        switch decoded {
+        case .success(.position(let position)):
+            counters.positions += 1
+            outcome = registry.apply(position, origin: origin, events: &events)
+        case .success(.command(let command)):
+            counters.commands += 1
+            outcome = registry.apply(command, origin: origin, events: &events)
+        case .failure(let failure):
+            deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
+            return
         }
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences: break
@@ -102,6 +97,12 @@ public struct InputProcessor: Sendable {
                 )
             )
         }
+    }
+
+    /// A decoded input message.
+    private enum Input {
+        case position(Position)
+        case command(DeviceCommand)
     }
 
     /// The records to publish since the last call, in the order their messages were applied.
