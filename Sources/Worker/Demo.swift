@@ -13,13 +13,12 @@ public enum Demo {
     ///
     /// - Parameter stateDirectory: where the worker keeps its state; a fresh temporary directory by default.
     /// - Returns: the events, as CloudEvents JSON values, in event-time order.
-    @available(*, noasync, message: "runs a worker on the calling thread")
     @discardableResult
     public static func run(
         stateDirectory: String? = nil,
         logger: Logger = Logger(label: "geoworker.demo"),
         print: (String) -> Void
-    ) throws -> [[UInt8]] {
+    ) async throws -> [[UInt8]] {
         let cluster = try MockCluster(brokers: 1, logger: logger)
         let topics = InputProcessor.Topics(
             positions: "positions",
@@ -38,8 +37,8 @@ public enum Demo {
             logger: logger
         )
         let ordered = trace.filter { $0.topic == topics.positions } + trace.filter { $0.topic == topics.commands }
-        let reports = producer.send(ordered).wait()
-        producer.close()
+        let reports = await producer.send(ordered).reports()
+        await producer.close()
         if let failed = reports.first(where: { !$0.isDelivered }) {
             throw WorkerError(.delivery, "could not load the trace: \(failed)")
         }
@@ -62,14 +61,14 @@ public enum Demo {
             ),
             logger: logger
         )
-        try worker.run()
+        try await worker.run()
         let counters = worker.counters
         print(
             "demo: worker applied \(counters.positions) positions and \(counters.commands) commands; "
                 + "state in \(directory)"
         )
 
-        let events = try readAll(topic: topics.events, partitions: 4, from: cluster, logger: logger)
+        let events = try await readAll(topic: topics.events, partitions: 4, from: cluster, logger: logger)
         print("")
         for event in events { print(EventLine.format(event.value)) }
         print("")
@@ -103,7 +102,7 @@ public enum Demo {
         partitions: Int32,
         from cluster: MockCluster,
         logger: Logger
-    ) throws -> [(time: String, value: [UInt8])] {
+    ) async throws -> [(time: String, value: [UInt8])] {
         var starts: [TopicPartition: StartOffset] = [:]
         for partition in 0..<partitions { starts[TopicPartition(topic, partition)] = .beginning }
         let consumer = try Consumer(
@@ -114,16 +113,16 @@ public enum Demo {
             subscription: .partitions(starts),
             logger: logger
         )
-        defer { consumer.close() }
         var events: [(time: String, id: String, value: [UInt8])] = []
         let deadline = ContinuousClock.now + .seconds(30)
         while !consumer.hasReachedEndOfAssignment && ContinuousClock.now < deadline {
-            for record in try consumer.poll() {
+            for record in try await consumer.nextBatch() {
                 guard let value = record.value else { continue }
                 let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any]
                 events.append((object?["time"] as? String ?? "", object?["id"] as? String ?? "", value))
             }
         }
+        await consumer.close()
         return events.sorted { ($0.time, $0.id) < ($1.time, $1.id) }.map { ($0.time, $0.value) }
     }
 }

@@ -1,4 +1,5 @@
 import Countries
+import Foundation
 import GeoCore
 import Kafka
 public import Logging
@@ -76,8 +77,25 @@ public final class Worker: @unchecked Sendable {
     /// - Throws: ``WorkerError`` when the topics are missing or not co-partitioned, Kafka fails for good, a
     ///   record cannot be delivered, or the state cannot be written. What was checkpointed stays valid; a
     ///   restart resumes from there.
-    @available(*, noasync, message: "blocks the calling thread for the worker's lifetime")
+    @available(*, noasync, message: "blocks the calling thread for the worker's lifetime; use the async run")
     public func run() throws(WorkerError) {
+        try runLoop()
+    }
+
+    /// ``run()`` on a thread of its own (never on Swift's cooperative pool), suspending until it returns.
+    public func run() async throws(WorkerError) {
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Void, WorkerError>, Never>) in
+            let thread = Thread { [self] in
+                continuation.resume(returning: Result { () throws(WorkerError) in try runLoop() })
+            }
+            thread.name = "geoworker"
+            thread.start()
+        }
+        try result.get()
+    }
+
+    private func runLoop() throws(WorkerError) {
         let topics = configuration.topics
         let producer: Producer
         let consumer: Consumer

@@ -3,7 +3,7 @@ import Logging
 import Worker
 
 /// `geoworker demo`: the real pipeline on an embedded Kafka and a bundled trace.
-struct DemoCommand: ParsableCommand {
+struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run the worker on an embedded Kafka with a sample trace and print the events."
@@ -12,8 +12,8 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Log level of the worker while it runs.")
     var logLevel: Logger.Level = .warning
 
-    func run() throws {
+    func run() async throws {
         logLevel.bootstrapStandardErrorLogging()
-        try Demo.run { print($0) }
+        try await Demo.run { print($0) }
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct GeoworkerCommand: ParsableCommand {
+struct GeoworkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geoworker",
         abstract: "A stream worker for device locations: geofences, countries and languages, from Kafka.",

@@ -27,11 +27,11 @@ struct DemoScenarioTests {
     }
 
     @Test("each device gets exactly its events, in order")
-    func exactEventsPerDevice() throws {
+    func exactEventsPerDevice() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var lines: [String] = []
-        let events = try Demo.run(stateDirectory: directory) { lines.append($0) }.map(summary)
+        let events = try await Demo.run(stateDirectory: directory) { lines.append($0) }.map(summary)
         func of(_ device: String) -> [String] {
             events.filter { $0.device == device }.map { "\($0.type) \($0.detail)" }
         }
