@@ -25,6 +25,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // librdkafka from the system: `apt-get install librdkafka-dev` (scripts/setup.sh does it).
@@ -56,12 +62,18 @@ let package = Package(
             resources: [.copy("Resources/countries.idx"), .copy("Resources/languages.tsv")],
             swiftSettings: strictSwift
         ),
-        // The service: pipeline, configuration, demo. Wires the modules above together.
+        // The service: pipeline, configuration, metrics and health, demo. Wires the modules above together.
         .target(
             name: "Worker",
             dependencies: [
                 "Kafka", "GeoCore", "StateStore", "Countries",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             resources: [.copy("Resources/demo-trace.jsonl")],
             swiftSettings: strictSwift
@@ -73,6 +85,8 @@ let package = Package(
                 "Worker", "Kafka", "Countries", "GeoCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),
@@ -128,7 +142,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoworkerTests",
-            dependencies: ["geoworker", "TestSupport"],
+            dependencies: ["geoworker", "Worker", "Kafka", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(

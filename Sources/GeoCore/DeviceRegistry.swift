@@ -39,11 +39,16 @@ public struct DeviceRegistry: Sendable {
         slots.reserveCapacity(states.count)
         for state in states {
             slots[slot(of: state.deviceId)].state = state
+            pinCount += state.pins.count
         }
     }
 
     /// How many devices the registry holds.
     public var count: Int { slots.count }
+
+    /// How many tracked pins the registry's devices hold in all (kept up to date by commands, the only
+    /// thing that changes pins).
+    public private(set) var pinCount = 0
 
     /// Every device's state, by device id.
     public var states: [String: DeviceState] {
@@ -76,7 +81,9 @@ public struct DeviceRegistry: Sendable {
         events: inout [DeviceEvent]
     ) -> DeviceTracker.Outcome {
         let slot = slot(of: command.deviceId)
+        let pinsBefore = slots[slot].state.pins.count
         let outcome = tracker.apply(command, origin: origin, to: &slots[slot].state, events: &events)
+        pinCount += slots[slot].state.pins.count - pinsBefore
         record(outcome, slot: slot, partition: origin.partition)
         return outcome
     }

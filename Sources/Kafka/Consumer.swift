@@ -211,6 +211,32 @@ public final class Consumer: Sendable {
         return !held.isEmpty && held.isSubset(of: state.partitionsAtEnd)
     }
 
+    /// Asks the partition's leader for its low watermark (the oldest offset still kept) and high watermark
+    /// (the offset the next message will get): `high - low` messages are there to read.
+    ///
+    /// - Throws: ``KafkaError`` when the broker does not answer within `timeout` or the partition is unknown.
+    @available(*, noasync, message: "blocks the calling thread; use the async variant")
+    public func watermarks(
+        of partition: TopicPartition,
+        timeout: Duration = .seconds(10)
+    ) throws(KafkaError) -> (low: Int64, high: Int64) {
+        try handle.watermarks(of: partition, timeout: timeout)
+    }
+
+    /// The high watermark (the offset the next message produced will get) of each partition, as last seen in
+    /// a fetch response; partitions not fetched yet are left out. Answers from librdkafka's cache without a
+    /// broker round trip, so it is cheap enough for a lag metric.
+    public func cachedHighWatermarks(for partitions: some Sequence<TopicPartition>) -> [TopicPartition: Int64] {
+        var watermarks: [TopicPartition: Int64] = [:]
+        for partition in partitions {
+            var low: Int64 = 0
+            var high: Int64 = 0
+            let err = rd_kafka_get_watermark_offsets(handle.pointer, partition.topic, partition.partition, &low, &high)
+            if err == RD_KAFKA_RESP_ERR_NO_ERROR && high >= 0 { watermarks[partition] = high }
+        }
+        return watermarks
+    }
+
     // MARK: Async API, run on the consumer's own thread
 
     /// Returns the messages available now, up to `maxMessages`; waits up to `timeout` only when none are.
@@ -233,6 +259,15 @@ public final class Consumer: Sendable {
         timeout: Duration = .seconds(10)
     ) async throws(KafkaError) -> [TopicPartition: Int64] {
         try await thread.run { [self] () throws(KafkaError) in try committedOffsets(for: partitions, timeout: timeout) }
+    }
+
+    /// The partition's low and high watermarks. See ``watermarks(of:timeout:)``.
+    public func watermarks(
+        of partition: TopicPartition,
+        timeout: Duration = .seconds(10)
+    ) async throws(KafkaError) -> (low: Int64, high: Int64) {
+        try await thread.run { [handle] () throws(KafkaError) in try handle.watermarks(of: partition, timeout: timeout)
+        }
     }
 
     /// The number of partitions of `topic`. See ``partitionCount(topic:timeout:)``.

@@ -85,6 +85,21 @@ final class KafkaHandle: @unchecked Sendable {
         guard entry.err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(entry.err, "topic '\(topic)'") }
         return Int(entry.partition_cnt)
     }
+
+    func watermarks(of partition: TopicPartition, timeout: Duration) throws(KafkaError) -> (low: Int64, high: Int64) {
+        var low: Int64 = 0
+        var high: Int64 = 0
+        let err = rd_kafka_query_watermark_offsets(
+            pointer,
+            partition.topic,
+            partition.partition,
+            &low,
+            &high,
+            Int32(timeout.wholeMilliseconds)
+        )
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "watermarks of \(partition)") }
+        return (low, high)
+    }
 }
 
 /// Swift state shared with librdkafka's C callbacks through the client's opaque pointer.

@@ -50,7 +50,7 @@ public struct ProducerConfiguration: Sendable {
 
 extension Duration {
     /// The duration in whole milliseconds, rounded down, as librdkafka's `*.ms` settings take it.
-    var wholeMilliseconds: Int {
+    package var wholeMilliseconds: Int {
         let (seconds, attoseconds) = components
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }

@@ -3,6 +3,7 @@ import Foundation
 import GeoCore
 import Kafka
 public import Logging
+public import Metrics
 import StateStore
 import Synchronization
 
@@ -22,6 +23,9 @@ public final class Worker: @unchecked Sendable {
     public let configuration: WorkerConfiguration
     private let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
+    /// Where the worker is in its life, for health and readiness probes.
+    public let health = WorkerHealth()
+    private var metrics: WorkerMetrics
 
     private var processor: InputProcessor
     private let store: StateStore
@@ -35,10 +39,16 @@ public final class Worker: @unchecked Sendable {
 
     /// Opens the state directory and loads the country index and every stored device.
     ///
+    /// - Parameter metricsFactory: where the metrics go. Default: the process's bootstrapped factory.
     /// - Throws: ``WorkerError`` when the state directory or the country index cannot be read.
-    public init(configuration: WorkerConfiguration, logger: Logger = Logger(label: "geoworker")) throws(WorkerError) {
+    public init(
+        configuration: WorkerConfiguration,
+        logger: Logger = Logger(label: "geoworker"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) throws(WorkerError) {
         self.configuration = configuration
         self.logger = logger
+        self.metrics = WorkerMetrics(factory: metricsFactory)
         let countries: CountryIndex
         let languages: CountryLanguages
         do {
@@ -96,6 +106,16 @@ public final class Worker: @unchecked Sendable {
     }
 
     private func runLoop() throws(WorkerError) {
+        do {
+            try consumeUntilStopped()
+            health.enter(.stopped)
+        } catch {
+            health.enter(.failed)
+            throw error
+        }
+    }
+
+    private func consumeUntilStopped() throws(WorkerError) {
         let topics = configuration.topics
         let producer: Producer
         let consumer: Consumer
@@ -133,6 +153,8 @@ public final class Worker: @unchecked Sendable {
             producer.close()
         }
         merges = Array(repeating: PartitionPairMerge(), count: try checkTopics(consumer))
+        health.enter(.running)
+        metrics.recordHeld(devices: processor.registry.count, pins: processor.registry.pinCount)
         logger.info(
             "geoworker running",
             metadata: [
@@ -152,6 +174,7 @@ public final class Worker: @unchecked Sendable {
                 throw WorkerError(.kafka, "consumer failed: \(error)")
             }
             if let failure { throw failure }
+            let batchStart = clock.now
             for error in batch.errors { logger.warning("kafka: \(error)") }
             for record in batch {
                 let partition = Int(record.partition)
@@ -167,6 +190,8 @@ public final class Worker: @unchecked Sendable {
             applyMerged(atEnd: consumer.partitionsAtEnd, now: clock.now)
             let output = processor.takeOutput()
             if !output.isEmpty { inFlight.append(producer.send(output)) }
+            if !batch.isEmpty { metrics.recordBatch(clock.now - batchStart) }
+            metrics.publish(processor.counters)
 
             if clock.now - lastCheckpoint >= configuration.checkpointInterval {
                 try checkpoint(consumer)
@@ -177,6 +202,7 @@ public final class Worker: @unchecked Sendable {
                 break
             }
         }
+        health.enter(.stopping)
         try checkpoint(consumer)
         logger.info("geoworker stopped", metadata: ["devices": "\(processor.registry.count)"])
     }
@@ -221,6 +247,7 @@ public final class Worker: @unchecked Sendable {
     /// source of truth).
     private func checkpoint(_ consumer: Consumer) throws(WorkerError) {
         let offsets = try persist()
+        recordLagAndHoldings(consumer)
         guard !offsets.isEmpty else { return }
         do {
             try consumer.commit(offsets)
@@ -228,6 +255,19 @@ public final class Worker: @unchecked Sendable {
             // Only a fallback and a lag signal: the next checkpoint commits again.
             logger.debug("group offset commit deferred: \(error)")
         }
+    }
+
+    /// Lag per assigned partition: its high watermark minus the next offset persisted for it (partitions with
+    /// nothing persisted yet are left out until their first checkpoint).
+    private func recordLagAndHoldings(_ consumer: Consumer) {
+        var lags: [TopicPartition: Int64] = [:]
+        for (partition, high) in consumer.cachedHighWatermarks(for: consumer.assignment) {
+            if let next = storedOffsets[PartitionKey(topic: partition.topic, partition: partition.partition)] {
+                lags[partition] = max(0, high - next)
+            }
+        }
+        metrics.recordLag(lags)
+        metrics.recordHeld(devices: processor.registry.count, pins: processor.registry.pinCount)
     }
 
     /// Waits for everything sent to be delivered, then writes the changed devices and the next input offsets

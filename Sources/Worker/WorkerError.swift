@@ -13,6 +13,8 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible {
         public static let delivery = Code("delivery")
         /// The state directory could not be opened or written.
         public static let state = Code("state")
+        /// A setting (flag, environment variable or config file) has a value the worker cannot use.
+        public static let configuration = Code("configuration")
         /// The bundled country index could not be read.
         public static let countries = Code("countries")
     }

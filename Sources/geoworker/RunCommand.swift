@@ -1,102 +1,175 @@
 public import ArgumentParser
-import Dispatch
+import Configuration
 import Foundation
 import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import SystemPackage
 import Worker
 
 /// `geoworker run`: the service.
-struct RunCommand: ParsableCommand {
+///
+/// Every setting comes from, in this order: the flag, the environment variable (`GEOWORKER_` + the setting's
+/// key in upper snake case), the JSON config file (`--config`), the default. The README lists them all.
+struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Consume positions and commands from Kafka, publish geofence, country and language events.",
         discussion: """
-            The positions and commands topics must exist, be keyed by deviceId and have the same number of
-            partitions. SIGTERM or SIGINT finishes the batch in flight, persists, commits, leaves the group
-            and exits 0.
+            The positions and commands topics must exist, be keyed by deviceId and have the same number of \
+            partitions. Each setting is read from its flag, else from its environment variable, else from \
+            the config file, else its default. SIGTERM or SIGINT finishes the batch in flight, persists, \
+            commits, leaves the group and exits 0.
             """
     )
 
-    @Option(help: "Kafka bootstrap servers, host:port[,host:port...].")
-    var brokers = "localhost:9092"
+    @Option(help: "JSON config file (keys as in the README; env GEOWORKER_CONFIG).")
+    var config: String?
 
-    @Option(help: "Topic of device positions.")
-    var positionsTopic = "positions"
+    @Option(help: "Kafka bootstrap servers, host:port[,host:port...] (env GEOWORKER_BROKERS; default localhost:9092).")
+    var brokers: String?
 
-    @Option(help: "Topic of track/untrack commands (co-partitioned with the positions topic).")
-    var commandsTopic = "commands"
+    @Option(help: "Topic of device positions (env GEOWORKER_TOPICS_POSITIONS; default positions).")
+    var positionsTopic: String?
 
-    @Option(help: "Topic the events are published to.")
-    var eventsTopic = "events"
+    @Option(
+        help:
+            "Topic of track/untrack commands, co-partitioned with positions (env GEOWORKER_TOPICS_COMMANDS; default commands)."
+    )
+    var commandsTopic: String?
 
-    @Option(help: "Topic for messages that cannot be decoded or carried out (original bytes + reason header).")
-    var deadLetterTopic = "geoworker-dead-letters"
+    @Option(help: "Topic the events are published to (env GEOWORKER_TOPICS_EVENTS; default events).")
+    var eventsTopic: String?
 
-    @Option(help: "Consumer group id.")
-    var groupId = "geoworker"
+    @Option(
+        help:
+            "Topic for messages that cannot be decoded or carried out (env GEOWORKER_TOPICS_DEAD_LETTERS; default geoworker-dead-letters)."
+    )
+    var deadLetterTopic: String?
 
-    @Option(help: "Directory of the SQLite state (devices, pins, input offsets).")
-    var stateDir = "./geoworker-state"
+    @Option(help: "Consumer group id (env GEOWORKER_GROUP_ID; default geoworker).")
+    var groupId: String?
+
+    @Option(help: "Directory of the SQLite state (env GEOWORKER_STATE_DIR; default ./geoworker-state).")
+    var stateDir: String?
+
+    @Option(help: "Port of /metrics, /health and /ready; 0 takes a free port (env GEOWORKER_HTTP_PORT; default 8080).")
+    var httpPort: Int?
 
     @Option(
         name: .customLong("kafka"),
         parsing: .singleValue,
-        help: ArgumentHelp("Any librdkafka property, for SASL/SSL and tuning (repeatable).", valueName: "KEY=VALUE")
+        help: ArgumentHelp(
+            "Any librdkafka property, for SASL/SSL and tuning; repeatable (env GEOWORKER_KAFKA, comma-separated).",
+            valueName: "KEY=VALUE"
+        )
     )
     var kafkaProperties: [String] = []
 
-    @Flag(help: "Exit once every assigned partition has been processed to its end.")
+    @Flag(help: "Exit once every assigned partition has been processed to its end (env GEOWORKER_UNTIL_CAUGHT_UP).")
     var untilCaughtUp = false
 
-    @Option(help: "Milliseconds a partition pair waits for an empty side before going on without it.")
-    var mergeWaitMs = 200
+    @Option(help: "Milliseconds a partition pair waits for an empty side (env GEOWORKER_MERGE_WAIT_MS; default 200).")
+    var mergeWaitMs: Int?
 
-    @Option(help: "Milliseconds between checkpoints (state and offsets persisted after delivery).")
-    var checkpointIntervalMs = 1000
+    @Option(help: "Milliseconds between checkpoints (env GEOWORKER_CHECKPOINT_INTERVAL_MS; default 1000).")
+    var checkpointIntervalMs: Int?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .info
+    @Option(
+        help: "Log level: trace, debug, info, notice, warning, error, critical (env GEOWORKER_LOG_LEVEL; default info)."
+    )
+    var logLevel: String?
 
-    func validate() throws {
-        for property in kafkaProperties where !property.contains("=") {
-            throw ValidationError("--kafka takes KEY=VALUE (got \(property)).")
+    func run() async throws {
+        let settings = try await settingsReader()
+        let level = Logger.Level(rawValue: settings.string(forKey: "logLevel", default: "info"))
+        guard let level else {
+            throw ValidationError("logLevel must be one of trace, debug, info, notice, warning, error, critical.")
         }
-        guard mergeWaitMs >= 0, checkpointIntervalMs > 0 else {
-            throw ValidationError("--merge-wait-ms must be >= 0 and --checkpoint-interval-ms > 0.")
+        level.bootstrapStandardErrorLogging()
+        let logger = Logger(label: "geoworker")
+        do {
+            try await runService(settings: settings, logger: logger)
+        } catch let error as WorkerError {
+            logger.critical("\(error)", metadata: ["code": "\(error.code)"])
+            throw ExitCode.failure
         }
     }
 
-    func run() throws {
-        logLevel.bootstrapStandardErrorLogging()
-        var properties: [String: String] = [:]
-        for property in kafkaProperties {
-            let parts = property.split(separator: "=", maxSplits: 1)
-            properties[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
-        }
-        let worker = try Worker(
-            configuration: WorkerConfiguration(
-                brokers: brokers,
-                topics: InputProcessor.Topics(
-                    positions: positionsTopic,
-                    commands: commandsTopic,
-                    events: eventsTopic,
-                    deadLetters: deadLetterTopic
-                ),
-                groupID: groupId,
-                stateDirectory: stateDir,
-                mergeWait: .milliseconds(mergeWaitMs),
-                checkpointInterval: .milliseconds(checkpointIntervalMs),
-                untilCaughtUp: untilCaughtUp,
-                kafkaProperties: properties
-            )
+    private func runService(settings: ConfigReader, logger: Logger) async throws {
+        let workerConfiguration = try WorkerConfiguration(config: settings)
+        let httpConfiguration = try OperationsServer.Configuration(config: settings)
+        let shutdownTimeout = try settings.integer("shutdownTimeoutMs", default: 30_000, in: 100...3_600_000)
+
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(OperationsServer.metricsFactory(registry: registry))
+        let worker = try Worker(configuration: workerConfiguration, logger: logger)
+        let http = OperationsServer.application(
+            configuration: httpConfiguration,
+            health: worker.health,
+            registry: registry,
+            logger: logger
         )
-        let signals = StopSignals(stop: worker.stop)
-        defer { withExtendedLifetime(signals) {} }
-        do {
-            try worker.run()
-        } catch {
-            Logger(label: "geoworker").critical("\(error)")
-            throw ExitCode.failure
+        // Graceful shutdown goes in reverse order: the worker stops first, the endpoints last.
+        var group = ServiceGroupConfiguration(
+            services: [
+                .init(service: http),
+                .init(
+                    service: WorkerService(worker: worker),
+                    successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup,
+                    serviceName: "worker"
+                ),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        // A stop that cannot finish (deliveries waiting out a broker outage) gives up after this; nothing
+        // unpersisted is lost, the next start replays it.
+        group.maximumGracefulShutdownDuration = .milliseconds(shutdownTimeout)
+        group.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: group).run()
+    }
+
+    /// The settings: flags first, then `GEOWORKER_*` environment variables, then the config file.
+    private func settingsReader() async throws -> ConfigReader {
+        var flags: [AbsoluteConfigKey: ConfigValue] = [:]
+        func set(_ key: String, _ content: ConfigContent?, secret: Bool = false) {
+            if let content {
+                flags[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(
+                    content,
+                    isSecret: secret
+                )
+            }
         }
+        set("brokers", brokers.map(ConfigContent.string))
+        set("topics.positions", positionsTopic.map(ConfigContent.string))
+        set("topics.commands", commandsTopic.map(ConfigContent.string))
+        set("topics.events", eventsTopic.map(ConfigContent.string))
+        set("topics.deadLetters", deadLetterTopic.map(ConfigContent.string))
+        set("groupId", groupId.map(ConfigContent.string))
+        set("stateDir", stateDir.map(ConfigContent.string))
+        set("http.port", httpPort.map(ConfigContent.int))
+        set("kafka", kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties), secret: true)
+        set("untilCaughtUp", untilCaughtUp ? .bool(true) : nil)
+        set("mergeWaitMs", mergeWaitMs.map(ConfigContent.int))
+        set("checkpointIntervalMs", checkpointIntervalMs.map(ConfigContent.int))
+        set("logLevel", logLevel.map(ConfigContent.string))
+
+        let environment = EnvironmentVariablesProvider(secretsSpecifier: .specific(["GEOWORKER_KAFKA"]))
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "flags", values: flags),
+            environment.prefixKeys(with: "geoworker"),
+        ]
+        if let file = config ?? ProcessInfo.processInfo.environment["GEOWORKER_CONFIG"] {
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
+            } catch {
+                throw ValidationError("config file \(file): \(error)")
+            }
+        }
+        return ConfigReader(providers: providers)
     }
 }
 
@@ -107,24 +180,6 @@ extension Logger.Level: @retroactive ExpressibleByArgument {
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = self
             return handler
-        }
-    }
-}
-
-/// Calls `stop` on SIGTERM or SIGINT (once; a second signal kills as usual).
-final class StopSignals {
-    private let sources: [any DispatchSourceSignal]
-
-    init(stop: @escaping @Sendable () -> Void) {
-        sources = [SIGTERM, SIGINT].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                stop()
-                signal(signalNumber, SIG_DFL)
-            }
-            source.resume()
-            return source
         }
     }
 }

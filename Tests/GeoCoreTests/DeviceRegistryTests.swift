@@ -52,4 +52,34 @@ struct DeviceRegistryTests {
         #expect(registry.takeChanges().isEmpty)
         #expect(registry.state(of: "d") == stored)
     }
+
+    @Test("the pin count follows track, re-track, untrack and untrackAll, and starts from stored states")
+    func pinCount() {
+        var stored = DeviceState(deviceId: "stored")
+        stored.pins = [TrackedPin(pin: Self.pin("s1"))]
+        var registry = DeviceRegistry(tracker: Self.tracker, states: [stored])
+        #expect(registry.pinCount == 1)
+        var events: [DeviceEvent] = []
+        var offset: Int64 = 0
+        func apply(_ command: DeviceCommand) {
+            offset += 1
+            let origin = MessageOrigin(topic: "c", partition: 0, offset: offset, timestamp: offset)
+            _ = registry.apply(command, origin: origin, events: &events)
+        }
+        apply(.track(deviceId: "d", pin: Self.pin("a")))
+        apply(.track(deviceId: "d", pin: Self.pin("b")))
+        apply(.track(deviceId: "e", pin: Self.pin("a")))
+        #expect(registry.pinCount == 4)
+        apply(.track(deviceId: "d", pin: Self.pin("a")))  // the same id again replaces, it does not add
+        #expect(registry.pinCount == 4)
+        apply(.untrack(deviceId: "d", pinId: "a"))
+        apply(.untrack(deviceId: "d", pinId: "never-tracked"))
+        #expect(registry.pinCount == 3)
+        apply(.untrackAll(deviceId: "d"))
+        #expect(registry.pinCount == 2)
+    }
+
+    static func pin(_ id: String) -> Pin {
+        Pin(id: id, center: Coordinate(latitude: 10, longitude: 10)!, radius: 100)!
+    }
 }

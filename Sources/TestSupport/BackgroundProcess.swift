@@ -1,0 +1,59 @@
+import Foundation
+
+/// A program started by a test that runs while the test goes on: to be signalled (SIGTERM, SIGKILL) and
+/// waited for. Its standard error goes to a file (no pipe to fill up and block it).
+public final class BackgroundProcess: @unchecked Sendable {
+    // @unchecked: `Process` is a class Foundation does not mark Sendable; this wrapper only reads its state
+    // and sends it signals, both safe from any thread.
+    private let process = Process()
+    private let errorsFile: URL
+
+    /// Starts `path` with `arguments` (standard output discarded), with `environment` added to this
+    /// process's environment.
+    public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("child-\(UUID()).log")
+        guard FileManager.default.createFile(atPath: errorsFile.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorsFile.path])
+        }
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: errorsFile)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: errorsFile)
+    }
+
+    public var isRunning: Bool { process.isRunning }
+
+    /// Sends `signal` (SIGTERM, SIGKILL, ...) if the program still runs.
+    public func send(_ signal: Int32) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+    }
+
+    /// Waits up to `timeout` for the program to end; returns how it ended, or nil if it still runs.
+    public func waitForExit(timeout: Duration) async -> Ending? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        guard !process.isRunning else { return nil }
+        return process.terminationReason == .exit
+            ? .exited(process.terminationStatus) : .signalled(process.terminationStatus)
+    }
+
+    /// What the program wrote to standard error so far.
+    public var errors: String {
+        (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
+    }
+
+    public enum Ending: Hashable, Sendable {
+        case exited(Int32)
+        case signalled(Int32)
+    }
+}

@@ -1,0 +1,74 @@
+package import Configuration
+
+/// Reading settings with clear errors: swift-configuration's plain getters fall back to the default when a
+/// value cannot be converted, which would run a service with a setting its operator never chose.
+extension ConfigReader {
+    /// The integer at `key`, or `defaultValue` when no source sets it.
+    ///
+    /// - Throws: ``WorkerError`` with code ``WorkerError/Code/configuration`` when the value is set but is not
+    ///   an integer, or lies outside `range`.
+    package func integer(
+        _ key: ConfigKey,
+        default defaultValue: Int,
+        in range: ClosedRange<Int>
+    ) throws(WorkerError)
+        -> Int
+    {
+        guard let value = int(forKey: key) else {
+            try requireAbsent(key, expected: "an integer")
+            return defaultValue
+        }
+        guard range.contains(value) else {
+            throw WorkerError(
+                .configuration,
+                "\(key) must be in \(range.lowerBound)...\(range.upperBound) (got \(value))"
+            )
+        }
+        return value
+    }
+
+    /// The number at `key`, or `defaultValue` when no source sets it; see ``integer(_:default:in:)``.
+    package func number(
+        _ key: ConfigKey,
+        default defaultValue: Double,
+        in range: ClosedRange<Double>
+    )
+        throws(WorkerError) -> Double
+    {
+        guard let value = double(forKey: key) else {
+            try requireAbsent(key, expected: "a number")
+            return defaultValue
+        }
+        guard range.contains(value) else {
+            throw WorkerError(
+                .configuration,
+                "\(key) must be in \(range.lowerBound)...\(range.upperBound) (got \(value))"
+            )
+        }
+        return value
+    }
+
+    /// The boolean at `key` (`true`/`false`, `yes`/`no`, `1`/`0`), or `defaultValue` when no source sets it.
+    package func flag(_ key: ConfigKey, default defaultValue: Bool) throws(WorkerError) -> Bool {
+        guard let value = bool(forKey: key) else {
+            try requireAbsent(key, expected: "true or false")
+            return defaultValue
+        }
+        return value
+    }
+
+    /// The non-empty string at `key`, or `defaultValue` when no source sets it.
+    package func text(_ key: ConfigKey, default defaultValue: String) throws(WorkerError) -> String {
+        let value = string(forKey: key, default: defaultValue)
+        guard !value.isEmpty else { throw WorkerError(.configuration, "\(key) must not be empty") }
+        return value
+    }
+
+    /// A value of the wrong type reads as nil; any value at all reads as a string from environment variables
+    /// and from a string in a file, so that is how "set but not convertible" is told from "not set".
+    private func requireAbsent(_ key: ConfigKey, expected: String) throws(WorkerError) {
+        if let raw = string(forKey: key) {
+            throw WorkerError(.configuration, "\(key) must be \(expected) (got \"\(raw)\")")
+        }
+    }
+}

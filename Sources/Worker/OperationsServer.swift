@@ -1,0 +1,87 @@
+public import Hummingbird
+public import Logging
+import NIOCore
+public import Prometheus
+
+/// The HTTP endpoints operators and orchestrators poll:
+/// - `GET /metrics`: the Prometheus text exposition of `registry`;
+/// - `GET /health`: liveness, 200 unless the worker has failed (a broker outage is not a failure: it waits);
+/// - `GET /ready`: readiness, 200 only while the worker is consuming.
+/// Both probes answer with the worker's phase as the body.
+public enum OperationsServer {
+    /// Settings of the HTTP endpoints.
+    public struct Configuration: Sendable {
+        /// The address to listen on. Default: `0.0.0.0` (every interface, as a container needs).
+        public var host: String
+        /// The port to listen on; 0 takes any free port (logged, and passed to `onListening`). Default: 8080.
+        public var port: Int
+
+        public init(host: String = "0.0.0.0", port: Int = 8080) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// The HTTP server as a service for a `ServiceGroup`: it runs until the group shuts down.
+    ///
+    /// - Parameter onListening: called with the port once the server accepts connections.
+    public static func application(
+        configuration: Configuration,
+        health: WorkerHealth,
+        registry: PrometheusCollectorRegistry,
+        logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let router = Router()
+        router.get("metrics") { _, _ -> Response in
+            var text: [UInt8] = []
+            registry.emit(into: &text)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: text))
+            )
+        }
+        router.get("health") { _, _ in
+            probeResponse(health.isHealthy, phase: health.phase)
+        }
+        router.get("ready") { _, _ in
+            probeResponse(health.isReady, phase: health.phase)
+        }
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "geoworker"
+            ),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                logger.info("HTTP endpoints listening", metadata: ["port": "\(port)"])
+                await onListening(port)
+            },
+            logger: logger
+        )
+    }
+
+    private static func probeResponse(_ isOK: Bool, phase: WorkerHealth.Phase) -> Response {
+        Response(
+            status: isOK ? .ok : .serviceUnavailable,
+            headers: [.contentType: "text/plain; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "\(phase)\n"))
+        )
+    }
+}
+
+extension OperationsServer {
+    /// A Prometheus factory for swift-metrics with the worker's histogram buckets (batch durations from
+    /// 100 µs to 5 s), emitting into `registry`.
+    public static func metricsFactory(registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[WorkerMetrics.Name.batchDuration] = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        return factory
+    }
+}

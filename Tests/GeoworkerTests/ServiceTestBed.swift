@@ -1,0 +1,249 @@
+import Foundation
+import Kafka
+import Logging
+import TestSupport
+import Testing
+import Worker
+
+/// A mock Kafka cluster with the worker's four topics (unique names), a state directory, and the built
+/// `geoworker run` as a child process against them: the service as an operator runs it.
+final class ServiceTestBed: @unchecked Sendable {
+    // @unchecked: used from one test at a time; the cluster and the clients are thread-safe themselves.
+    let cluster: MockCluster
+    let topics: InputProcessor.Topics
+    let partitions: Int
+    let group = "geoworker-test-\(UUID().uuidString.prefix(8))"
+    let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID())").path
+    static let logger: Logger = {
+        var logger = Logger(label: "test.service")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    init(partitions: Int = 4) throws {
+        cluster = try MockCluster(brokers: 1, logger: Self.logger)
+        let suffix = UUID().uuidString.prefix(8)
+        topics = InputProcessor.Topics(
+            positions: "positions-\(suffix)",
+            commands: "commands-\(suffix)",
+            events: "events-\(suffix)",
+            deadLetters: "dead-letters-\(suffix)"
+        )
+        self.partitions = partitions
+        for topic in [topics.positions, topics.commands, topics.events] {
+            try cluster.createTopic(topic, partitions: partitions)
+        }
+        try cluster.createTopic(topics.deadLetters, partitions: 1)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: stateDirectory)
+    }
+
+    /// Produces `records` and waits until every one is delivered.
+    func produce(_ records: [ProducerRecord]) async throws {
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: Self.logger
+        )
+        let reports = await producer.send(records).reports()
+        await producer.close()
+        let failed = reports.filter { !$0.isDelivered }
+        #expect(failed.isEmpty, "undelivered: \(failed.prefix(3))")
+    }
+
+    /// `geoworker run` arguments for this bed: quick group timing, so that a restarted member takes over the
+    /// partitions of a killed one within seconds.
+    func runArguments(_ extra: [String] = [], as instance: Instance? = nil) -> [String] {
+        let instance = instance ?? Instance(events: topics.events, stateDirectory: stateDirectory, group: group)
+        return [
+            "run", "--brokers", cluster.bootstrapServers,
+            "--positions-topic", topics.positions, "--commands-topic", topics.commands,
+            "--events-topic", instance.events, "--dead-letter-topic", topics.deadLetters,
+            "--group-id", instance.group, "--state-dir", instance.stateDirectory, "--http-port", "0",
+            "--kafka", "session.timeout.ms=6000", "--kafka", "heartbeat.interval.ms=500",
+            "--checkpoint-interval-ms", "200", "--log-level", "info",
+        ] + extra
+    }
+
+    /// A worker with its own group, state and events topic reading the same input: the reference run.
+    struct Instance {
+        let events: String
+        let stateDirectory: String
+        let group: String
+    }
+
+    /// Starts `geoworker run` in the background.
+    func start(_ extra: [String] = [], as instance: Instance? = nil) throws -> BackgroundProcess {
+        try BackgroundProcess(ChildProcess.builtExecutable("geoworker"), runArguments(extra, as: instance))
+    }
+
+    /// Runs `geoworker run --until-caught-up` and waits for it (at most `timeout`).
+    func runUntilCaughtUp(
+        _ extra: [String] = [],
+        as instance: Instance? = nil,
+        timeout: Duration = .seconds(120)
+    )
+        async throws
+    {
+        let child = try start(["--until-caught-up"] + extra, as: instance)
+        let ending = await child.waitForExit(timeout: timeout)
+        #expect(ending == .exited(0), "geoworker run: \(child.errors.suffix(3000))")
+    }
+
+    /// The events of an uninterrupted run over everything in the input topics, by a second worker with its
+    /// own group, state directory and events topic (the event ids derive from the input offsets, so they
+    /// are the same).
+    func referenceEvents() async throws -> [Event] {
+        let instance = Instance(
+            events: topics.events + "-reference",
+            stateDirectory: stateDirectory + "-reference",
+            group: group + "-reference"
+        )
+        try cluster.createTopic(instance.events, partitions: partitions)
+        defer { try? FileManager.default.removeItem(atPath: instance.stateDirectory) }
+        try await runUntilCaughtUp(as: instance)
+        return try await readAll(instance.events, partitions: partitions).map(Event.init)
+    }
+
+    /// How many messages `topic` holds (the sum of its partitions' high watermarks).
+    func messageCount(_ topic: String, partitions: Int) async throws -> Int64 {
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "count"),
+            subscription: .partitions([:]),
+            logger: Self.logger
+        )
+        var total: Int64 = 0
+        for partition in 0..<partitions {
+            total += try await consumer.watermarks(of: TopicPartition(topic, Int32(partition))).high
+        }
+        await consumer.close()
+        return total
+    }
+
+    /// Every message of `topic`, from the beginning.
+    func readAll(_ topic: String, partitions: Int) async throws -> [Message] {
+        var starts: [TopicPartition: StartOffset] = [:]
+        for partition in 0..<partitions { starts[TopicPartition(topic, Int32(partition))] = .beginning }
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "reader"),
+            subscription: .partitions(starts),
+            logger: Self.logger
+        )
+        var messages: [Message] = []
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !consumer.hasReachedEndOfAssignment && ContinuousClock.now < deadline {
+            for record in try await consumer.nextBatch() {
+                messages.append(
+                    Message(
+                        partition: record.partition,
+                        offset: record.offset,
+                        key: record.key.map { String(decoding: $0, as: UTF8.self) },
+                        value: record.value ?? [],
+                        headers: Dictionary(
+                            record.headers.map { ($0.name, String(decoding: $0.value ?? [], as: UTF8.self)) }
+                        ) { $1 }
+                    )
+                )
+            }
+        }
+        await consumer.close()
+        return messages
+    }
+
+    /// The events topic's events.
+    func events() async throws -> [Event] {
+        try await readAll(topics.events, partitions: partitions).map(Event.init)
+    }
+
+    struct Message: Sendable {
+        let partition: Int32
+        let offset: Int64
+        let key: String?
+        let value: [UInt8]
+        let headers: [String: String]
+    }
+
+    /// An emitted CloudEvent, with the fields tests compare.
+    struct Event: Hashable, Sendable {
+        let id: String
+        let type: String
+        let subject: String
+        let time: String
+        let key: String?
+        let contentType: String?
+        /// The whole JSON text: a re-emitted event must be byte-identical.
+        let json: String
+
+        init(_ message: Message) throws {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(message.value)) as? [String: Any])
+            id = try #require(object["id"] as? String)
+            type = try #require(object["type"] as? String)
+            subject = try #require(object["subject"] as? String)
+            time = try #require(object["time"] as? String)
+            key = message.key
+            contentType = message.headers["content-type"]
+            json = String(decoding: message.value, as: UTF8.self)
+        }
+    }
+}
+
+/// Deterministic traffic for the service tests: devices driving east from Strasbourg (France) over the Rhine
+/// into Germany, each tracking a pin it starts inside (an initial enter) and one across the border.
+struct BorderTraffic {
+    let devices: Int
+    let positionsPerDevice: Int
+    let topics: InputProcessor.Topics
+    static let start: Int64 = 1_795_300_000_000
+
+    func deviceId(_ device: Int) -> String { "device-\(device)" }
+
+    /// The `track` commands, stamped a second before each device's first position.
+    func commands() -> [ProducerRecord] {
+        (0..<devices).flatMap { device -> [ProducerRecord] in
+            let latitude = latitude(of: device)
+            return [
+                command(
+                    device,
+                    #"{"type":"track","deviceId":"\#(deviceId(device))","pin":{"id":"depot","lat":\#(latitude),"lon":7.70,"radius":1500,"title":"Strasbourg depot"}}"#
+                ),
+                command(
+                    device,
+                    #"{"type":"track","deviceId":"\#(deviceId(device))","pin":{"id":"customer","lat":\#(latitude),"lon":7.88,"radius":1200}}"#
+                ),
+            ]
+        }
+    }
+
+    /// The positions, device by device in time order, one every 10 s from longitude 7.66 to 7.96.
+    func positions() -> [ProducerRecord] {
+        (0..<devices).flatMap { device in
+            (0..<positionsPerDevice).map { step in position(device, step: step) }
+        }
+    }
+
+    func position(_ device: Int, step: Int) -> ProducerRecord {
+        let longitude = 7.66 + 0.30 * Double(step) / Double(max(1, positionsPerDevice - 1))
+        let time = Self.start + Int64(step) * 10_000
+        let json =
+            #"{"deviceId":"\#(deviceId(device))","lat":\#(latitude(of: device)),"lon":\#(longitude),"timestamp":\#(time),"accuracy":8,"languages":["en-GB"]}"#
+        return ProducerRecord(
+            topic: topics.positions,
+            key: Array(deviceId(device).utf8),
+            value: Array(json.utf8),
+            timestampMilliseconds: time
+        )
+    }
+
+    private func command(_ device: Int, _ json: String) -> ProducerRecord {
+        ProducerRecord(
+            topic: topics.commands,
+            key: Array(deviceId(device).utf8),
+            value: Array(json.utf8),
+            timestampMilliseconds: Self.start - 1000
+        )
+    }
+
+    /// Spread over 2 km north to south so the devices do not all cross at one point.
+    private func latitude(of device: Int) -> Double { 48.565 + Double(device % 20) * 0.001 }
+}
