@@ -54,16 +54,24 @@ final class ServiceTestBed: @unchecked Sendable {
 
     /// `geoworker run` arguments for this bed: quick group timing, so that a restarted member takes over the
     /// partitions of a killed one within seconds.
-    func runArguments(_ extra: [String] = [], as instance: Instance? = nil) -> [String] {
+    /// - Parameter omitting: flags left out (with their values), for settings a test gives another way.
+    func runArguments(_ extra: [String] = [], as instance: Instance? = nil, omitting: Set<String> = []) -> [String] {
         let instance = instance ?? Instance(events: topics.events, stateDirectory: stateDirectory, group: group)
-        return [
+        let arguments = [
             "run", "--brokers", cluster.bootstrapServers,
             "--positions-topic", topics.positions, "--commands-topic", topics.commands,
             "--events-topic", instance.events, "--dead-letter-topic", topics.deadLetters,
             "--group-id", instance.group, "--state-dir", instance.stateDirectory, "--http-port", "0",
             "--kafka", "session.timeout.ms=6000", "--kafka", "heartbeat.interval.ms=500",
             "--checkpoint-interval-ms", "200", "--log-level", "info",
-        ] + extra
+        ]
+        var kept = ["run"]
+        var index = 1
+        while index < arguments.count {
+            if !omitting.contains(arguments[index]) { kept += arguments[index...index + 1] }
+            index += 2
+        }
+        return kept + extra
     }
 
     /// A worker with its own group, state and events topic reading the same input: the reference run.
@@ -74,8 +82,17 @@ final class ServiceTestBed: @unchecked Sendable {
     }
 
     /// Starts `geoworker run` in the background.
-    func start(_ extra: [String] = [], as instance: Instance? = nil) throws -> BackgroundProcess {
-        try BackgroundProcess(ChildProcess.builtExecutable("geoworker"), runArguments(extra, as: instance))
+    func start(
+        _ extra: [String] = [],
+        as instance: Instance? = nil,
+        omitting: Set<String> = [],
+        environment: [String: String] = [:]
+    ) throws -> BackgroundProcess {
+        try BackgroundProcess(
+            ChildProcess.builtExecutable("geoworker"),
+            runArguments(extra, as: instance, omitting: omitting),
+            environment: environment
+        )
     }
 
     /// Runs `geoworker run --until-caught-up` and waits for it (at most `timeout`).

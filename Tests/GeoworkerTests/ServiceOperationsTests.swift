@@ -1,0 +1,155 @@
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What an operator sees of a running `geoworker run`: probes, metrics, shutdown, start-up errors.
+@Suite("geoworker run: operations", .serialized)
+struct ServiceOperationsTests {
+    @Test("health, readiness and metrics while it runs; SIGTERM stops it cleanly and nothing is redone")
+    func endpointsAndGracefulStop() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 20, positionsPerDevice: 30, topics: bed.topics)
+        let invalid = ProducerRecord(topic: bed.topics.positions, key: Array("device-0".utf8), value: Array("{".utf8))
+        try await bed.produce(traffic.commands() + traffic.positions() + [invalid])
+        let child = try bed.start()
+        let port = try await listeningPort(of: child)
+
+        #expect(try await get(port, "health").status == 200)
+        try await waitUntil("ready") { try await get(port, "ready").status == 200 }
+        try await waitUntil("every position consumed") {
+            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 600\n")
+        }
+        // Lag and holdings are refreshed at each checkpoint (every 200 ms here).
+        try await Task.sleep(for: .milliseconds(600))
+        let metrics = try await get(port, "metrics")
+        #expect(metrics.contentType?.hasPrefix("text/plain; version=0.0.4") == true)
+        let lines = Set(metrics.body.split(separator: "\n").map(String.init))
+        for expected in [
+            "geoworker_commands_consumed_total 40",
+            #"geoworker_events_produced_total{type="geofence.entered"} 40"#,
+            #"geoworker_events_produced_total{type="geofence.exited"} 40"#,
+            #"geoworker_events_produced_total{type="country.changed"} 40"#,
+            #"geoworker_dead_lettered_total{reason="invalid-json"} 1"#,
+            "geoworker_stale_positions_total 0",
+            "geoworker_duplicate_positions_total 0",
+            "geoworker_devices 20.0",
+            "geoworker_pins 40.0",
+        ] {
+            #expect(lines.contains(expected), "missing \(expected)")
+        }
+        for partition in 0..<bed.partitions {
+            let lag = #"geoworker_consumer_lag{topic="\#(bed.topics.positions)",partition="\#(partition)"} 0.0"#
+            #expect(lines.contains(lag), "missing \(lag)")
+        }
+        #expect(lines.contains { $0.hasPrefix("geoworker_batch_duration_seconds_count ") && !$0.hasSuffix(" 0") })
+
+        let eventsBeforeStop = try await bed.messageCount(bed.topics.events, partitions: bed.partitions)
+        let stopStarted = ContinuousClock.now
+        child.send(SIGTERM)
+        let ending = await child.waitForExit(timeout: .seconds(20))
+        #expect(ending == .exited(0), "\(child.errors.suffix(2000))")
+        #expect(ContinuousClock.now - stopStarted < .seconds(10), "a stop takes the batch in flight and a checkpoint")
+        #expect(child.errors.contains("geoworker stopped"))
+
+        // The next start resumes after everything: it announces nothing again.
+        try await bed.runUntilCaughtUp()
+        #expect(try await bed.messageCount(bed.topics.events, partitions: bed.partitions) == eventsBeforeStop)
+    }
+
+    @Test("a missing topic or input topics that are not co-partitioned stop the start with a clear error")
+    func topicChecks() async throws {
+        let bed = try ServiceTestBed()
+        let missing = try bed.start(["--events-topic", "no-such-topic"])
+        #expect(await missing.waitForExit(timeout: .seconds(60)) == .exited(1))
+        #expect(missing.errors.contains("topic no-such-topic"), "\(missing.errors.suffix(1000))")
+
+        let threePartitions = "commands-3-\(UUID().uuidString.prefix(6))"
+        try bed.cluster.createTopic(threePartitions, partitions: 3)
+        let skewed = try bed.start(["--commands-topic", threePartitions])
+        #expect(await skewed.waitForExit(timeout: .seconds(60)) == .exited(1))
+        #expect(skewed.errors.contains("must be co-partitioned"), "\(skewed.errors.suffix(1000))")
+    }
+
+    @Test("settings come from GEOWORKER_* variables and a config file; an unusable value names its key")
+    func settingsSources() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 3, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        let otherEvents = "env-events-\(UUID().uuidString.prefix(6))"
+        try bed.cluster.createTopic(otherEvents, partitions: bed.partitions)
+        // The config file caps pins at 1, so each device's second `track` is refused (dead-lettered).
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID()).json")
+        try Data(#"{"tracker": {"maxPinsPerDevice": 1}, "topics": {"events": "not-this-one"}}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        let child = try bed.start(
+            ["--until-caught-up", "--config", file.path],
+            omitting: ["--events-topic"],
+            environment: ["GEOWORKER_TOPICS_EVENTS": otherEvents]
+        )
+        #expect(await child.waitForExit(timeout: .seconds(60)) == .exited(0), "\(child.errors.suffix(2000))")
+        let events = try await bed.readAll(otherEvents, partitions: bed.partitions).map(ServiceTestBed.Event.init)
+        #expect(!events.isEmpty, "the environment variable beats the config file")
+        let refused = try await bed.readAll(bed.topics.deadLetters, partitions: 1)
+        #expect(refused.count == 3 && refused.allSatisfy { $0.headers["geoworker-reason"] == "rejected" })
+
+        let badPort = try bed.start(omitting: ["--http-port"], environment: ["GEOWORKER_HTTP_PORT": "eighty"])
+        #expect(await badPort.waitForExit(timeout: .seconds(30)) == .exited(1))
+        #expect(badPort.errors.contains(#"http.port must be an integer (got "eighty")"#), "\(badPort.errors)")
+        let badProperty = try bed.start(["--kafka", "no-equals-sign"])
+        #expect(await badProperty.waitForExit(timeout: .seconds(30)) == .exited(1))
+        #expect(badProperty.errors.contains("KEY=VALUE"), "\(badProperty.errors)")
+    }
+
+    // MARK: Helpers
+
+    /// The port the child's HTTP endpoints listen on (it was started with `--http-port 0`), from its log.
+    private func listeningPort(of child: BackgroundProcess) async throws -> Int {
+        var port: Int?
+        try await waitUntil("the HTTP endpoints listen") {
+            port = child.errors.firstMatch(
+                of: /HTTP endpoints listening.*port=(\d+)|port=(\d+).*HTTP endpoints listening/
+            )
+            .flatMap { Int($0.1 ?? $0.2 ?? "") }
+            return port != nil || !child.isRunning
+        }
+        return try #require(port, "\(child.errors.suffix(2000))")
+    }
+
+    private struct HTTPAnswer {
+        let status: Int
+        let contentType: String?
+        let body: String
+    }
+
+    private func get(_ port: Int, _ path: String) async throws -> HTTPAnswer {
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/\(path)"))
+        let (data, response) = try await URLSession.shared.data(from: url)
+        let http = try #require(response as? HTTPURLResponse)
+        return HTTPAnswer(
+            status: http.statusCode,
+            contentType: http.value(forHTTPHeaderField: "Content-Type"),
+            body: String(decoding: data, as: UTF8.self)
+        )
+    }
+
+    private func waitUntil(
+        _ what: String,
+        timeout: Duration = .seconds(60),
+        _ condition: () async throws -> Bool
+    )
+        async throws
+    {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("timed out waiting until \(what)")
+    }
+}
