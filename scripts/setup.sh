@@ -4,6 +4,7 @@
 #   libsqlite3-dev  SQLite, which the state store uses through GRDB
 #   pkg-config      how SwiftPM finds librdkafka and SQLite
 #   kcat            an independent Kafka client, used by the interoperability tests
+# and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/.
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
@@ -26,4 +27,9 @@ fi
 if ! command -v swift >/dev/null 2>&1; then
     echo "setup: swift is not on PATH; install a Swift 6.1+ toolchain first (https://www.swift.org/install)" >&2
     exit 1
+fi
+
+if ! python3 -c "import jsonschema, referencing" >/dev/null 2>&1; then
+    echo "setup: installing jsonschema from PyPI"
+    python3 -m pip install --quiet --disable-pip-version-check "jsonschema>=4.18"
 fi

@@ -1,0 +1,188 @@
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+
+/// What goes in and comes out of `geoworker run`: bad input, the message contract, another client's view.
+@Suite("geoworker run: input and output", .serialized)
+struct ServiceInputTests {
+    /// A message the worker must refuse, and the reason it must give.
+    struct Malformed {
+        let isCommand: Bool
+        let value: [UInt8]?
+        let reason: String
+        /// Whether the schema must refuse it too (every JSON object the decoder refuses).
+        var isJSONObject: Bool {
+            guard let value, let object = try? JSONSerialization.jsonObject(with: Data(value)) else { return false }
+            return object is [String: Any]
+        }
+
+        init(command: Bool = false, _ text: String, _ reason: String) {
+            self.init(command: command, bytes: Array(text.utf8), reason)
+        }
+
+        init(command: Bool = false, bytes: [UInt8]?, _ reason: String) {
+            isCommand = command
+            value = bytes
+            self.reason = reason
+        }
+    }
+
+    static let malformed: [Malformed] = [
+        Malformed(#"{"deviceId":"device-1","lat":48.5"#, "invalid-json"),
+        Malformed(bytes: [0xFF, 0xFE, 0x00, 0x7B], "invalid-json"),
+        Malformed("[1,2,3]", "not-an-object"),
+        Malformed("null", "not-an-object"),
+        Malformed(#"{"lat":48.5,"lon":7.7,"timestamp":1795300000000}"#, "missing-field"),
+        Malformed(#"{"deviceId":"device-1","lat":123,"lon":7.7,"timestamp":1795300000000}"#, "invalid-field"),
+        Malformed(#"{"deviceId":"device-1","lat":48.5,"lon":"7.7","timestamp":1795300000000}"#, "invalid-field"),
+        Malformed(#"{"deviceId":"device-1","lat":48.5,"lon":7.7,"timestamp":"yesterday"}"#, "invalid-field"),
+        Malformed(
+            #"{"deviceId":"device-1","lat":48.5,"lon":7.7,"timestamp":1795300000000,"languages":["fr BE"]}"#,
+            "invalid-field"
+        ),
+        Malformed(
+            #"{"deviceId":"\#(String(repeating: "x", count: 300))","lat":48.5,"lon":7.7,"timestamp":1795300000000}"#,
+            "invalid-field"
+        ),
+        Malformed(bytes: [], "empty-message"),
+        Malformed(bytes: nil, "empty-message"),
+        Malformed(command: true, #"{"type":"teleport","deviceId":"device-1"}"#, "unknown-command"),
+        Malformed(command: true, #"{"type":"track","deviceId":"device-1"}"#, "missing-field"),
+        Malformed(
+            command: true,
+            #"{"type":"track","deviceId":"device-1","pin":{"id":"x","lat":48.5,"lon":7.7,"radius":0}}"#,
+            "invalid-field"
+        ),
+        Malformed(command: true, #"{"type":"untrack","deviceId":"device-1"}"#, "missing-field"),
+        Malformed(command: true, "{}", "missing-field"),
+    ]
+
+    @Test("malformed messages of every kind go to the dead-letter topic as they came; the valid events are unaffected")
+    func deadLetters() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        let bad = Self.malformed.enumerated().map { index, malformed in
+            ProducerRecord(
+                topic: malformed.isCommand ? bed.topics.commands : bed.topics.positions,
+                key: Array("device-\(index % 10)".utf8),
+                value: malformed.value,
+                timestampMilliseconds: BorderTraffic.start + Int64(index) * 10_000 + 5
+            )
+        }
+        let positions = traffic.positions()
+        try await bed.produce(traffic.commands() + positions.prefix(150) + bad + positions.dropFirst(150))
+        try await bed.runUntilCaughtUp()
+
+        let letters = try await bed.readAll(bed.topics.deadLetters, partitions: 1)
+        #expect(letters.count == Self.malformed.count)
+        for (index, malformed) in Self.malformed.enumerated() {
+            let letter = letters.first {
+                $0.headers["geoworker-origin"] != nil && $0.key == "device-\(index % 10)"
+                    && $0.value == (malformed.value ?? []) && $0.headers["geoworker-reason"] == malformed.reason
+            }
+            #expect(letter != nil, "dead letter \(index) (\(malformed.reason)) with its key, bytes and origin")
+            #expect(letter?.headers["geoworker-error"]?.isEmpty == false)
+        }
+
+        // The same valid traffic alone, in a cluster of its own, gives the same events (ids aside: they name
+        // input offsets, which the bad messages shift).
+        let clean = try ServiceTestBed()
+        let cleanTraffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: clean.topics)
+        try await clean.produce(cleanTraffic.commands() + cleanTraffic.positions())
+        try await clean.runUntilCaughtUp()
+        let events = try await bed.events()
+        #expect(events.count == 80)
+        #expect(Set(try events.map(withoutID)) == Set(try await clean.events().map(withoutID)))
+    }
+
+    @Test("every message produced and every event emitted validates against Schemas/; refused messages do not")
+    func schemas() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 5, positionsPerDevice: 30, topics: bed.topics)
+        let commands =
+            traffic.commands() + [
+                ProducerRecord(
+                    topic: bed.topics.commands,
+                    key: Array("device-0".utf8),
+                    value: Array(#"{"type":"untrack","deviceId":"device-0","pinId":"customer"}"#.utf8),
+                    timestampMilliseconds: BorderTraffic.start + 100_000
+                ),
+                ProducerRecord(
+                    topic: bed.topics.commands,
+                    key: Array("device-1".utf8),
+                    value: Array(#"{"type":"untrackAll","deviceId":"device-1"}"#.utf8),
+                    timestampMilliseconds: BorderTraffic.start + 100_000
+                ),
+            ]
+        let positions = traffic.positions()
+        try await bed.produce(commands + positions)
+        try await bed.runUntilCaughtUp()
+        let events = try await bed.events()
+        #expect(
+            Set(events.map(\.type)) == ["geofence.entered", "geofence.exited", "country.changed", "language.suggested"]
+        )
+
+        var lines = positions.map { "position\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
+        lines += commands.map { "command\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
+        lines += events.map { "event\t" + $0.json }
+        let valid = try validate(lines)
+        #expect(valid.status == 0, "\(valid.output)")
+        #expect(valid.output.contains("validated \(lines.count) messages"))
+
+        let refused = Self.malformed.filter(\.isJSONObject).map {
+            ($0.isCommand ? "command\t" : "position\t") + String(decoding: $0.value!, as: UTF8.self)
+        }
+        let invalid = try validate(refused)
+        #expect(invalid.status == 1)
+        let problemLines = Set(invalid.output.split(separator: "\n").compactMap { $0.firstMatch(of: /^line (\d+)/)?.1 })
+        #expect(problemLines.count == refused.count, "each refused message breaks the schema too: \(invalid.output)")
+    }
+
+    @Test("kcat, an independent client, reads the events with the device id as key and the CloudEvents header")
+    func kcatReadsEvents() async throws {
+        let bed = try ServiceTestBed(partitions: 2)
+        let traffic = BorderTraffic(devices: 4, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        try await bed.runUntilCaughtUp()
+        let result = try ChildProcess.run(
+            "/usr/bin/kcat",
+            [
+                "-b", bed.cluster.bootstrapServers, "-C", "-t", bed.topics.events, "-o", "beginning", "-e", "-q",
+                "-f", "%k\t%h\t%s\n",
+            ]
+        )
+        #expect(result.status == 0, "\(result.errors)")
+        let lines = result.output.split(separator: "\n").map {
+            $0.split(separator: "\t", maxSplits: 2).map(String.init)
+        }
+        #expect(lines.count == 32)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line[2].utf8)) as? [String: Any]
+            #expect(object?["subject"] as? String == line[0])
+            #expect(line[1] == "content-type=application/cloudevents+json; charset=UTF-8")
+        }
+    }
+
+    private func withoutID(_ event: ServiceTestBed.Event) throws -> String {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(event.json.utf8)) as? [String: Any])
+        object["id"] = nil
+        return String(
+            decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
+            as: UTF8.self
+        )
+    }
+
+    private func validate(_ lines: [String]) throws -> ChildProcess.Result {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return try ChildProcess.run(
+            "/usr/bin/env",
+            [
+                "python3", root.appendingPathComponent("tools/schemas/validate.py").path,
+                root.appendingPathComponent("Schemas").path,
+            ],
+            input: lines.joined(separator: "\n") + "\n"
+        )
+    }
+}
