@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "geoworker",
             dependencies: [
-                "Worker", "Kafka", "Countries", "GeoCore",
+                "Worker", "Kafka", "Countries", "GeoCore", "StateStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

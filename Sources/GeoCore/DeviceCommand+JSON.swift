@@ -1,5 +1,5 @@
 extension DeviceCommand {
-    /// Decodes a command message from its JSON bytes (see `Schemas/command-*.schema.json`):
+    /// Decodes a command message from its JSON bytes (see `Schemas/command.*.schema.json`):
     /// `{"type":"track","deviceId":…,"pin":{"id","lat","lon","radius","title"?,"metadata"?}}`,
     /// `{"type":"untrack","deviceId":…,"pinId":…}` or `{"type":"untrackAll","deviceId":…}`.
     ///
@@ -125,4 +125,28 @@ extension JSONScanner {
 
     /// Metadata is stored with every pin and copied into its events: keep it small.
     static let maximumMetadataBytes = 4096
+}
+
+extension DeviceCommand {
+    /// The command as the JSON message ``decode(json:)`` reads (for tools that produce commands).
+    public var json: [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        switch self {
+        case .track(let deviceId, let pin):
+            json.member("type", "track")
+            json.member("deviceId", deviceId)
+            json.key("pin")
+            json.pin(pin)
+        case .untrack(let deviceId, let pinId):
+            json.member("type", "untrack")
+            json.member("deviceId", deviceId)
+            json.member("pinId", pinId)
+        case .untrackAll(let deviceId):
+            json.member("type", "untrackAll")
+            json.member("deviceId", deviceId)
+        }
+        json.endObject()
+        return json.output
+    }
 }

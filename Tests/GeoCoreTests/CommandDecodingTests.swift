@@ -93,4 +93,30 @@ struct CommandDecodingTests {
             #expect(failure.description.contains(mentions), "\(failure.description)")
         }
     }
+
+    @Test(
+        "a command written as JSON reads back as the same command (quotes and unicode in strings included)",
+        arguments: [
+            DeviceCommand.track(
+                deviceId: "truck \"17\" é",
+                pin: Pin(
+                    id: "exit-23/north",
+                    center: Coordinate(latitude: -33.9, longitude: 151.2)!,
+                    radius: 250.5,
+                    title: "Exit\n23",
+                    metadataJSON: #"{"road":"E40","lanes":[1,2]}"#
+                )!
+            ),
+            DeviceCommand.track(
+                deviceId: "d",
+                pin: Pin(id: "p", center: Coordinate(latitude: 0, longitude: 0)!, radius: 1)!
+            ),
+            DeviceCommand.untrack(deviceId: "d", pinId: "p"),
+            DeviceCommand.untrackAll(deviceId: "d"),
+        ]
+    )
+    func roundTrip(command: DeviceCommand) throws {
+        let decoded = command.json.withUnsafeBytes { DeviceCommand.decode(json: $0) }
+        #expect(try decoded.get() == command)
+    }
 }

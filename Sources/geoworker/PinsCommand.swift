@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import GeoCore
+import Kafka
+import Logging
+import StateStore
+import Worker
+
+/// `geoworker pins`: produce track/untrack commands, list the pins a worker holds.
+struct PinsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pins",
+        abstract: "Track and untrack pins (produces commands) and list stored pins.",
+        subcommands: [Track.self, Untrack.self, List.self]
+    )
+
+    /// Where commands go.
+    struct Destination: ParsableArguments {
+        @Option(help: "Kafka bootstrap servers (env GEOWORKER_BROKERS; default localhost:9092).")
+        var brokers: String?
+
+        @Option(help: "The commands topic (env GEOWORKER_TOPICS_COMMANDS; default commands).")
+        var commandsTopic: String?
+
+        @Option(
+            name: .customLong("kafka"),
+            parsing: .singleValue,
+            help: ArgumentHelp("Any librdkafka property, for SASL/SSL (repeatable).", valueName: "KEY=VALUE")
+        )
+        var kafkaProperties: [String] = []
+
+        /// Produces `command` keyed by its device id, stamped now, and waits for the broker to take it.
+        func send(_ command: DeviceCommand) async throws {
+            Logger.Level.warning.bootstrapStandardErrorLogging()
+            let environment = ProcessInfo.processInfo.environment
+            let brokers = brokers ?? environment["GEOWORKER_BROKERS"] ?? "localhost:9092"
+            let topic = commandsTopic ?? environment["GEOWORKER_TOPICS_COMMANDS"] ?? "commands"
+            let producer = try Producer(
+                configuration: ProducerConfiguration(
+                    bootstrapServers: brokers,
+                    properties: try WorkerConfiguration.kafkaProperties(kafkaProperties)
+                )
+            )
+            let json = command.json
+            let report = await producer.send(
+                ProducerRecord(
+                    topic: topic,
+                    key: Array(command.deviceId.utf8),
+                    value: json,
+                    timestampMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)
+                )
+            )
+            await producer.close()
+            guard report.isDelivered else {
+                throw CommandFailure("geoworker pins: not delivered to \(topic) at \(brokers): \(report)")
+            }
+            print(String(decoding: json, as: UTF8.self))
+        }
+    }
+
+    struct Track: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Start watching a pin for a device.")
+
+        @Option(help: "The device id.") var device: String
+        @Option(help: "The pin id (tracking an id again replaces that pin).") var id: String
+        @Option(help: "Latitude of the centre, degrees.") var lat: Double
+        @Option(help: "Longitude of the centre, degrees.") var lon: Double
+        @Option(help: "Radius in metres (1 to 100000).") var radius: Double
+        @Option(help: "A title carried into the events.") var title: String?
+        @Option(help: "A JSON object carried into the events.") var metadata: String?
+        @OptionGroup var destination: Destination
+
+        func run() async throws {
+            guard let center = Coordinate(latitude: lat, longitude: lon) else {
+                throw ValidationError("--lat must be in -90...90 and --lon in -180...180.")
+            }
+            if let metadata {
+                let object = try? JSONSerialization.jsonObject(with: Data(metadata.utf8))
+                guard object is [String: Any] else { throw ValidationError("--metadata must be a JSON object.") }
+            }
+            guard let pin = Pin(id: id, center: center, radius: radius, title: title, metadataJSON: metadata)
+            else {
+                throw ValidationError("--id must be 1 to 256 bytes and --radius in 1...100000 metres.")
+            }
+            try await destination.send(.track(deviceId: device, pin: pin))
+        }
+    }
+
+    struct Untrack: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop watching one pin, or all (--all).")
+
+        @Option(help: "The device id.") var device: String
+        @Option(help: "The pin id.") var id: String?
+        @Flag(help: "Untrack every pin of the device.") var all = false
+        @OptionGroup var destination: Destination
+
+        func validate() throws {
+            guard (id != nil) != all else { throw ValidationError("Give either --id or --all.") }
+        }
+
+        func run() async throws {
+            try await destination.send(
+                id.map { .untrack(deviceId: device, pinId: $0) } ?? .untrackAll(deviceId: device)
+            )
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the pins stored in a worker's state directory (safe while the worker runs).",
+            discussion: "Shows what the worker had persisted at its last checkpoint (every second by default)."
+        )
+
+        @Option(help: "The worker's state directory (env GEOWORKER_STATE_DIR; default ./geoworker-state).")
+        var stateDir: String?
+
+        @Option(help: "Only this device.") var device: String?
+
+        @Flag(help: "One JSON object per device instead of text.") var json = false
+
+        func run() throws {
+            let directory =
+                stateDir ?? ProcessInfo.processInfo.environment["GEOWORKER_STATE_DIR"] ?? "./geoworker-state"
+            guard FileManager.default.fileExists(atPath: directory + "/" + StateStore.fileName) else {
+                throw CommandFailure("geoworker pins list: no geoworker state in \(directory)")
+            }
+            let devices = try StateStore(directory: directory).loadDevices()
+                .filter { device == nil || $0.deviceId == device }
+                .filter { !$0.pins.isEmpty }
+                .sorted { $0.deviceId < $1.deviceId }
+            for state in devices {
+                if json {
+                    let pins: [[String: Any]] = state.pins.map { tracked in
+                        var pin: [String: Any] = [
+                            "id": tracked.pin.id, "lat": tracked.pin.center.latitude,
+                            "lon": tracked.pin.center.longitude, "radius": tracked.pin.radius,
+                            "state": "\(tracked.membership)",
+                        ]
+                        pin["title"] = tracked.pin.title
+                        return pin
+                    }
+                    let object: [String: Any] = ["deviceId": state.deviceId, "pins": pins]
+                    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+                    print(String(decoding: data, as: UTF8.self))
+                } else {
+                    for tracked in state.pins {
+                        let pin = tracked.pin
+                        print(
+                            "\(state.deviceId)  \(pin.id)  \(pin.center.latitude),\(pin.center.longitude)  "
+                                + "r=\(pin.radius) m  \(tracked.membership)\(pin.title.map { "  \($0)" } ?? "")"
+                        )
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import Kafka
+import Logging
+import Synchronization
+import Worker
+
+/// `geoworker tail`: follows the events topic, one readable line per event.
+struct TailCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tail",
+        abstract: "Print the events topic, one readable line per event (or the raw CloudEvents with --json).",
+        discussion: """
+            Reads every partition outside any consumer group, so it never takes partitions from a worker or \
+            moves committed offsets. Follows new events until interrupted, unless --until-end.
+            """
+    )
+
+    @Option(help: "Kafka bootstrap servers (env GEOWORKER_BROKERS; default localhost:9092).")
+    var brokers: String?
+
+    @Option(help: "The events topic (env GEOWORKER_TOPICS_EVENTS; default events).")
+    var topic: String?
+
+    @Flag(help: "Start with the oldest event the topic still holds instead of new events only.")
+    var fromBeginning = false
+
+    @Flag(help: "Exit once the end of every partition is reached.")
+    var untilEnd = false
+
+    @Flag(help: "Print each event's CloudEvents JSON as it is on the topic, one per line.")
+    var json = false
+
+    @Option(
+        name: .customLong("kafka"),
+        parsing: .singleValue,
+        help: ArgumentHelp("Any librdkafka property, for SASL/SSL (repeatable).", valueName: "KEY=VALUE")
+    )
+    var kafkaProperties: [String] = []
+
+    func run() async throws {
+        Logger.Level.warning.bootstrapStandardErrorLogging()
+        let environment = ProcessInfo.processInfo.environment
+        let brokers = brokers ?? environment["GEOWORKER_BROKERS"] ?? "localhost:9092"
+        let topic = topic ?? environment["GEOWORKER_TOPICS_EVENTS"] ?? "events"
+        let properties = try WorkerConfiguration.kafkaProperties(kafkaProperties)
+        let configuration = ConsumerConfiguration(
+            bootstrapServers: brokers,
+            groupID: "geoworker-tail",
+            properties: properties
+        )
+        let lookup = try Consumer(configuration: configuration, subscription: .partitions([:]))
+        let partitions: Int
+        do {
+            partitions = try await lookup.partitionCount(topic: topic)
+        } catch {
+            await lookup.close()
+            throw CommandFailure("geoworker tail: topic \(topic) at \(brokers): \(error)")
+        }
+        await lookup.close()
+
+        var starts: [TopicPartition: StartOffset] = [:]
+        for partition in 0..<Int32(partitions) {
+            starts[TopicPartition(topic, partition)] = fromBeginning ? .beginning : .end
+        }
+        let consumer = try Consumer(configuration: configuration, subscription: .partitions(starts))
+        let stop = StopRequest()
+        let signals = [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { stop.request() }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+        while !stop.isRequested {
+            let batch = try await consumer.nextBatch(timeout: .milliseconds(200))
+            var text = ""
+            for record in batch {
+                guard let value = record.value else { continue }
+                text += json ? String(decoding: value, as: UTF8.self) : EventLine.format(value)
+                text += "\n"
+            }
+            if !text.isEmpty {
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+            if untilEnd && consumer.hasReachedEndOfAssignment { break }
+        }
+        await consumer.close()
+    }
+}
+
+/// A flag set from a signal handler and read by the loop.
+final class StopRequest: Sendable {
+    private let flag = Mutex(false)
+    func request() { flag.withLock { $0 = true } }
+    var isRequested: Bool { flag.withLock { $0 } }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+
+/// The operator's tools around a running service: `geoworker pins` and `geoworker tail`.
+@Suite("geoworker pins and tail", .serialized)
+struct ServiceToolsTests {
+    @Test("pins track/untrack produce commands the worker carries out; pins list shows them; tail prints the events")
+    func pinsAndTail() async throws {
+        let bed = try ServiceTestBed()
+        let brokers = ["--brokers", bed.cluster.bootstrapServers, "--commands-topic", bed.topics.commands]
+        for device in 0..<3 {
+            let tracked = try runGeoworker(
+                [
+                    "pins", "track", "--device", "device-\(device)", "--id", "customer", "--lat", "48.565", "--lon",
+                    "7.88",
+                    "--radius", "1200", "--title", "Customer", "--metadata", #"{"account":42}"#,
+                ] + brokers
+            )
+            #expect(tracked.status == 0, "\(tracked.errors)")
+            #expect(tracked.output.contains(#""type":"track""#))
+        }
+        let refused = try runGeoworker(
+            ["pins", "track", "--device", "device-0", "--id", "x", "--lat", "48", "--lon", "7", "--radius", "0"]
+                + brokers
+        )
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("--radius"))
+        let untracked = try runGeoworker(["pins", "untrack", "--device", "device-2", "--all"] + brokers)
+        #expect(untracked.status == 0, "\(untracked.errors)")
+        #expect(try await bed.messageCount(bed.topics.commands, partitions: bed.partitions) == 4)
+
+        try await bed.runUntilCaughtUp()
+        let listed = try runGeoworker(["pins", "list", "--state-dir", bed.stateDirectory])
+        #expect(listed.status == 0, "\(listed.errors)")
+        #expect(
+            listed.output.split(separator: "\n") == [
+                "device-0  customer  48.565,7.88  r=1200.0 m  undetermined  Customer",
+                "device-1  customer  48.565,7.88  r=1200.0 m  undetermined  Customer",
+            ]
+        )
+
+        let traffic = BorderTraffic(devices: 3, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.positions())
+        try await bed.runUntilCaughtUp()
+        let one = try runGeoworker([
+            "pins", "list", "--state-dir", bed.stateDirectory, "--device", "device-1", "--json",
+        ])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(one.output.utf8)) as? [String: Any])
+        let pins = try #require(object["pins"] as? [[String: Any]])
+        #expect(
+            pins.count == 1 && pins.first?["state"] as? String == "outside",
+            "it drove through and out: \(one.output)"
+        )
+
+        let events = try await bed.events()
+        let tailArguments = [
+            "tail", "--brokers", bed.cluster.bootstrapServers, "--topic", bed.topics.events,
+            "--from-beginning", "--until-end",
+        ]
+        let lines = try runGeoworker(tailArguments)
+        #expect(lines.status == 0, "\(lines.errors)")
+        let text = lines.output.split(separator: "\n")
+        #expect(text.count == events.count)
+        #expect(text.contains { $0.contains("geofence.entered") && $0.contains("Customer (customer)") })
+        #expect(text.contains { $0.contains("country.changed") && $0.contains("FR -> DE (Germany)") })
+        let json = try runGeoworker(tailArguments + ["--json"])
+        let parsed = json.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(Set(parsed.compactMap { $0["id"] as? String }) == Set(events.map(\.id)))
+
+        let missing = try runGeoworker(["pins", "list", "--state-dir", bed.stateDirectory + "-nowhere"])
+        #expect(missing.status == 1 && missing.errors.contains("no geoworker state"))
+    }
+}
