@@ -72,7 +72,7 @@ struct TailCommand: AsyncParsableCommand {
             source.resume()
             return source
         }
-        defer { signals.forEach { $0.cancel() } }
+        defer { for source in signals { source.cancel() } }
         while !stop.isRequested {
             let batch = try await consumer.nextBatch(timeout: .milliseconds(200))
             var text = ""
