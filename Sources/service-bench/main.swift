@@ -1,0 +1,402 @@
+// End-to-end benchmark of the service, against librdkafka's mock cluster in this process.
+//
+//   swift run -c release service-bench [--devices N] [--positions N] [--rate N] [--seconds S]
+//
+// Throughput: preloads 3 pins per device and the positions (64 partitions: the mock keeps only about 5 MB
+// per partition), then times raw librdkafka reading the positions topic and the release `geoworker run
+// --until-caught-up` processing positions and commands, in the same run. Rates count from the first message
+// to the last (the worker reports its own, after its final checkpoint); the worker's start-up and group join
+// are printed apart.
+// Latency: a worker runs while positions are produced at a steady rate, each stamped with its produce time
+// and each crossing its device's pin; the time from produce to the resulting event's arrival at a consumer
+// is taken for every event.
+import BenchSupport
+import Foundation
+import GeoCore
+import Kafka
+import Logging
+import Synchronization
+import TestSupport
+import Worker
+
+struct Options {
+    var devices = 50_000
+    var positions = 1_000_000
+    var rate = 50_000
+    var seconds = 10
+    let partitions = 64
+
+    init(arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            let value = iterator.next().flatMap(Int.init)
+            switch (argument, value) {
+            case ("--devices", let value?): devices = value
+            case ("--positions", let value?): positions = value
+            case ("--rate", let value?): rate = value
+            case ("--seconds", let value?): seconds = value
+            default:
+                fail("usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S]")
+            }
+        }
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("service-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+func log(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+let options = Options(arguments: CommandLine.arguments)
+let logger: Logger = {
+    var logger = Logger(label: "service-bench")
+    logger.logLevel = .error
+    return logger
+}()
+let cluster: MockCluster
+do {
+    cluster = try MockCluster(brokers: 1, logger: logger)
+} catch {
+    fail("mock cluster: \(error)")
+}
+let geoworker = ChildProcess.builtExecutable("geoworker")
+guard FileManager.default.isExecutableFile(atPath: geoworker) else { fail("build geoworker first: \(geoworker)") }
+
+func makeTopics(_ prefix: String) -> InputProcessor.Topics {
+    let topics = InputProcessor.Topics(
+        positions: "\(prefix)-positions",
+        commands: "\(prefix)-commands",
+        events: "\(prefix)-events",
+        deadLetters: "\(prefix)-dead-letters"
+    )
+    do {
+        for topic in [topics.positions, topics.commands, topics.events] {
+            try cluster.createTopic(topic, partitions: options.partitions)
+        }
+        try cluster.createTopic(topics.deadLetters, partitions: 1)
+    } catch {
+        fail("topics: \(error)")
+    }
+    return topics
+}
+
+func makeProducer(linger: Duration) -> Producer {
+    do {
+        return try Producer(
+            configuration: ProducerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                linger: linger,
+                properties: ["queue.buffering.max.messages": "2000000", "batch.num.messages": "10000"]
+            ),
+            logger: logger
+        )
+    } catch {
+        fail("producer: \(error)")
+    }
+}
+
+/// Devices spread over western Europe, each with a home; its pins sit at home and 1 and 2 km east.
+func home(of device: Int) -> (latitude: Double, longitude: Double) {
+    (44.0 + Double(device % 250) * 0.03, 0.5 + Double(device / 250 % 200) * 0.05)
+}
+
+func json(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+func trackCommand(
+    _ topics: InputProcessor.Topics,
+    device: Int,
+    pin: Int,
+    radius: Double,
+    at time: Int64
+)
+    -> ProducerRecord
+{
+    let (latitude, longitude) = home(of: device)
+    let id = "device-\(device)"
+    let command = DeviceCommand.track(
+        deviceId: id,
+        pin: Pin(
+            id: "pin-\(pin)",
+            center: Coordinate(latitude: latitude, longitude: longitude + 0.0135 * Double(pin))!,
+            radius: radius
+        )!
+    )
+    return ProducerRecord(topic: topics.commands, key: json(id), value: command.json, timestampMilliseconds: time)
+}
+
+func position(_ topics: InputProcessor.Topics, device: Int, longitudeOffset: Double, at time: Int64) -> ProducerRecord {
+    let (latitude, longitude) = home(of: device)
+    let id = "device-\(device)"
+    let text =
+        #"{"deviceId":"\#(id)","lat":\#(latitude),"lon":\#(longitude + longitudeOffset),"timestamp":\#(time),"accuracy":5,"speed":13.9,"languages":["en-GB","fr-FR"]}"#
+    return ProducerRecord(topic: topics.positions, key: json(id), value: json(text), timestampMilliseconds: time)
+}
+
+func produceAll(_ records: [ProducerRecord]) {
+    let producer = makeProducer(linger: .milliseconds(20))
+    var batches: [DeliveryBatch] = []
+    for first in stride(from: 0, to: records.count, by: 100_000) {
+        batches.append(producer.send(Array(records[first..<min(first + 100_000, records.count)])))
+    }
+    let failed = batches.flatMap { $0.wait() }.filter { !$0.isDelivered }
+    producer.close()
+    if let first = failed.first { fail("\(failed.count) records not delivered: \(first)") }
+}
+
+/// Runs `geoworker run` with `arguments` added; returns the process.
+func startWorker(_ topics: InputProcessor.Topics, state: String, _ arguments: [String]) -> BackgroundProcess {
+    do {
+        return try BackgroundProcess(
+            geoworker,
+            [
+                "run", "--brokers", cluster.bootstrapServers,
+                "--positions-topic", topics.positions, "--commands-topic", topics.commands,
+                "--events-topic", topics.events, "--dead-letter-topic", topics.deadLetters,
+                "--group-id", "bench-\(topics.positions)", "--state-dir", state, "--http-port", "0",
+                "--log-level", "info",
+            ] + arguments
+        )
+    } catch {
+        fail("cannot start geoworker: \(error)")
+    }
+}
+
+let stateRoot = FileManager.default.temporaryDirectory.appendingPathComponent("service-bench-\(UUID())").path
+defer { try? FileManager.default.removeItem(atPath: stateRoot) }
+log(
+    "service-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(options.devices) devices, "
+        + "\(options.partitions) partitions, worker \(geoworker)"
+)
+
+// MARK: Throughput
+
+let throughput = makeTopics("throughput")
+let start: Int64 = 1_795_300_000_000
+let steps = max(1, options.positions / options.devices)
+var preload: [ProducerRecord] = []
+preload.reserveCapacity(options.devices * 3 + options.devices * steps)
+for device in 0..<options.devices {
+    for pin in 0..<3 {
+        preload.append(trackCommand(throughput, device: device, pin: pin, radius: 400, at: start - 1000))
+    }
+}
+for step in 0..<steps {
+    // About 300 m a step, from 1 km west of home to past the third pin: each device enters and leaves pins.
+    for device in 0..<options.devices {
+        preload.append(
+            position(
+                throughput,
+                device: device,
+                longitudeOffset: -0.0135 + 0.004 * Double(step),
+                at: start + Int64(step) * 10_000
+            )
+        )
+    }
+}
+let preloadStart = ContinuousClock.now
+produceAll(preload)
+let positionCount = options.devices * steps
+log(
+    String(
+        format: "preload: %d commands and %d positions in %.1f s",
+        options.devices * 3,
+        positionCount,
+        (ContinuousClock.now - preloadStart).seconds
+    )
+)
+preload = []
+
+func rawRate() -> Double {
+    let pass = rawPass(
+        bootstrap: cluster.bootstrapServers,
+        topic: throughput.positions,
+        partitions: Int32(options.partitions),
+        messages: positionCount,
+        pattern: .drainReady
+    )
+    return pass.rate
+}
+
+let rawBefore = rawRate()
+log(String(format: "raw librdkafka: %.0f positions/s", rawBefore))
+let workerStart = ContinuousClock.now
+let worker = startWorker(throughput, state: stateRoot + "/throughput", ["--until-caught-up"])
+var ending: BackgroundProcess.Ending?
+while ending == nil { ending = waitForExit(worker) }
+let wall = (ContinuousClock.now - workerStart).seconds
+guard ending == .exited(0) else {
+    fail("geoworker run ended \(String(describing: ending)):\n\(worker.errors.suffix(3000))")
+}
+guard let caughtUp = worker.errors.split(separator: "\n").last(where: { $0.contains("caught up") }),
+    let positions = caughtUp.firstMatch(of: /positions=(\d+)/).flatMap({ Int($0.1) }),
+    let elapsed = caughtUp.firstMatch(of: /elapsed=([0-9.e-]+) seconds/).flatMap({ Double($0.1) })
+else { fail("no catch-up figures in the worker's log:\n\(worker.errors.suffix(2000))") }
+guard positions == positionCount else { fail("the worker applied \(positions) positions of \(positionCount)") }
+let workerRate = Double(positions) / elapsed
+let rawAfter = rawRate()
+let rawMedian = (rawBefore + rawAfter) / 2
+log(String(format: "raw librdkafka again: %.0f positions/s", rawAfter))
+log(
+    String(
+        format:
+            "geoworker run --until-caught-up: %.0f positions/s (%d positions and %d commands in %.2f s from the first message; %.1f s wall with start-up and group join)",
+        workerRate,
+        positions,
+        options.devices * 3,
+        elapsed,
+        wall
+    )
+)
+log(String(format: "ratio geoworker / raw librdkafka: %.2f (target 0.50 or more)", workerRate / rawMedian))
+
+func waitForExit(_ process: BackgroundProcess) -> BackgroundProcess.Ending? {
+    let semaphore = DispatchSemaphore(value: 0)
+    let result = Mutex<BackgroundProcess.Ending?>(nil)
+    Task {
+        let ending = await process.waitForExit(timeout: .seconds(600))
+        result.withLock { $0 = ending }
+        semaphore.signal()
+    }
+    semaphore.wait()
+    return result.withLock { $0 }
+}
+
+// MARK: Latency
+
+func nowMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+
+/// Reads the events topic from its end on a thread of its own; for each geofence event, the time from its
+/// position's produce (the position's timestamp) to now.
+final class LatencyProbe: @unchecked Sendable {
+    // @unchecked: `samples` is written by the probe's thread only until `stop()` returns.
+    private let consumer: Consumer
+    private let stopped = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private(set) var samples: [Int64] = []
+    let received = Atomic<Int>(0)
+
+    init(topic: String, partitions: Int) throws {
+        var starts: [TopicPartition: StartOffset] = [:]
+        for partition in 0..<Int32(partitions) { starts[TopicPartition(topic, partition)] = .end }
+        consumer = try Consumer(
+            configuration: ConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                groupID: "latency-probe",
+                properties: ["fetch.wait.max.ms": "5"]
+            ),
+            subscription: .partitions(starts),
+            logger: logger
+        )
+        let thread = Thread { [self] in
+            read()
+            finished.signal()
+        }
+        thread.start()
+    }
+
+    private func read() {
+        let geofence = Array(#""type":"geofence."#.utf8)
+        let time = Array(#""time":""#.utf8)
+        while !stopped.load(ordering: .acquiring) {
+            guard let batch = try? consumer.poll(maxMessages: 10_000, timeout: .milliseconds(50)) else { continue }
+            let now = nowMilliseconds()
+            for record in batch {
+                record.withValue { value in
+                    guard let value, let bytes = value.bindMemory(to: UInt8.self).baseAddress else { return }
+                    let buffer = UnsafeBufferPointer(start: bytes, count: value.count)
+                    guard buffer.firstRange(of: geofence) != nil, let at = buffer.firstRange(of: time) else { return }
+                    let text = UnsafeRawBufferPointer(
+                        rebasing: value[at.upperBound..<min(value.count, at.upperBound + 24)]
+                    )
+                    if let produced = Timestamp.parseRFC3339(text) { samples.append(now - produced) }
+                }
+            }
+            received.add(batch.count, ordering: .relaxed)
+        }
+        consumer.close()
+    }
+
+    func stop() -> [Int64] {
+        stopped.store(true, ordering: .releasing)
+        finished.wait()
+        return samples
+    }
+}
+
+let latencyTopics = makeTopics("latency")
+let pinTime = nowMilliseconds() - 60_000
+produceAll((0..<options.devices).map { trackCommand(latencyTopics, device: $0, pin: 0, radius: 200, at: pinTime) })
+// librdkafka's mock broker answers a fetch that found nothing only after fetch.wait.max.ms (500 ms by
+// default), even when data arrives meanwhile (a real broker answers as soon as data is there): a short
+// wait keeps the mock from adding up to half a second to every hop.
+let live = startWorker(latencyTopics, state: stateRoot + "/latency", ["--kafka", "fetch.wait.max.ms=5"])
+let joinDeadline = ContinuousClock.now + .seconds(60)
+while !live.errors.contains("assigned \(2 * options.partitions) partitions") {
+    guard ContinuousClock.now < joinDeadline, live.isRunning else {
+        fail("the worker did not start:\n\(live.errors.suffix(2000))")
+    }
+    Thread.sleep(forTimeInterval: 0.05)
+}
+let probe: LatencyProbe
+do {
+    probe = try LatencyProbe(topic: latencyTopics.events, partitions: options.partitions)
+} catch {
+    fail("probe: \(error)")
+}
+Thread.sleep(forTimeInterval: 2)
+
+let producer = makeProducer(linger: .milliseconds(1))
+let perTick = max(1, options.rate / 100)
+let ticks = options.seconds * 100
+let clock = ContinuousClock()
+let produceStart = clock.now
+var sent = 0
+var deliveries: [DeliveryBatch] = []
+for tick in 0..<ticks {
+    let due = produceStart + .milliseconds(10 * tick)
+    if clock.now < due { Thread.sleep(forTimeInterval: (due - clock.now).seconds) }
+    let time = nowMilliseconds()
+    var records: [ProducerRecord] = []
+    records.reserveCapacity(perTick)
+    for _ in 0..<perTick {
+        // Round 0 far from home (3.7 km east), then home, far, home...: each position after the first
+        // crosses its device's pin.
+        let round = sent / options.devices
+        let device = sent % options.devices
+        records.append(position(latencyTopics, device: device, longitudeOffset: round % 2 == 0 ? 0.05 : 0, at: time))
+        sent += 1
+    }
+    deliveries.append(producer.send(records))
+}
+let produceSeconds = (clock.now - produceStart).seconds
+let undelivered = deliveries.flatMap { $0.wait() }.filter { !$0.isDelivered }.count
+producer.close()
+let expected = max(0, sent - options.devices)
+let settleDeadline = ContinuousClock.now + .seconds(10)
+while probe.received.load(ordering: .relaxed) < expected && ContinuousClock.now < settleDeadline {
+    Thread.sleep(forTimeInterval: 0.1)
+}
+let latencies = probe.stop().sorted()
+live.send(SIGTERM)
+_ = waitForExit(live)
+guard !latencies.isEmpty else { fail("no geofence events arrived:\n\(live.errors.suffix(2000))") }
+func percentile(_ p: Double) -> Int64 { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+log(
+    String(
+        format: "latency: %d positions produced in %.1f s (%.0f/s, %d undelivered); %d geofence events of %d expected",
+        sent,
+        produceSeconds,
+        Double(sent) / produceSeconds,
+        undelivered,
+        latencies.count,
+        expected
+    )
+)
+log(
+    "latency produce -> event delivered (ms, millisecond clock): p50 \(percentile(0.5)), p90 \(percentile(0.9)), "
+        + "p99 \(percentile(0.99)), max \(latencies.last!) (target p99 < 50)"
+)
