@@ -14,17 +14,7 @@ extension ConfigReader {
     ) throws(WorkerError)
         -> Int
     {
-        guard let value = int(forKey: key) else {
-            try requireAbsent(key, expected: "an integer")
-            return defaultValue
-        }
-        guard range.contains(value) else {
-            throw WorkerError(
-                .configuration,
-                "\(key) must be in \(range.lowerBound)...\(range.upperBound) (got \(value))"
-            )
-        }
-        return value
+        try bounded(key, int(forKey: key), default: defaultValue, in: range, expected: "an integer")
     }
 
     /// The number at `key`, or `defaultValue` when no source sets it; see ``integer(_:default:in:)``.
@@ -35,8 +25,18 @@ extension ConfigReader {
     )
         throws(WorkerError) -> Double
     {
-        guard let value = double(forKey: key) else {
-            try requireAbsent(key, expected: "a number")
+        try bounded(key, double(forKey: key), default: defaultValue, in: range, expected: "a number")
+    }
+
+    private func bounded<Value: Comparable>(
+        _ key: ConfigKey,
+        _ value: Value?,
+        default defaultValue: Value,
+        in range: ClosedRange<Value>,
+        expected: String
+    ) throws(WorkerError) -> Value {
+        guard let value else {
+            try requireAbsent(key, expected: expected)
             return defaultValue
         }
         guard range.contains(value) else {

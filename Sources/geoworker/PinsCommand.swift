@@ -16,29 +16,20 @@ struct PinsCommand: AsyncParsableCommand {
 
     /// Where commands go.
     struct Destination: ParsableArguments {
-        @Option(help: "Kafka bootstrap servers (env GEOWORKER_BROKERS; default localhost:9092).")
-        var brokers: String?
+        @OptionGroup var connection: KafkaConnection
 
         @Option(help: "The commands topic (env GEOWORKER_TOPICS_COMMANDS; default commands).")
         var commandsTopic: String?
 
-        @Option(
-            name: .customLong("kafka"),
-            parsing: .singleValue,
-            help: ArgumentHelp("Any librdkafka property, for SASL/SSL (repeatable).", valueName: "KEY=VALUE")
-        )
-        var kafkaProperties: [String] = []
-
         /// Produces `command` keyed by its device id, stamped now, and waits for the broker to take it.
         func send(_ command: DeviceCommand) async throws {
             Logger.Level.warning.bootstrapStandardErrorLogging()
-            let environment = ProcessInfo.processInfo.environment
-            let brokers = brokers ?? environment["GEOWORKER_BROKERS"] ?? "localhost:9092"
-            let topic = commandsTopic ?? environment["GEOWORKER_TOPICS_COMMANDS"] ?? "commands"
+            let brokers = connection.bootstrapServers
+            let topic = toolSetting(commandsTopic, "GEOWORKER_TOPICS_COMMANDS", default: "commands")
             let producer = try Producer(
                 configuration: ProducerConfiguration(
                     bootstrapServers: brokers,
-                    properties: try WorkerConfiguration.kafkaProperties(kafkaProperties)
+                    properties: try connection.properties()
                 )
             )
             let json = command.json

@@ -16,8 +16,7 @@ struct TailCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Kafka bootstrap servers (env GEOWORKER_BROKERS; default localhost:9092).")
-    var brokers: String?
+    @OptionGroup var connection: KafkaConnection
 
     @Option(help: "The events topic (env GEOWORKER_TOPICS_EVENTS; default events).")
     var topic: String?
@@ -31,19 +30,11 @@ struct TailCommand: AsyncParsableCommand {
     @Flag(help: "Print each event's CloudEvents JSON as it is on the topic, one per line.")
     var json = false
 
-    @Option(
-        name: .customLong("kafka"),
-        parsing: .singleValue,
-        help: ArgumentHelp("Any librdkafka property, for SASL/SSL (repeatable).", valueName: "KEY=VALUE")
-    )
-    var kafkaProperties: [String] = []
-
     func run() async throws {
         Logger.Level.warning.bootstrapStandardErrorLogging()
-        let environment = ProcessInfo.processInfo.environment
-        let brokers = brokers ?? environment["GEOWORKER_BROKERS"] ?? "localhost:9092"
-        let topic = topic ?? environment["GEOWORKER_TOPICS_EVENTS"] ?? "events"
-        let properties = try WorkerConfiguration.kafkaProperties(kafkaProperties)
+        let brokers = connection.bootstrapServers
+        let topic = toolSetting(topic, "GEOWORKER_TOPICS_EVENTS", default: "events")
+        let properties = try connection.properties()
         let configuration = ConsumerConfiguration(
             bootstrapServers: brokers,
             groupID: "geoworker-tail",

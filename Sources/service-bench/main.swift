@@ -256,7 +256,7 @@ log(String(format: "ratio geoworker / raw librdkafka: %.2f (target 0.50 or more)
 func waitForExit(_ process: BackgroundProcess) -> BackgroundProcess.Ending? {
     let semaphore = DispatchSemaphore(value: 0)
     let result = Mutex<BackgroundProcess.Ending?>(nil)
-    Task {
+    Task.detached {
         let ending = await process.waitForExit(timeout: .seconds(600))
         result.withLock { $0 = ending }
         semaphore.signal()
