@@ -6,6 +6,9 @@
 /// the pair (a command first on equal timestamps, so a pin tracked at the moment of a fix applies to it).
 /// When one side has nothing buffered and is not known to be at its end, it waits up to `maximumWait` for
 /// that side before going on without it, so a slow or empty side delays the other only by a bounded time.
+/// A side that has given nothing at all since the pair was assigned (or since ``removeAll()``) is waited for
+/// longer, up to `unfetchedSideWait`: right after an assignment one partition's first fetch can come well
+/// after its partner's, and going on without it would apply positions before older commands.
 /// Pure: the caller passes in the time and which sides are at their end.
 struct PartitionPairMerge<Record> {
     enum Side: Hashable, Sendable {
@@ -17,6 +20,9 @@ struct PartitionPairMerge<Record> {
     private var commands = RecordQueue()
     /// Since when one side has been empty while the other had records waiting.
     private var waitingSince: ContinuousClock.Instant?
+    /// Whether each side has given a record since the pair was assigned.
+    private var positionsFetched = false
+    private var commandsFetched = false
 
     var isEmpty: Bool { positions.isEmpty && commands.isEmpty }
     var count: Int { positions.count + commands.count }
@@ -28,9 +34,11 @@ struct PartitionPairMerge<Record> {
         case .positions:
             if positions.isEmpty { waitingSince = nil }
             positions.append((record, timestamp))
+            positionsFetched = true
         case .commands:
             if commands.isEmpty { waitingSince = nil }
             commands.append((record, timestamp))
+            commandsFetched = true
         }
     }
 
@@ -39,11 +47,14 @@ struct PartitionPairMerge<Record> {
     /// - Parameters:
     ///   - positionsAtEnd, commandsAtEnd: the side's partition has been read to its end, so an empty side
     ///     has nothing earlier to give.
+    ///   - maximumWait: how long an empty side that has given records before is waited for.
+    ///   - unfetchedSideWait: how long an empty side that has given nothing since the assignment is waited for.
     mutating func next(
         positionsAtEnd: Bool,
         commandsAtEnd: Bool,
         now: ContinuousClock.Instant,
-        maximumWait: Duration
+        maximumWait: Duration,
+        unfetchedSideWait: Duration
     ) -> (record: Record, side: Side)? {
         switch (positions.first, commands.first) {
         case (nil, nil):
@@ -52,19 +63,20 @@ struct PartitionPairMerge<Record> {
             return command.timestamp <= position.timestamp
                 ? (commands.removeFirst(), .commands) : (positions.removeFirst(), .positions)
         case (_?, nil):
-            guard commandsAtEnd || waited(now: now, maximumWait: maximumWait) else { return nil }
+            let wait = commandsFetched ? maximumWait : unfetchedSideWait
+            guard commandsAtEnd || waited(now: now, maximumWait: wait) else { return nil }
             return (positions.removeFirst(), .positions)
         case (nil, _?):
-            guard positionsAtEnd || waited(now: now, maximumWait: maximumWait) else { return nil }
+            let wait = positionsFetched ? maximumWait : unfetchedSideWait
+            guard positionsAtEnd || waited(now: now, maximumWait: wait) else { return nil }
             return (commands.removeFirst(), .commands)
         }
     }
 
-    /// Drops everything buffered (the pair's partitions were revoked; their next owner reads them again).
+    /// Drops everything buffered and forgets what was fetched (the pair's partitions were revoked; their next
+    /// owner, this worker again after an eager rebalance included, reads them again).
     mutating func removeAll() {
-        positions = RecordQueue()
-        commands = RecordQueue()
-        waitingSince = nil
+        self = PartitionPairMerge()
     }
 
     private mutating func waited(now: ContinuousClock.Instant, maximumWait: Duration) -> Bool {

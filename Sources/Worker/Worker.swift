@@ -32,13 +32,9 @@ public final class Worker: @unchecked Sendable {
     private var storedOffsets: [PartitionKey: Int64]
     /// One merge per partition pair, indexed by partition number (grown if a topic gains partitions).
     private var merges: [PartitionPairMerge<ConsumerRecord>] = []
-    /// Per partition pair, whether each side has been fetched (a record or its end) since it was assigned.
-    /// Until both have, the pair waits for the missing side as long as `unfetchedSideWait`, not `mergeWait`: at
-    /// start-up one partition's first fetch can come much later than its partner's, and going on without it
-    /// would apply positions before older commands.
-    private var fetched: [(positions: Bool, commands: Bool)] = []
-    /// How long a pair waits for a side that has not been fetched at all since assignment (an unavailable
-    /// partition must not stop its partner for ever).
+    /// How long a pair waits for a side that has given nothing since the assignment (see
+    /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
+    /// does not stop its partner for ever.
     static let unfetchedSideWait: Duration = .seconds(30)
     /// The next offset of each input partition after what has been applied, not yet checkpointed.
     private var appliedOffsets: [TopicPartition: Int64] = [:]
@@ -161,7 +157,6 @@ public final class Worker: @unchecked Sendable {
             producer.close()
         }
         merges = Array(repeating: PartitionPairMerge(), count: try checkTopics(consumer))
-        fetched = Array(repeating: (false, false), count: merges.count)
         health.enter(.running)
         metrics.recordHeld(devices: processor.registry.count, pins: processor.registry.pinCount)
         logger.info(
@@ -189,18 +184,14 @@ public final class Worker: @unchecked Sendable {
             for error in batch.errors { logger.warning("kafka: \(error)") }
             for record in batch {
                 let partition = Int(record.partition)
-                growPairs(to: partition + 1)
-                let isCommand = record.topic == topics.commands
+                if partition >= merges.count {
+                    merges += Array(repeating: PartitionPairMerge(), count: partition + 1 - merges.count)
+                }
                 merges[partition].append(
                     record,
                     timestamp: record.timestampMilliseconds ?? 0,
-                    side: isCommand ? .commands : .positions
+                    side: record.topic == topics.commands ? .commands : .positions
                 )
-                markFetched(partition: partition, isCommand: isCommand)
-            }
-            for end in batch.partitionsReachedEnd {
-                growPairs(to: Int(end.partition) + 1)
-                markFetched(partition: Int(end.partition), isCommand: end.topic == topics.commands)
             }
             applyMerged(atEnd: consumer.partitionsAtEnd, now: clock.now)
             let output = processor.takeOutput()
@@ -231,20 +222,6 @@ public final class Worker: @unchecked Sendable {
         logger.info("geoworker stopped", metadata: ["devices": "\(processor.registry.count)"])
     }
 
-    private func growPairs(to count: Int) {
-        guard count > merges.count else { return }
-        merges += Array(repeating: PartitionPairMerge(), count: count - merges.count)
-        fetched += Array(repeating: (false, false), count: count - fetched.count)
-    }
-
-    private func markFetched(partition: Int, isCommand: Bool) {
-        if isCommand {
-            fetched[partition].commands = true
-        } else {
-            fetched[partition].positions = true
-        }
-    }
-
     /// Applies what each partition pair's merge releases now.
     private func applyMerged(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant) {
         let topics = configuration.topics
@@ -256,7 +233,8 @@ public final class Worker: @unchecked Sendable {
                 positionsAtEnd: atEnd.contains(TopicPartition(topics.positions, number)),
                 commandsAtEnd: atEnd.contains(TopicPartition(topics.commands, number)),
                 now: now,
-                maximumWait: fetched[partition] == (true, true) ? configuration.mergeWait : Self.unfetchedSideWait
+                maximumWait: configuration.mergeWait,
+                unfetchedSideWait: Self.unfetchedSideWait
             ) {
                 let isCommand = side == .commands
                 let origin = MessageOrigin(
@@ -340,13 +318,6 @@ public final class Worker: @unchecked Sendable {
     private func startOffsets(for partitions: [TopicPartition]) -> [TopicPartition: Int64] {
         var starts: [TopicPartition: Int64] = [:]
         for partition in partitions {
-            let index = Int(partition.partition)
-            growPairs(to: index + 1)
-            if partition.topic == configuration.topics.commands {
-                fetched[index].commands = false
-            } else {
-                fetched[index].positions = false
-            }
             if let offset = storedOffsets[PartitionKey(topic: partition.topic, partition: partition.partition)] {
                 starts[partition] = offset
             }

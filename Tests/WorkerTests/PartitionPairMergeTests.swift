@@ -17,7 +17,8 @@ struct PartitionPairMergeTests {
             positionsAtEnd: positionsAtEnd,
             commandsAtEnd: commandsAtEnd,
             now: start + elapsed,
-            maximumWait: .milliseconds(200)
+            maximumWait: .milliseconds(200),
+            unfetchedSideWait: .seconds(30)
         ) {
             out.append(record)
         }
@@ -40,6 +41,8 @@ struct PartitionPairMergeTests {
     @Test("a side with nothing buffered holds the other back for the bounded wait, not longer")
     func boundedWait() {
         var merge = PartitionPairMerge<String>()
+        merge.append("c0", timestamp: 1, side: .commands)
+        #expect(drain(&merge, positionsAtEnd: true) == ["c0"])  // the commands side has given records
         merge.append("p1", timestamp: 10, side: .positions)
         merge.append("p2", timestamp: 20, side: .positions)
         #expect(drain(&merge) == [])  // the wait starts
@@ -65,5 +68,24 @@ struct PartitionPairMergeTests {
         var merge = PartitionPairMerge<String>()
         merge.append("c1", timestamp: 5, side: .commands)
         #expect(drain(&merge, positionsAtEnd: true) == ["c1"])
+    }
+
+    @Test("a side that has given nothing since the assignment is waited for longer; a revocation starts over")
+    func unfetchedSide() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("p1", timestamp: 10, side: .positions)
+        #expect(drain(&merge) == [])  // the wait starts
+        #expect(drain(&merge, after: .milliseconds(200)) == [], "not the short wait: commands never came")
+        #expect(drain(&merge, after: .seconds(29)) == [])
+        merge.append("c1", timestamp: 5, side: .commands)  // the slow first fetch arrives, with an older command
+        #expect(drain(&merge, after: .seconds(29)) == ["c1"])
+        // Now the commands side has given records: the short wait applies to it.
+        #expect(drain(&merge, after: .seconds(29) + .milliseconds(200)) == ["p1"])
+
+        merge.removeAll()
+        merge.append("p2", timestamp: 20, side: .positions)
+        #expect(drain(&merge, after: .seconds(40)) == [])
+        #expect(drain(&merge, after: .seconds(40) + .milliseconds(200)) == [], "reassigned: unfetched again")
+        #expect(drain(&merge, after: .seconds(70)) == ["p2"], "but not for ever")
     }
 }
