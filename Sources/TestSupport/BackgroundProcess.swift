@@ -43,8 +43,19 @@ public final class BackgroundProcess: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
         guard !process.isRunning else { return nil }
-        return process.terminationReason == .exit
+        return ending
+    }
+
+    private var ending: Ending {
+        process.terminationReason == .exit
             ? .exited(process.terminationStatus) : .signalled(process.terminationStatus)
+    }
+
+    /// Blocks until the program ends; for synchronous callers (a benchmark's main thread), never async code.
+    @available(*, noasync, message: "blocks the calling thread; use waitForExit(timeout:)")
+    public func waitUntilExit() -> Ending {
+        process.waitUntilExit()
+        return ending
     }
 
     /// What the program wrote to standard error so far.

@@ -171,6 +171,7 @@ public final class Worker: @unchecked Sendable {
         let clock = ContinuousClock()
         var lastCheckpoint = clock.now
         var firstMessage: ContinuousClock.Instant?
+        var caughtUp = false
         while !stopRequested.load(ordering: .acquiring) {
             let batch: ConsumerBatch
             do {
@@ -204,21 +205,22 @@ public final class Worker: @unchecked Sendable {
                 lastCheckpoint = clock.now
             }
             if configuration.untilCaughtUp && merges.allSatisfy(\.isEmpty) && consumer.hasReachedEndOfAssignment {
-                try checkpoint(consumer)
-                // From the first message to the last checkpoint: what replays and benchmarks want to know.
-                let elapsed = firstMessage.map { clock.now - $0 } ?? .zero
-                logger.info(
-                    "caught up with every assigned partition",
-                    metadata: [
-                        "positions": "\(processor.counters.positions)", "commands": "\(processor.counters.commands)",
-                        "elapsed": "\(elapsed)",
-                    ]
-                )
+                caughtUp = true
                 break
             }
         }
         health.enter(.stopping)
         try checkpoint(consumer)
+        if caughtUp {
+            // From the first message to the last checkpoint: what replays and benchmarks want to know.
+            logger.info(
+                "caught up with every assigned partition",
+                metadata: [
+                    "positions": "\(processor.counters.positions)", "commands": "\(processor.counters.commands)",
+                    "elapsed": "\(firstMessage.map { clock.now - $0 } ?? .zero)",
+                ]
+            )
+        }
         logger.info("geoworker stopped", metadata: ["devices": "\(processor.registry.count)"])
     }
 

@@ -3,7 +3,7 @@ import Synchronization
 /// Where the worker is in its life, for the `/health` and `/ready` probes. Written by the worker's thread,
 /// read by the HTTP server's.
 public final class WorkerHealth: Sendable {
-    public enum Phase: Int, Sendable, CustomStringConvertible {
+    public enum Phase: Int, Sendable {
         /// Loading state, connecting, checking the topics.
         case starting
         /// Consuming: the topics were found co-partitioned and the loop runs.
@@ -14,16 +14,6 @@ public final class WorkerHealth: Sendable {
         case stopped
         /// Stopped by an error (see the logs).
         case failed
-
-        public var description: String {
-            switch self {
-            case .starting: "starting"
-            case .running: "running"
-            case .stopping: "stopping"
-            case .stopped: "stopped"
-            case .failed: "failed"
-            }
-        }
     }
 
     private let current = Atomic<Int>(Phase.starting.rawValue)

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Kafka
 import Logging
-import Synchronization
 import Worker
 
 /// `geoworker tail`: follows the events topic, one readable line per event.
@@ -55,16 +54,8 @@ struct TailCommand: AsyncParsableCommand {
             starts[TopicPartition(topic, partition)] = fromBeginning ? .beginning : .end
         }
         let consumer = try Consumer(configuration: configuration, subscription: .partitions(starts))
-        let stop = StopRequest()
-        let signals = [SIGINT, SIGTERM].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { stop.request() }
-            source.resume()
-            return source
-        }
-        defer { for source in signals { source.cancel() } }
-        while !stop.isRequested {
+        // Ctrl-C ends the process as usual: tail holds no group membership and commits nothing.
+        while true {
             let batch = try await consumer.nextBatch(timeout: .milliseconds(200))
             var text = ""
             for record in batch {
@@ -79,11 +70,4 @@ struct TailCommand: AsyncParsableCommand {
         }
         await consumer.close()
     }
-}
-
-/// A flag set from a signal handler and read by the loop.
-final class StopRequest: Sendable {
-    private let flag = Mutex(false)
-    func request() { flag.withLock { $0 = true } }
-    var isRequested: Bool { flag.withLock { $0 } }
 }

@@ -225,8 +225,7 @@ let rawBefore = rawRate()
 log(String(format: "raw librdkafka: %.0f positions/s", rawBefore))
 let workerStart = ContinuousClock.now
 let worker = startWorker(throughput, state: stateRoot + "/throughput", ["--until-caught-up"])
-var ending: BackgroundProcess.Ending?
-while ending == nil { ending = waitForExit(worker) }
+let ending = worker.waitUntilExit()
 let wall = (ContinuousClock.now - workerStart).seconds
 guard ending == .exited(0) else {
     fail("geoworker run ended \(String(describing: ending)):\n\(worker.errors.suffix(3000))")
@@ -252,18 +251,6 @@ log(
     )
 )
 log(String(format: "ratio geoworker / raw librdkafka: %.2f (target 0.50 or more)", workerRate / rawMedian))
-
-func waitForExit(_ process: BackgroundProcess) -> BackgroundProcess.Ending? {
-    let semaphore = DispatchSemaphore(value: 0)
-    let result = Mutex<BackgroundProcess.Ending?>(nil)
-    Task.detached {
-        let ending = await process.waitForExit(timeout: .seconds(600))
-        result.withLock { $0 = ending }
-        semaphore.signal()
-    }
-    semaphore.wait()
-    return result.withLock { $0 }
-}
 
 // MARK: Latency
 
@@ -382,7 +369,7 @@ while probe.received.load(ordering: .relaxed) < expected && ContinuousClock.now 
 }
 let latencies = probe.stop().sorted()
 live.send(SIGTERM)
-_ = waitForExit(live)
+_ = live.waitUntilExit()
 guard !latencies.isEmpty else { fail("no geofence events arrived:\n\(live.errors.suffix(2000))") }
 func percentile(_ p: Double) -> Int64 { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
 log(

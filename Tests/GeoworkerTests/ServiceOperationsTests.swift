@@ -112,10 +112,10 @@ struct ServiceOperationsTests {
     private func listeningPort(of child: BackgroundProcess) async throws -> Int {
         var port: Int?
         try await waitUntil("the HTTP endpoints listen") {
-            port = child.errors.firstMatch(
-                of: /HTTP endpoints listening.*port=(\d+)|port=(\d+).*HTTP endpoints listening/
-            )
-            .flatMap { Int($0.1 ?? $0.2 ?? "") }
+            // StreamLogHandler puts the metadata before the message: "... port=NNNN [Worker] HTTP endpoints listening".
+            port = child.errors.firstMatch(of: /port=(\d+) \[\w+\] HTTP endpoints listening/).flatMap {
+                Int($0.1)
+            }
             return port != nil || !child.isRunning
         }
         return try #require(port, "\(child.errors.suffix(2000))")
