@@ -286,25 +286,39 @@ final class LatencyProbe: @unchecked Sendable {
     }
 
     private func read() {
-        let geofence = Array(#""type":"geofence."#.utf8)
-        let time = Array(#""time":""#.utf8)
+        let geofence: StaticString = #""type":"geofence."#
+        let time: StaticString = #""time":""#
         while !stopped.load(ordering: .acquiring) {
             guard let batch = try? consumer.poll(maxMessages: 10_000, timeout: .milliseconds(50)) else { continue }
             let now = nowMilliseconds()
             for record in batch {
                 record.withValue { value in
-                    guard let value, let bytes = value.bindMemory(to: UInt8.self).baseAddress else { return }
-                    let buffer = UnsafeBufferPointer(start: bytes, count: value.count)
-                    guard buffer.firstRange(of: geofence) != nil, let at = buffer.firstRange(of: time) else { return }
-                    let text = UnsafeRawBufferPointer(
-                        rebasing: value[at.upperBound..<min(value.count, at.upperBound + 24)]
-                    )
+                    guard let value, find(geofence, in: value) != nil, let end = find(time, in: value) else { return }
+                    let text = UnsafeRawBufferPointer(rebasing: value[end..<min(value.count, end + 24)])
                     if let produced = Timestamp.parseRFC3339(text) { samples.append(now - produced) }
                 }
             }
             received.add(batch.count, ordering: .relaxed)
         }
         consumer.close()
+    }
+
+    /// The offset just past the first occurrence of `needle` in `haystack`. (A plain byte search: the probe
+    /// reads every event on a core it shares with the worker and the broker, so it must not be the slow part;
+    /// Foundation's generic `firstRange(of:)` took half a core.)
+    private func find(_ needle: StaticString, in haystack: UnsafeRawBufferPointer) -> Int? {
+        let pattern = UnsafeRawBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
+        guard haystack.count >= pattern.count, let base = haystack.baseAddress else { return nil }
+        var start = 0
+        while start <= haystack.count - pattern.count {
+            guard let hit = memchr(base + start, Int32(pattern[0]), haystack.count - pattern.count - start + 1) else {
+                return nil
+            }
+            let offset = base.distance(to: UnsafeRawPointer(hit))
+            if memcmp(base + offset, pattern.baseAddress!, pattern.count) == 0 { return offset + pattern.count }
+            start = offset + 1
+        }
+        return nil
     }
 
     func stop() -> [Int64] {
