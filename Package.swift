@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkerTests",
-            dependencies: ["Worker", "Kafka", "GeoCore", "TestSupport"],
+            dependencies: ["Worker", "Kafka", "GeoCore", "StateStore", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -13,10 +13,12 @@ import Synchronization
 /// One loop, on the thread that calls ``run()``: poll a batch; merge each co-partitioned pair by timestamp
 /// (``PartitionPairMerge``); apply the messages (``InputProcessor``); send the events and dead letters.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
-/// a checkpoint waits for every record sent so far to be delivered, then writes the changed devices and the
-/// next input offsets in one SQLite transaction, then commits those offsets to the consumer group. SQLite is
-/// the source of truth for where to resume: on assignment each partition starts at its stored offset.
-/// A crash replays at most what came after the last checkpoint, re-emitting the same events with the same ids.
+/// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
+/// the ``CheckpointWriter``, which waits for every record it covers to be delivered, then writes the devices
+/// and offsets in one SQLite transaction, then commits the offsets to the consumer group, while the loop
+/// goes on. SQLite is the source of truth for where to resume: on assignment each partition starts at its
+/// stored offset. A crash replays at most what came after the last written checkpoint, re-emitting the same
+/// events with the same ids.
 public final class Worker: @unchecked Sendable {
     // @unchecked: all mutable state below is touched only by the thread in `run()` (the rebalance hooks run
     // inside `poll`, on that thread); `stopRequested` is the one cross-thread value, and it is atomic.
@@ -28,18 +30,28 @@ public final class Worker: @unchecked Sendable {
     private var metrics: WorkerMetrics
 
     private var processor: InputProcessor
-    private let store: StateStore
-    private var storedOffsets: [PartitionKey: Int64]
+    private let checkpoints: CheckpointWriter
     /// One merge per partition pair, indexed by partition number (grown if a topic gains partitions).
     private var merges: [PartitionPairMerge<ConsumerRecord>] = []
     /// How long a pair waits for a side that has given nothing since the assignment (see
     /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
     /// does not stop its partner for ever.
     static let unfetchedSideWait: Duration = .seconds(30)
-    /// The next offset of each input partition after what has been applied, not yet checkpointed.
-    private var appliedOffsets: [TopicPartition: Int64] = [:]
-    private var inFlight: [DeliveryBatch] = []
+    /// What was applied and sent since the last checkpoint (its devices are taken from the registry).
+    private var sinceCheckpoint = CheckpointWriter.Checkpoint()
+    /// A failure met inside a rebalance hook, where it cannot be thrown; the loop throws it.
     private var failure: WorkerError?
+
+    /// librdkafka consumer properties the worker sets unless the operator sets them (`--kafka`).
+    static let consumerDefaults = [
+        // Range assignment gives one member the same partition numbers of both topics.
+        "partition.assignment.strategy": "range",
+        // librdkafka 2.0 stops fetching for every partition once the consumer's one queue holds this many
+        // messages (default 100000) and notices late that it has drained: during a catch-up the worker then
+        // idled in empty polls for ~25 % of the time. The queue stays bounded by queued.max.messages.kbytes
+        // (64 MB by default), which holds seconds of work.
+        "queued.min.messages": "1000000",
+    ]
 
     /// Opens the state directory and loads the country index and every stored device.
     ///
@@ -62,8 +74,8 @@ public final class Worker: @unchecked Sendable {
             throw WorkerError(.countries, "cannot read the bundled country data: \(error)")
         }
         do {
-            store = try StateStore(directory: configuration.stateDirectory)
-            storedOffsets = try store.loadOffsets()
+            let store = try StateStore(directory: configuration.stateDirectory)
+            checkpoints = CheckpointWriter(store: store, storedOffsets: try store.loadOffsets())
             let tracker = DeviceTracker(
                 configuration: configuration.tracker,
                 countries: countries,
@@ -74,6 +86,10 @@ public final class Worker: @unchecked Sendable {
         } catch {
             throw WorkerError(.state, "state directory \(configuration.stateDirectory): \(error)")
         }
+    }
+
+    deinit {
+        checkpoints.stop()
     }
 
     /// What has been processed so far.
@@ -137,10 +153,7 @@ public final class Worker: @unchecked Sendable {
                 configuration: ConsumerConfiguration(
                     bootstrapServers: configuration.brokers,
                     groupID: configuration.groupID,
-                    // Range assignment gives one member the same partition numbers of both topics.
-                    properties: ["partition.assignment.strategy": "range"].merging(configuration.kafkaProperties) {
-                        $1
-                    }
+                    properties: Self.consumerDefaults.merging(configuration.kafkaProperties) { $1 }
                 ),
                 subscription: .group(topics: [topics.positions, topics.commands]),
                 rebalanceHandler: RebalanceHandler(
@@ -153,6 +166,9 @@ public final class Worker: @unchecked Sendable {
             throw WorkerError(.kafka, "\(error)")
         }
         defer {
+            // Closing the consumer revokes its partitions, which checkpoints what was applied (the producer is
+            // still there to deliver it); closing the producer then purges anything it could not deliver, so
+            // that no checkpoint waits for ever.
             consumer.close()
             producer.close()
         }
@@ -179,7 +195,7 @@ public final class Worker: @unchecked Sendable {
             } catch {
                 throw WorkerError(.kafka, "consumer failed: \(error)")
             }
-            if let failure { throw failure }
+            if let failure = failure ?? checkpoints.failed { throw failure }
             let batchStart = clock.now
             if firstMessage == nil && !batch.isEmpty { firstMessage = batchStart }
             for error in batch.errors { logger.warning("kafka: \(error)") }
@@ -196,7 +212,7 @@ public final class Worker: @unchecked Sendable {
             }
             applyMerged(atEnd: consumer.partitionsAtEnd, now: clock.now)
             let output = processor.takeOutput()
-            if !output.isEmpty { inFlight.append(producer.send(output)) }
+            if !output.isEmpty { sinceCheckpoint.deliveries.append(producer.send(output)) }
             if !batch.isEmpty { metrics.recordBatch(clock.now - batchStart) }
             metrics.publish(processor.counters)
 
@@ -211,6 +227,7 @@ public final class Worker: @unchecked Sendable {
         }
         health.enter(.stopping)
         try checkpoint(consumer)
+        try checkpoints.waitUntilWritten()
         if caughtUp {
             // From the first message to the last checkpoint: what replays and benchmarks want to know.
             logger.info(
@@ -256,29 +273,43 @@ public final class Worker: @unchecked Sendable {
                     nextOffsets.positions = record.offset + 1
                 }
             }
-            if let next = nextOffsets.positions { appliedOffsets[TopicPartition(topics.positions, number)] = next }
-            if let next = nextOffsets.commands { appliedOffsets[TopicPartition(topics.commands, number)] = next }
+            if let next = nextOffsets.positions {
+                sinceCheckpoint.offsets[TopicPartition(topics.positions, number)] = next
+            }
+            if let next = nextOffsets.commands {
+                sinceCheckpoint.offsets[TopicPartition(topics.commands, number)] = next
+            }
         }
     }
 
-    /// A checkpoint: ``persist()``, then commit the offsets to the group (for lag monitoring; SQLite stays the
-    /// source of truth).
+    /// Takes a checkpoint and hands it to the writer (which first finishes the previous one), then commits
+    /// its offsets to the group once written (for lag monitoring; SQLite stays the source of truth).
     private func checkpoint(_ consumer: Consumer) throws(WorkerError) {
-        let offsets = try persist()
-        recordLagAndHoldings(consumer)
-        guard !offsets.isEmpty else { return }
-        do {
-            try consumer.commit(offsets)
-        } catch {
-            // Only a fallback and a lag signal: the next checkpoint commits again.
-            logger.debug("group offset commit deferred: \(error)")
+        try submitCheckpoint { [logger] offsets in
+            do {
+                try consumer.commit(offsets)
+            } catch {
+                // Only a fallback and a lag signal: the next checkpoint commits again.
+                logger.debug("group offset commit deferred: \(error)")
+            }
         }
+        recordLagAndHoldings(consumer)
+    }
+
+    private func submitCheckpoint(
+        afterWrite: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in }
+    ) throws(WorkerError) {
+        var taken = sinceCheckpoint
+        sinceCheckpoint = CheckpointWriter.Checkpoint()
+        taken.devices = processor.takeChanges()
+        try checkpoints.submit(taken, afterWrite: afterWrite)
     }
 
     /// Lag per assigned partition: its high watermark minus the next offset persisted for it (partitions with
     /// nothing persisted yet are left out until their first checkpoint).
     private func recordLagAndHoldings(_ consumer: Consumer) {
         var lags: [TopicPartition: Int64] = [:]
+        let storedOffsets = checkpoints.storedOffsets
         for (partition, high) in consumer.cachedHighWatermarks(for: consumer.assignment) {
             if let next = storedOffsets[PartitionKey(topic: partition.topic, partition: partition.partition)] {
                 lags[partition] = max(0, high - next)
@@ -288,36 +319,14 @@ public final class Worker: @unchecked Sendable {
         metrics.recordHeld(devices: processor.registry.count, pins: processor.registry.pinCount)
     }
 
-    /// Waits for everything sent to be delivered, then writes the changed devices and the next input offsets
-    /// in one transaction. Returns the offsets written.
-    private func persist() throws(WorkerError) -> [TopicPartition: Int64] {
-        for batch in inFlight {
-            if let failed = batch.wait().first(where: { !$0.isDelivered }) {
-                throw WorkerError(
-                    .delivery,
-                    "could not deliver to \(failed.topic): \(failed.error.map { "\($0)" } ?? "")"
-                )
-            }
-        }
-        inFlight.removeAll()
-        let changes = processor.takeChanges()
-        guard !changes.isEmpty || !appliedOffsets.isEmpty else { return [:] }
-        var offsets: [PartitionKey: Int64] = [:]
-        for (partition, offset) in appliedOffsets {
-            offsets[PartitionKey(topic: partition.topic, partition: partition.partition)] = offset
-        }
-        do {
-            try store.commit(devices: changes, offsets: offsets)
-        } catch {
-            throw WorkerError(.state, "cannot write state: \(error)")
-        }
-        storedOffsets.merge(offsets) { $1 }
-        defer { appliedOffsets.removeAll() }
-        return appliedOffsets
-    }
-
     /// Where assigned partitions start: their stored offsets (others start from the group's offset).
     private func startOffsets(for partitions: [TopicPartition]) -> [TopicPartition: Int64] {
+        do {
+            try checkpoints.waitUntilWritten()
+        } catch {
+            failure = error
+        }
+        let storedOffsets = checkpoints.storedOffsets
         var starts: [TopicPartition: Int64] = [:]
         for partition in partitions {
             if let offset = storedOffsets[PartitionKey(topic: partition.topic, partition: partition.partition)] {
@@ -334,7 +343,8 @@ public final class Worker: @unchecked Sendable {
         logger.info("revoking \(partitions.count) partitions", metadata: ["lost": "\(isLost)"])
         // Deliver and persist what was applied (the group may refuse commits while it rebalances).
         do {
-            _ = try persist()
+            try submitCheckpoint()
+            try checkpoints.waitUntilWritten()
         } catch {
             failure = error
         }
