@@ -53,7 +53,10 @@ let package = Package(
         // Device state and input offsets in SQLite (system libsqlite3 through GRDB).
         .target(
             name: "StateStore",
-            dependencies: ["GeoCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "GeoCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSwift
         ),
         // Offline country lookup and language suggestion; the compiled index ships as a resource.

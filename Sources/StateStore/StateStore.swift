@@ -107,30 +107,46 @@ public final class StateStore: Sendable {
     {
         do {
             try database.write { db in
-                let upsertDevice = try db.cachedStatement(sql: Self.upsertDeviceSQL)
-                let deletePins = try db.cachedStatement(sql: "DELETE FROM pin WHERE device_id = ?")
-                let insertPin = try db.cachedStatement(sql: Self.insertPinSQL)
+                var upsertDevice = BoundStatement(try db.cachedStatement(sql: Self.upsertDeviceSQL))
+                var deletePins = BoundStatement(try db.cachedStatement(sql: "DELETE FROM pin WHERE device_id = ?"))
+                var insertPin = BoundStatement(try db.cachedStatement(sql: Self.insertPinSQL))
                 for change in devices {
                     let state = change.state
                     let fix = state.lastFix
-                    try upsertDevice.execute(arguments: [
-                        state.deviceId, change.partition, fix?.coordinate.latitude, fix?.coordinate.longitude,
-                        fix?.timestamp, fix?.accuracy, state.languages.joined(separator: ","), state.country,
-                        state.countryCandidate, state.countryCandidateFixes,
-                    ])
+                    upsertDevice.bind(state.deviceId)
+                    upsertDevice.bind(change.partition)
+                    upsertDevice.bind(fix?.coordinate.latitude)
+                    upsertDevice.bind(fix?.coordinate.longitude)
+                    upsertDevice.bind(fix?.timestamp)
+                    upsertDevice.bind(fix?.accuracy)
+                    upsertDevice.bind(state.languages.joined(separator: ","))
+                    upsertDevice.bind(state.country)
+                    upsertDevice.bind(state.countryCandidate)
+                    upsertDevice.bind(state.countryCandidateFixes)
+                    try upsertDevice.execute()
                     guard change.pinsChanged else { continue }
-                    try deletePins.execute(arguments: [state.deviceId])
+                    deletePins.bind(state.deviceId)
+                    try deletePins.execute()
                     for (position, tracked) in state.pins.enumerated() {
                         let pin = tracked.pin
-                        try insertPin.execute(arguments: [
-                            state.deviceId, pin.id, position, pin.center.latitude, pin.center.longitude, pin.radius,
-                            pin.title, pin.metadataJSON, Int(tracked.membership.rawValue),
-                        ])
+                        insertPin.bind(state.deviceId)
+                        insertPin.bind(pin.id)
+                        insertPin.bind(position)
+                        insertPin.bind(pin.center.latitude)
+                        insertPin.bind(pin.center.longitude)
+                        insertPin.bind(pin.radius)
+                        insertPin.bind(pin.title)
+                        insertPin.bind(pin.metadataJSON)
+                        insertPin.bind(Int(tracked.membership.rawValue))
+                        try insertPin.execute()
                     }
                 }
-                let upsertOffset = try db.cachedStatement(sql: Self.upsertOffsetSQL)
+                var upsertOffset = BoundStatement(try db.cachedStatement(sql: Self.upsertOffsetSQL))
                 for (key, offset) in offsets.sorted(by: { $0.key < $1.key }) {
-                    try upsertOffset.execute(arguments: [key.topic, key.partition, offset])
+                    upsertOffset.bind(key.topic)
+                    upsertOffset.bind(key.partition)
+                    upsertOffset.bind(offset)
+                    try upsertOffset.execute()
                 }
             }
         } catch {
