@@ -110,7 +110,8 @@ struct JSONWriter {
         separate()
         output.append(UInt8(ascii: "\""))
         output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        output.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
@@ -122,6 +123,19 @@ struct JSONWriter {
     mutating func string(_ value: String) {
         separate()
         output.append(UInt8(ascii: "\""))
+        // Ids, names and codes almost never need escaping: copy them whole when they do not.
+        let copiedWhole =
+            value.utf8.withContiguousStorageIfAvailable { bytes in
+                guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+                else { return false }
+                output.append(contentsOf: bytes)
+                return true
+            } ?? false
+        if copiedWhole {
+            output.append(UInt8(ascii: "\""))
+            needsComma = true
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])

@@ -1,6 +1,6 @@
 // Benchmarks of the core: message decoding, the tracker, and state store writes.
 //
-//   swift run -c release geocore-bench [--only decode|tracker|store]
+//   swift run -c release geocore-bench [--only decode|tracker|encode|store]
 //
 // 1. Decode: 1M position messages (the documented layout, RFC 3339 or epoch-ms timestamps, varied
 //    devices, coordinates with 6 decimals as GPS receivers report them) decoded from their bytes on one core;
@@ -8,7 +8,8 @@
 //    JSONDecoder on 50k of them for comparison.
 // 2. Tracker: 100k devices tracking 3 pins each, then 5M positions through DeviceRegistry on one core.
 //    Countries come from a stand-in resolver (two hemispheres), so this measures the tracker itself.
-// 3. Store: batches of 10,000 changed devices written to SQLite (position-only, then with pins rewritten).
+// 3. Encode: the tracker's events as CloudEvents JSON, one buffer each, as the worker publishes them.
+// 4. Store: batches of 10,000 changed devices written to SQLite (position-only, then with pins rewritten).
 import Foundation
 import GeoCore
 import StateStore
@@ -137,7 +138,7 @@ struct Hemispheres: CountryResolver {
     func countryName(for code: String) -> String { code }
 }
 
-guard runs("tracker") || runs("store") else { exit(0) }
+guard runs("tracker") || runs("encode") || runs("store") else { exit(0) }
 let deviceCount = 100_000
 let pinsPerDevice = 3
 var registry = DeviceRegistry(tracker: DeviceTracker(countries: Hemispheres()))
@@ -210,9 +211,21 @@ report(
     unit: "positions"
 )
 print("  \(events.count) events (\(events.filter { $0.type.hasPrefix("geofence") }.count) geofence)")
+
+// MARK: 3. Encode
+
+if runs("encode") {
+    let encoder = CloudEventEncoder()
+    var bytes = 0
+    let encodeTime = seconds {
+        for event in events { bytes += encoder.encode(event).count }
+    }
+    report("encode, CloudEvents JSON", count: events.count, seconds: encodeTime, unit: "events")
+    print("  \(bytes / max(1, events.count)) bytes each on average")
+}
 guard runs("store") else { exit(0) }
 
-// MARK: 3. Store
+// MARK: 4. Store
 
 let changes = registry.takeChanges()
 let directory = NSTemporaryDirectory() + "geocore-bench-" + UUID().uuidString
