@@ -88,7 +88,8 @@ public struct DeviceRegistry: Sendable {
         return outcome
     }
 
-    /// The devices changed since the last call, in a stable order (by device id), and forgets them.
+    /// The devices changed since the last call, in the order they first changed, and forgets them.
+    /// (Not sorted: the worker takes them on its loop at every checkpoint, and the store needs no order.)
     public mutating func takeChanges() -> [ChangedDevice] {
         var changes: [ChangedDevice] = []
         changes.reserveCapacity(changedSlots.count)
@@ -104,7 +105,7 @@ public struct DeviceRegistry: Sendable {
             slots[slot].pinsChanged = false
         }
         changedSlots.removeAll(keepingCapacity: true)
-        return changes.sorted { $0.state.deviceId < $1.state.deviceId }
+        return changes
     }
 
     private mutating func slot(of deviceId: String) -> Int {
