@@ -145,7 +145,7 @@ public final class Worker: @unchecked Sendable {
                     bootstrapServers: configuration.brokers,
                     // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost.
                     deliveryTimeout: .zero,
-                    properties: configuration.kafkaProperties
+                    properties: configuration.kafkaProperties(for: .producer)
                 ),
                 logger: logger
             )
@@ -153,7 +153,7 @@ public final class Worker: @unchecked Sendable {
                 configuration: ConsumerConfiguration(
                     bootstrapServers: configuration.brokers,
                     groupID: configuration.groupID,
-                    properties: Self.consumerDefaults.merging(configuration.kafkaProperties) { $1 }
+                    properties: Self.consumerDefaults.merging(configuration.kafkaProperties(for: .consumer)) { $1 }
                 ),
                 subscription: .group(topics: [topics.positions, topics.commands]),
                 rebalanceHandler: RebalanceHandler(

@@ -25,7 +25,9 @@ public struct WorkerConfiguration: Sendable {
     /// Default: 22,224 (12 nautical miles).
     public var coastalTolerance: Double
     public var tracker: TrackerConfiguration
-    /// Raw librdkafka properties for both the consumer and the producer (SASL/SSL, tuning). Never logged.
+    /// Raw librdkafka properties (SASL/SSL, tuning). Never logged. A key goes to both the consumer and the
+    /// producer, unless it starts with `consumer.` or `producer.`: then it goes to that client only, without
+    /// the prefix (see ``kafkaProperties(for:)``).
     public var kafkaProperties: [String: String]
 
     public init(
@@ -57,5 +59,30 @@ public struct WorkerConfiguration: Sendable {
         self.coastalTolerance = coastalTolerance
         self.tracker = tracker
         self.kafkaProperties = kafkaProperties
+    }
+}
+
+extension WorkerConfiguration {
+    /// The worker's two Kafka clients.
+    public enum KafkaClient: String, Sendable {
+        case consumer
+        case producer
+    }
+
+    /// The librdkafka properties of one client: the unprefixed ones, then those prefixed with the client's
+    /// name (without the prefix), which win over an unprefixed one of the same key. librdkafka warns about a
+    /// consumer-only property given to the producer and the other way round; the prefix avoids that noise.
+    public func kafkaProperties(for client: KafkaClient) -> [String: String] {
+        let ownPrefix = client.rawValue + "."
+        let otherPrefixes = [KafkaClient.consumer, .producer].filter { $0 != client }.map { $0.rawValue + "." }
+        var properties: [String: String] = [:]
+        for (key, value) in kafkaProperties where !key.hasPrefix(ownPrefix) {
+            guard !otherPrefixes.contains(where: key.hasPrefix) else { continue }
+            properties[key] = value
+        }
+        for (key, value) in kafkaProperties where key.hasPrefix(ownPrefix) {
+            properties[String(key.dropFirst(ownPrefix.count))] = value
+        }
+        return properties
     }
 }

@@ -18,8 +18,10 @@ struct KafkaConnection: ParsableArguments {
         toolSetting(brokers, "GEOWORKER_BROKERS", default: "localhost:9092")
     }
 
-    func properties() throws -> [String: String] {
-        try WorkerConfiguration.kafkaProperties(kafkaProperties)
+    /// The `--kafka` properties for `client`, with the `consumer.`/`producer.` prefixes `geoworker run` takes.
+    func properties(for client: WorkerConfiguration.KafkaClient) throws -> [String: String] {
+        WorkerConfiguration(kafkaProperties: try WorkerConfiguration.kafkaProperties(kafkaProperties))
+            .kafkaProperties(for: client)
     }
 }
 

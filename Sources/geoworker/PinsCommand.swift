@@ -29,7 +29,7 @@ struct PinsCommand: AsyncParsableCommand {
             let producer = try Producer(
                 configuration: ProducerConfiguration(
                     bootstrapServers: brokers,
-                    properties: try connection.properties()
+                    properties: try connection.properties(for: .producer)
                 )
             )
             let json = command.json

@@ -61,7 +61,8 @@ struct RunCommand: AsyncParsableCommand {
         name: .customLong("kafka"),
         parsing: .singleValue,
         help: ArgumentHelp(
-            "Any librdkafka property, for SASL/SSL and tuning; repeatable (env GEOWORKER_KAFKA, comma-separated).",
+            "Any librdkafka property, for SASL/SSL and tuning; prefix consumer. or producer. for one client only; "
+                + "repeatable (env GEOWORKER_KAFKA, comma-separated).",
             valueName: "KEY=VALUE"
         )
     )

@@ -33,7 +33,7 @@ struct TailCommand: AsyncParsableCommand {
         Logger.Level.warning.bootstrapStandardErrorLogging()
         let brokers = connection.bootstrapServers
         let topic = toolSetting(topic, "GEOWORKER_TOPICS_EVENTS", default: "events")
-        let properties = try connection.properties()
+        let properties = try connection.properties(for: .consumer)
         let configuration = ConsumerConfiguration(
             bootstrapServers: brokers,
             groupID: "geoworker-tail",

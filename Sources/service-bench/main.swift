@@ -334,7 +334,7 @@ produceAll((0..<options.devices).map { trackCommand(latencyTopics, device: $0, p
 // librdkafka's mock broker answers a fetch that found nothing only after fetch.wait.max.ms (500 ms by
 // default), even when data arrives meanwhile (a real broker answers as soon as data is there): a short
 // wait keeps the mock from adding up to half a second to every hop.
-let live = startWorker(latencyTopics, state: stateRoot + "/latency", ["--kafka", "fetch.wait.max.ms=5"])
+let live = startWorker(latencyTopics, state: stateRoot + "/latency", ["--kafka", "consumer.fetch.wait.max.ms=5"])
 let joinDeadline = ContinuousClock.now + .seconds(60)
 while !live.errors.contains("assigned \(2 * options.partitions) partitions") {
     guard ContinuousClock.now < joinDeadline, live.isRunning else {

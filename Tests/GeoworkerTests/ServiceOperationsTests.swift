@@ -104,6 +104,10 @@ struct ServiceOperationsTests {
         let badProperty = try bed.start(["--kafka", "no-equals-sign"])
         #expect(await badProperty.waitForExit(timeout: .seconds(30)) == .exited(1))
         #expect(badProperty.errors.contains("KEY=VALUE"), "\(badProperty.errors)")
+        // A prefixed property reaches its client without the prefix (librdkafka names the key it refused).
+        let consumerOnly = try bed.start(["--kafka", "consumer.no.such.property=1"])
+        #expect(await consumerOnly.waitForExit(timeout: .seconds(30)) == .exited(1))
+        #expect(consumerOnly.errors.contains("property 'no.such.property' was refused"), "\(consumerOnly.errors)")
     }
 
     // MARK: Helpers
