@@ -28,14 +28,24 @@ struct CheckpointWriterTests {
         try cluster.createTopic(topic, partitions: 2)
     }
 
-    func producer(deliveryTimeout: Duration = .seconds(300)) throws -> Producer {
-        try Producer(
+    /// Runs `body` with a store in a fresh directory, a writer on it and a producer to the cluster; cleans up.
+    func withWriter(
+        deliveryTimeout: Duration = .seconds(300),
+        _ body: (StateStore, CheckpointWriter, Producer) throws -> Void
+    ) throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        let writer = CheckpointWriter(store: store, storedOffsets: [:])
+        defer { writer.stop() }
+        let producer = try Producer(
             configuration: ProducerConfiguration(
                 bootstrapServers: cluster.bootstrapServers,
                 deliveryTimeout: deliveryTimeout
             ),
             logger: Self.quiet
         )
+        defer { producer.close() }
+        try body(store, writer, producer)
     }
 
     func checkpoint(_ deliveries: DeliveryBatch, device: String, next offset: Int64) -> CheckpointWriter.Checkpoint {
@@ -58,78 +68,66 @@ struct CheckpointWriterTests {
 
     @Test("a checkpoint is written once its records are delivered, in one go with its offsets, then committed")
     func writtenAfterDelivery() throws {
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try StateStore(directory: directory)
-        let writer = CheckpointWriter(store: store, storedOffsets: [:])
-        defer { writer.stop() }
-        let producer = try producer()
-        defer { producer.close() }
-        let committed = Mutex<[[TopicPartition: Int64]]>([])
+        try withWriter { store, writer, producer in
+            let committed = Mutex<[[TopicPartition: Int64]]>([])
 
-        try cluster.takeBrokerDown(1)
-        let deliveries = producer.send(events(10))
-        try writer.submit(checkpoint(deliveries, device: "device-a", next: 42)) { offsets in
-            committed.withLock { $0.append(offsets) }
+            try cluster.takeBrokerDown(1)
+            let deliveries = producer.send(events(10))
+            try writer.submit(checkpoint(deliveries, device: "device-a", next: 42)) { offsets in
+                committed.withLock { $0.append(offsets) }
+            }
+            Thread.sleep(forTimeInterval: 1)
+            #expect(!deliveries.isComplete)
+            #expect(try store.loadOffsets().isEmpty, "nothing is written while its events are undelivered")
+            #expect(try store.loadDevices().isEmpty)
+            #expect(committed.withLock { $0 }.isEmpty)
+
+            try cluster.bringBrokerUp(1)
+            try writer.waitUntilWritten()
+            #expect(deliveries.wait().allSatisfy { $0.isDelivered })
+            let key = PartitionKey(topic: "positions", partition: 0)
+            #expect(try store.loadOffsets() == [key: 42])
+            #expect(try store.loadDevices().map(\.deviceId) == ["device-a"])
+            #expect(writer.storedOffsets == [key: 42])
+            #expect(committed.withLock { $0 } == [[TopicPartition("positions", 0): 42]])
         }
-        Thread.sleep(forTimeInterval: 1)
-        #expect(!deliveries.isComplete)
-        #expect(try store.loadOffsets().isEmpty, "nothing is written while its events are undelivered")
-        #expect(try store.loadDevices().isEmpty)
-        #expect(committed.withLock { $0 }.isEmpty)
-
-        try cluster.bringBrokerUp(1)
-        try writer.waitUntilWritten()
-        #expect(deliveries.wait().allSatisfy { $0.isDelivered })
-        let key = PartitionKey(topic: "positions", partition: 0)
-        #expect(try store.loadOffsets() == [key: 42])
-        #expect(try store.loadDevices().map(\.deviceId) == ["device-a"])
-        #expect(writer.storedOffsets == [key: 42])
-        #expect(committed.withLock { $0 } == [[TopicPartition("positions", 0): 42]])
     }
 
     @Test("checkpoints are written in the order taken; the next waits for the one before")
     func writtenInOrder() throws {
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try StateStore(directory: directory)
-        let writer = CheckpointWriter(store: store, storedOffsets: [:])
-        defer { writer.stop() }
-        let producer = try producer()
-        defer { producer.close() }
-        let order = Mutex<[Int64]>([])
+        try withWriter { store, writer, producer in
+            let order = Mutex<[Int64]>([])
 
-        for next in Int64(1)...5 {
-            try writer.submit(checkpoint(producer.send(events(100)), device: "device-\(next)", next: next * 100)) {
-                offsets in order.withLock { $0.append(contentsOf: offsets.values) }
+            for next in Int64(1)...5 {
+                try writer.submit(checkpoint(producer.send(events(100)), device: "device-\(next)", next: next * 100)) {
+                    offsets in order.withLock { $0.append(contentsOf: offsets.values) }
+                }
             }
+            try writer.waitUntilWritten()
+            #expect(order.withLock { $0 } == [100, 200, 300, 400, 500])
+            #expect(try store.loadOffsets() == [PartitionKey(topic: "positions", partition: 0): 500])
+            #expect(try store.loadDevices().count == 5)
         }
-        try writer.waitUntilWritten()
-        #expect(order.withLock { $0 } == [100, 200, 300, 400, 500])
-        #expect(try store.loadOffsets() == [PartitionKey(topic: "positions", partition: 0): 500])
-        #expect(try store.loadDevices().count == 5)
     }
 
     @Test("a lost record stops the writing: neither its checkpoint nor any later one reaches the store")
     func lostDeliveryStopsWriting() throws {
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try StateStore(directory: directory)
-        let writer = CheckpointWriter(store: store, storedOffsets: [:])
-        defer { writer.stop() }
-        let producer = try producer(deliveryTimeout: .seconds(1))
-        defer { producer.close() }
+        try withWriter(deliveryTimeout: .seconds(1)) { store, writer, producer in
 
-        try cluster.takeBrokerDown(1)
-        try writer.submit(checkpoint(producer.send(events(3)), device: "device-a", next: 7))
-        #expect {
-            try writer.waitUntilWritten()
-        } throws: { error in
-            (error as? WorkerError)?.code == .delivery
+            try cluster.takeBrokerDown(1)
+            try writer.submit(checkpoint(producer.send(events(3)), device: "device-a", next: 7))
+            #expect {
+                try writer.waitUntilWritten()
+            } throws: { error in
+                (error as? WorkerError)?.code == .delivery
+            }
+            try cluster.bringBrokerUp(1)
+            #expect(throws: WorkerError.self) {
+                try writer.submit(checkpoint(producer.send(events(3)), device: "device-b", next: 9))
+            }
+            #expect(writer.failed?.code == .delivery)
+            #expect(try store.loadOffsets().isEmpty)
+            #expect(try store.loadDevices().isEmpty)
         }
-        try cluster.bringBrokerUp(1)
-        #expect(throws: WorkerError.self) {
-            try writer.submit(checkpoint(producer.send(events(3)), device: "device-b", next: 9))
-        }
-        #expect(writer.failed?.code == .delivery)
-        #expect(try store.loadOffsets().isEmpty)
-        #expect(try store.loadDevices().isEmpty)
     }
 }
