@@ -64,25 +64,29 @@ public struct WorkerConfiguration: Sendable {
 
 extension WorkerConfiguration {
     /// The worker's two Kafka clients.
-    public enum KafkaClient: String, Sendable {
+    public enum KafkaClient: String, Sendable, CaseIterable {
         case consumer
         case producer
     }
 
-    /// The librdkafka properties of one client: the unprefixed ones, then those prefixed with the client's
-    /// name (without the prefix), which win over an unprefixed one of the same key. librdkafka warns about a
-    /// consumer-only property given to the producer and the other way round; the prefix avoids that noise.
+    /// The librdkafka properties of one client (see ``kafkaProperties(_:for:)``).
     public func kafkaProperties(for client: KafkaClient) -> [String: String] {
-        let ownPrefix = client.rawValue + "."
-        let otherPrefixes = [KafkaClient.consumer, .producer].filter { $0 != client }.map { $0.rawValue + "." }
-        var properties: [String: String] = [:]
-        for (key, value) in kafkaProperties where !key.hasPrefix(ownPrefix) {
-            guard !otherPrefixes.contains(where: key.hasPrefix) else { continue }
-            properties[key] = value
+        Self.kafkaProperties(kafkaProperties, for: client)
+    }
+
+    /// The properties of `properties` that go to `client`: the unprefixed ones, and those prefixed with the
+    /// client's name (without the prefix), which win over an unprefixed one of the same key. librdkafka warns
+    /// about a consumer-only property given to the producer and the other way round; the prefix avoids that.
+    public static func kafkaProperties(_ properties: [String: String], for client: KafkaClient) -> [String: String] {
+        var shared: [String: String] = [:]
+        var own: [String: String] = [:]
+        for (key, value) in properties {
+            guard let prefixed = KafkaClient.allCases.first(where: { key.hasPrefix($0.rawValue + ".") }) else {
+                shared[key] = value
+                continue
+            }
+            if prefixed == client { own[String(key.dropFirst(client.rawValue.count + 1))] = value }
         }
-        for (key, value) in kafkaProperties where key.hasPrefix(ownPrefix) {
-            properties[String(key.dropFirst(ownPrefix.count))] = value
-        }
-        return properties
+        return shared.merging(own) { $1 }
     }
 }

@@ -20,8 +20,7 @@ struct KafkaConnection: ParsableArguments {
 
     /// The `--kafka` properties for `client`, with the `consumer.`/`producer.` prefixes `geoworker run` takes.
     func properties(for client: WorkerConfiguration.KafkaClient) throws -> [String: String] {
-        WorkerConfiguration(kafkaProperties: try WorkerConfiguration.kafkaProperties(kafkaProperties))
-            .kafkaProperties(for: client)
+        WorkerConfiguration.kafkaProperties(try WorkerConfiguration.kafkaProperties(kafkaProperties), for: client)
     }
 }
 
