@@ -42,24 +42,35 @@ public final class StateStore: Sendable {
 
     // MARK: Reading
 
-    /// Every stored device with its pins (in the order they were tracked).
+    /// A stored device and the input partition its messages came from.
+    public struct StoredDevice: Sendable {
+        public var state: DeviceState
+        public var partition: Int32
+    }
+
+    /// Every stored device with its pins (in the order they were tracked), by device id.
     public func loadDevices() throws(StateStoreError) -> [DeviceState] {
+        try loadStoredDevices().map(\.state)
+    }
+
+    /// Every stored device with its pins and its input partition, by device id.
+    public func loadStoredDevices() throws(StateStoreError) -> [StoredDevice] {
         do {
             return try database.read { db in
-                var devices: [String: DeviceState] = [:]
-                var order: [String] = []
+                var devices: [StoredDevice] = []
+                var slots: [String: Int] = [:]
                 let rows = try Row.fetchCursor(db, sql: "SELECT * FROM device ORDER BY device_id")
                 while let row = try rows.next() {
                     let state = try Self.deviceState(from: row)
-                    devices[state.deviceId] = state
-                    order.append(state.deviceId)
+                    slots[state.deviceId] = devices.count
+                    devices.append(StoredDevice(state: state, partition: row["partition"]))
                 }
                 let pins = try Row.fetchCursor(db, sql: "SELECT * FROM pin ORDER BY device_id, position")
                 while let row = try pins.next() {
                     let deviceId: String = row["device_id"]
-                    devices[deviceId]?.pins.append(try Self.trackedPin(from: row))
+                    if let slot = slots[deviceId] { devices[slot].state.pins.append(try Self.trackedPin(from: row)) }
                 }
-                return order.map { devices[$0]! }
+                return devices
             }
         } catch {
             throw StateStoreError(.read, error)

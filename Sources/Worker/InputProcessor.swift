@@ -153,4 +153,14 @@ public struct ProcessingCounters: Hashable, Sendable {
     public var deadLettered: [String: Int] = [:]
 
     public init() {}
+
+    /// Adds another set of counters (the worker sums its shards' counters).
+    public static func += (total: inout ProcessingCounters, part: ProcessingCounters) {
+        total.positions += part.positions
+        total.commands += part.commands
+        total.stalePositions += part.stalePositions
+        total.duplicatePositions += part.duplicatePositions
+        total.events.merge(part.events, uniquingKeysWith: +)
+        total.deadLettered.merge(part.deadLettered, uniquingKeysWith: +)
+    }
 }

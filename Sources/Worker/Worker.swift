@@ -10,8 +10,10 @@ import Synchronization
 /// The geoworker service: consumes positions and commands, applies them, publishes events, and persists
 /// state and offsets so that a restart neither loses nor re-announces anything.
 ///
-/// One loop, on the thread that calls ``run()``: poll a batch; merge each co-partitioned pair by timestamp
-/// (``PartitionPairMerge``); apply the messages (``InputProcessor``); send the events and dead letters.
+/// One loop, on the thread that calls ``run()``: poll a batch; hand each record to the ``PartitionShard`` that
+/// owns its partition pair; then, on ``WorkerConfiguration/applyThreads`` threads at once, each shard merges
+/// its pairs by timestamp (``PartitionPairMerge``), applies the messages (``InputProcessor``) and sends the
+/// events and dead letters.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
 /// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
 /// the ``CheckpointWriter``, which waits for every record it covers to be delivered, then writes the devices
@@ -21,7 +23,8 @@ import Synchronization
 /// events with the same ids.
 public final class Worker: @unchecked Sendable {
     // @unchecked: all mutable state below is touched only by the thread in `run()` (the rebalance hooks run
-    // inside `poll`, on that thread); `stopRequested` is the one cross-thread value, and it is atomic.
+    // inside `poll`, on that thread), except each shard, which its apply task has to itself while the loop
+    // waits (see `applyShards`); `stopRequested` is the one cross-thread value, and it is atomic.
     public let configuration: WorkerConfiguration
     private let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
@@ -29,16 +32,14 @@ public final class Worker: @unchecked Sendable {
     public let health = WorkerHealth()
     private var metrics: WorkerMetrics
 
-    private var processor: InputProcessor
+    /// The partition pairs and their devices, split for the apply threads: shard `i` owns the partitions
+    /// whose number is `i` modulo the shard count.
+    private let shards: [PartitionShard]
     private let checkpoints: CheckpointWriter
-    /// One merge per partition pair, indexed by partition number (grown if a topic gains partitions).
-    private var merges: [PartitionPairMerge<ConsumerRecord>] = []
     /// How long a pair waits for a side that has given nothing since the assignment (see
     /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
     /// does not stop its partner for ever.
     static let unfetchedSideWait: Duration = .seconds(30)
-    /// What was applied and sent since the last checkpoint (its devices are taken from the registry).
-    private var sinceCheckpoint = CheckpointWriter.Checkpoint()
     /// A failure met inside a rebalance hook, where it cannot be thrown; the loop throws it.
     private var failure: WorkerError?
 
@@ -81,8 +82,22 @@ public final class Worker: @unchecked Sendable {
                 countries: countries,
                 languages: languages
             )
-            let registry = DeviceRegistry(tracker: tracker, states: try store.loadDevices())
-            processor = InputProcessor(registry: registry, topics: configuration.topics)
+            // Each stored device goes to the shard of the partition its messages come from.
+            let shardCount = max(1, configuration.applyThreads)
+            var states = Array(repeating: [DeviceState](), count: shardCount)
+            for device in try store.loadStoredDevices() {
+                states[PartitionShard.index(of: device.partition, shardCount: shardCount)].append(device.state)
+            }
+            shards = states.enumerated().map { index, states in
+                PartitionShard(
+                    processor: InputProcessor(
+                        registry: DeviceRegistry(tracker: tracker, states: states),
+                        topics: configuration.topics
+                    ),
+                    index: index,
+                    shardCount: shardCount
+                )
+            }
         } catch {
             throw WorkerError(.state, "state directory \(configuration.stateDirectory): \(error)")
         }
@@ -93,7 +108,17 @@ public final class Worker: @unchecked Sendable {
     }
 
     /// What has been processed so far.
-    public var counters: ProcessingCounters { processor.counters }
+    public var counters: ProcessingCounters {
+        shards.reduce(into: ProcessingCounters()) { $0 += $1.processor.counters }
+    }
+
+    /// How many devices and tracked pins the worker holds.
+    private var holdings: (devices: Int, pins: Int) {
+        shards.reduce(into: (0, 0)) {
+            $0.0 += $1.processor.registry.count
+            $0.1 += $1.processor.registry.pinCount
+        }
+    }
 
     /// Asks ``run()`` to finish: it completes the batch in flight, checkpoints, leaves the group and returns.
     /// Safe from any thread (a signal handler's task, for example).
@@ -172,15 +197,16 @@ public final class Worker: @unchecked Sendable {
             consumer.close()
             producer.close()
         }
-        merges = Array(repeating: PartitionPairMerge(), count: try checkTopics(consumer))
+        try checkTopics(consumer)
         health.enter(.running)
-        metrics.recordHeld(devices: processor.registry.count, pins: processor.registry.pinCount)
+        let held = holdings
+        metrics.recordHeld(devices: held.devices, pins: held.pins)
         logger.info(
             "geoworker running",
             metadata: [
                 "brokers": "\(configuration.brokers)", "group": "\(configuration.groupID)",
                 "positions": "\(topics.positions)", "commands": "\(topics.commands)",
-                "events": "\(topics.events)", "devices": "\(processor.registry.count)",
+                "events": "\(topics.events)", "devices": "\(held.devices)", "applyThreads": "\(shards.count)",
             ]
         )
 
@@ -200,27 +226,18 @@ public final class Worker: @unchecked Sendable {
             if firstMessage == nil && !batch.isEmpty { firstMessage = batchStart }
             for error in batch.errors { logger.warning("kafka: \(error)") }
             for record in batch {
-                let partition = Int(record.partition)
-                if partition >= merges.count {
-                    merges += Array(repeating: PartitionPairMerge(), count: partition + 1 - merges.count)
-                }
-                merges[partition].append(
-                    record,
-                    timestamp: record.timestampMilliseconds ?? 0,
-                    side: record.topic == topics.commands ? .commands : .positions
-                )
+                shards[PartitionShard.index(of: record.partition, shardCount: shards.count)]
+                    .append(record, isCommand: record.topic == topics.commands)
             }
-            applyMerged(atEnd: consumer.partitionsAtEnd, now: clock.now)
-            let output = processor.takeOutput()
-            if !output.isEmpty { sinceCheckpoint.deliveries.append(producer.send(output)) }
+            applyShards(atEnd: consumer.partitionsAtEnd, now: clock.now, producer: producer)
             if !batch.isEmpty { metrics.recordBatch(clock.now - batchStart) }
-            metrics.publish(processor.counters)
+            metrics.publish(counters)
 
             if clock.now - lastCheckpoint >= configuration.checkpointInterval {
                 try checkpoint(consumer)
                 lastCheckpoint = clock.now
             }
-            if configuration.untilCaughtUp && merges.allSatisfy(\.isEmpty) && consumer.hasReachedEndOfAssignment {
+            if configuration.untilCaughtUp && shards.allSatisfy(\.isEmpty) && consumer.hasReachedEndOfAssignment {
                 caughtUp = true
                 break
             }
@@ -230,55 +247,28 @@ public final class Worker: @unchecked Sendable {
         try checkpoints.waitUntilWritten()
         if caughtUp {
             // From the first message to the last checkpoint: what replays and benchmarks want to know.
+            let counters = counters
             logger.info(
                 "caught up with every assigned partition",
                 metadata: [
-                    "positions": "\(processor.counters.positions)", "commands": "\(processor.counters.commands)",
+                    "positions": "\(counters.positions)", "commands": "\(counters.commands)",
                     "elapsed": "\(firstMessage.map { clock.now - $0 } ?? .zero)",
                 ]
             )
         }
-        logger.info("geoworker stopped", metadata: ["devices": "\(processor.registry.count)"])
+        logger.info("geoworker stopped", metadata: ["devices": "\(holdings.devices)"])
     }
 
-    /// Applies what each partition pair's merge releases now.
-    private func applyMerged(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant) {
-        let topics = configuration.topics
-        for partition in merges.indices where !merges[partition].isEmpty {
-            let number = Int32(partition)
-            // The next offsets after what is applied, noted once per pair rather than per message.
-            var nextOffsets: (positions: Int64?, commands: Int64?)
-            while let (record, side) = merges[partition].next(
-                positionsAtEnd: atEnd.contains(TopicPartition(topics.positions, number)),
-                commandsAtEnd: atEnd.contains(TopicPartition(topics.commands, number)),
-                now: now,
-                maximumWait: configuration.mergeWait,
-                unfetchedSideWait: Self.unfetchedSideWait
-            ) {
-                let isCommand = side == .commands
-                let origin = MessageOrigin(
-                    topic: isCommand ? topics.commands : topics.positions,
-                    partition: number,
-                    offset: record.offset,
-                    timestamp: record.timestampMilliseconds ?? 0
-                )
-                record.withValue { value in
-                    record.withKey { key in
-                        processor.process(value: value, key: key, isCommand: isCommand, origin: origin)
-                    }
-                }
-                if isCommand {
-                    nextOffsets.commands = record.offset + 1
-                } else {
-                    nextOffsets.positions = record.offset + 1
-                }
-            }
-            if let next = nextOffsets.positions {
-                sinceCheckpoint.offsets[TopicPartition(topics.positions, number)] = next
-            }
-            if let next = nextOffsets.commands {
-                sinceCheckpoint.offsets[TopicPartition(topics.commands, number)] = next
-            }
+    /// Lets every shard apply what its merges release now and send the results, on up to
+    /// ``WorkerConfiguration/applyThreads`` threads at once (this one included); returns when all are done.
+    private func applyShards(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant, producer: Producer) {
+        let mergeWait = configuration.mergeWait
+        if shards.count == 1 {
+            shards[0].applyMerged(atEnd: atEnd, now: now, mergeWait: mergeWait, producer: producer)
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: shards.count) { [shards] index in
+            shards[index].applyMerged(atEnd: atEnd, now: now, mergeWait: mergeWait, producer: producer)
         }
     }
 
@@ -299,9 +289,8 @@ public final class Worker: @unchecked Sendable {
     private func submitCheckpoint(
         afterWrite: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in }
     ) throws(WorkerError) {
-        var taken = sinceCheckpoint
-        sinceCheckpoint = CheckpointWriter.Checkpoint()
-        taken.devices = processor.takeChanges()
+        var taken = CheckpointWriter.Checkpoint()
+        for shard in shards { shard.takeCheckpoint(into: &taken) }
         try checkpoints.submit(taken, afterWrite: afterWrite)
     }
 
@@ -316,7 +305,8 @@ public final class Worker: @unchecked Sendable {
             }
         }
         metrics.recordLag(lags)
-        metrics.recordHeld(devices: processor.registry.count, pins: processor.registry.pinCount)
+        let held = holdings
+        metrics.recordHeld(devices: held.devices, pins: held.pins)
     }
 
     /// Where assigned partitions start: their stored offsets (others start from the group's offset).
@@ -348,14 +338,14 @@ public final class Worker: @unchecked Sendable {
         } catch {
             failure = error
         }
-        for partition in partitions where Int(partition.partition) < merges.count {
-            merges[Int(partition.partition)].removeAll()
+        for partition in partitions {
+            shards[PartitionShard.index(of: partition.partition, shardCount: shards.count)]
+                .removeAll(partition: partition.partition)
         }
     }
 
-    /// Refuses to run unless every topic exists and both input topics have the same partition count; returns
-    /// that count.
-    private func checkTopics(_ consumer: Consumer) throws(WorkerError) -> Int {
+    /// Refuses to run unless every topic exists and both input topics have the same partition count.
+    private func checkTopics(_ consumer: Consumer) throws(WorkerError) {
         let topics = configuration.topics
         var counts: [String: Int] = [:]
         for topic in [topics.positions, topics.commands, topics.events, topics.deadLetters] {
@@ -373,6 +363,5 @@ public final class Worker: @unchecked Sendable {
                     + "both keyed by deviceId)"
             )
         }
-        return counts[topics.positions]!
     }
 }

@@ -8,7 +8,7 @@ extension WorkerConfiguration {
     /// Keys (a config file nests them by their dots; environment variables are `GEOWORKER_` plus the key in
     /// upper snake case once the executable scopes the reader):
     /// `brokers`, `topics.positions`, `topics.commands`, `topics.events`, `topics.deadLetters`, `groupId`,
-    /// `stateDir`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `untilCaughtUp`,
+    /// `stateDir`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`, `untilCaughtUp`,
     /// `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read as secret),
     /// `tracker.maxPinsPerDevice`, `tracker.maxAccuracyMeters`, `tracker.assumedAccuracyMeters`,
     /// `tracker.countryConfirmations`.
@@ -39,6 +39,7 @@ extension WorkerConfiguration {
                 )
             ),
             maximumBatch: try config.integer("maxBatch", default: defaults.maximumBatch, in: 1...1_000_000),
+            applyThreads: try config.integer("applyThreads", default: defaults.applyThreads, in: 1...256),
             untilCaughtUp: try config.flag("untilCaughtUp", default: defaults.untilCaughtUp),
             coastalTolerance: try config.number(
                 "coastalToleranceMeters",

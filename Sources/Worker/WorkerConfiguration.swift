@@ -1,4 +1,5 @@
 public import Countries
+import Foundation
 public import GeoCore
 
 /// Settings of a ``Worker``.
@@ -19,6 +20,10 @@ public struct WorkerConfiguration: Sendable {
     public var checkpointInterval: Duration
     /// Most messages taken from librdkafka per poll. Default: 10,000.
     public var maximumBatch: Int
+    /// How many threads apply messages at once. The partition pairs are split among them (pair `p` goes to
+    /// thread `p` modulo this number), each with the devices of its pairs. More threads than assigned pairs
+    /// leave some idle. Default: the number of processors, at most 8.
+    public var applyThreads: Int
     /// Exit once every assigned partition has been processed to its end (replays, benchmarks). Default: false.
     public var untilCaughtUp: Bool
     /// How far out to sea a position still gets the nearest country, in metres (0 turns it off).
@@ -43,6 +48,7 @@ public struct WorkerConfiguration: Sendable {
         mergeWait: Duration = .milliseconds(200),
         checkpointInterval: Duration = .seconds(1),
         maximumBatch: Int = 10_000,
+        applyThreads: Int = WorkerConfiguration.defaultApplyThreads,
         untilCaughtUp: Bool = false,
         coastalTolerance: Double = CountryIndex.territorialSea,
         tracker: TrackerConfiguration = TrackerConfiguration(),
@@ -55,11 +61,18 @@ public struct WorkerConfiguration: Sendable {
         self.mergeWait = mergeWait
         self.checkpointInterval = checkpointInterval
         self.maximumBatch = maximumBatch
+        self.applyThreads = applyThreads
         self.untilCaughtUp = untilCaughtUp
         self.coastalTolerance = coastalTolerance
         self.tracker = tracker
         self.kafkaProperties = kafkaProperties
     }
+}
+
+extension WorkerConfiguration {
+    /// One apply thread per processor, up to 8 (beyond that, the single polling thread and the broker
+    /// connections limit more than applying does).
+    public static var defaultApplyThreads: Int { min(ProcessInfo.processInfo.activeProcessorCount, 8) }
 }
 
 extension WorkerConfiguration {

@@ -74,6 +74,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds a partition pair waits for an empty side (env GEOWORKER_MERGE_WAIT_MS; default 200).")
     var mergeWaitMs: Int?
 
+    @Option(
+        help:
+            "Threads that apply messages, each owning every N-th partition pair (env GEOWORKER_APPLY_THREADS; default: processors, at most 8)."
+    )
+    var applyThreads: Int?
+
     @Option(help: "Milliseconds between checkpoints (env GEOWORKER_CHECKPOINT_INTERVAL_MS; default 1000).")
     var checkpointIntervalMs: Int?
 
@@ -156,6 +162,7 @@ struct RunCommand: AsyncParsableCommand {
         set("untilCaughtUp", untilCaughtUp ? .bool(true) : nil)
         set("mergeWaitMs", mergeWaitMs.map(ConfigContent.int))
         set("checkpointIntervalMs", checkpointIntervalMs.map(ConfigContent.int))
+        set("applyThreads", applyThreads.map(ConfigContent.int))
         set("logLevel", logLevel.map(ConfigContent.string))
 
         let environment = EnvironmentVariablesProvider(secretsSpecifier: .specific(["GEOWORKER_KAFKA"]))

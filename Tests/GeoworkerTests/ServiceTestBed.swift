@@ -53,7 +53,8 @@ final class ServiceTestBed: @unchecked Sendable {
     }
 
     /// `geoworker run` arguments for this bed: quick group timing, so that a restarted member takes over the
-    /// partitions of a killed one within seconds.
+    /// partitions of a killed one within seconds; three apply threads over the four partition pairs, so that
+    /// the shards are uneven (one owns pairs 0 and 3) whatever the machine's processor count.
     /// - Parameter omitting: flags left out (with their values), for settings a test gives another way.
     func runArguments(_ extra: [String] = [], as instance: Instance? = nil, omitting: Set<String> = []) -> [String] {
         let instance = instance ?? Instance(events: topics.events, stateDirectory: stateDirectory, group: group)
@@ -63,7 +64,7 @@ final class ServiceTestBed: @unchecked Sendable {
             "--events-topic", instance.events, "--dead-letter-topic", topics.deadLetters,
             "--group-id", instance.group, "--state-dir", instance.stateDirectory, "--http-port", "0",
             "--kafka", "session.timeout.ms=6000", "--kafka", "heartbeat.interval.ms=500",
-            "--checkpoint-interval-ms", "200", "--log-level", "info",
+            "--checkpoint-interval-ms", "200", "--log-level", "info", "--apply-threads", "3",
         ]
         var kept = ["run"]
         var index = 1
@@ -99,18 +100,19 @@ final class ServiceTestBed: @unchecked Sendable {
     func runUntilCaughtUp(
         _ extra: [String] = [],
         as instance: Instance? = nil,
+        omitting: Set<String> = [],
         timeout: Duration = .seconds(120)
     )
         async throws
     {
-        let child = try start(["--until-caught-up"] + extra, as: instance)
+        let child = try start(["--until-caught-up"] + extra, as: instance, omitting: omitting)
         let ending = await child.waitForExit(timeout: timeout)
         #expect(ending == .exited(0), "geoworker run: \(child.errors.suffix(3000))")
     }
 
     /// The events of an uninterrupted run over everything in the input topics, by a second worker with its
     /// own group, state directory and events topic (the event ids derive from the input offsets, so they
-    /// are the same).
+    /// are the same), applying on one thread: the runs under test, on three, must give the same events.
     func referenceEvents() async throws -> [Event] {
         let instance = Instance(
             events: topics.events + "-reference",
@@ -119,7 +121,7 @@ final class ServiceTestBed: @unchecked Sendable {
         )
         try cluster.createTopic(instance.events, partitions: partitions)
         defer { try? FileManager.default.removeItem(atPath: instance.stateDirectory) }
-        try await runUntilCaughtUp(as: instance)
+        try await runUntilCaughtUp(["--apply-threads", "1"], as: instance, omitting: ["--apply-threads"])
         return try await readAll(instance.events, partitions: partitions).map(Event.init)
     }
 
