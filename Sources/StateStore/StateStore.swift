@@ -114,8 +114,10 @@ public final class StateStore: Sendable {
     /// - Parameters:
     ///   - devices: devices whose state changed; their pins are rewritten only when `pinsChanged`.
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
-    public func commit(devices: [DeviceRegistry.ChangedDevice], offsets: [PartitionKey: Int64]) throws(StateStoreError)
-    {
+    public func commit(
+        devices: some Sequence<DeviceRegistry.ChangedDevice>,
+        offsets: [PartitionKey: Int64]
+    ) throws(StateStoreError) {
         do {
             try database.write { db in
                 var upsertDevice = BoundStatement(try db.cachedStatement(sql: Self.upsertDeviceSQL))

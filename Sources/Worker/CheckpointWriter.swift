@@ -22,12 +22,14 @@ final class CheckpointWriter: @unchecked Sendable {
     struct Checkpoint: Sendable {
         /// Everything sent since the previous checkpoint: events and dead letters.
         var deliveries: [DeliveryBatch] = []
-        /// The devices changed since the previous checkpoint, as they were when it was taken.
-        var devices: [DeviceRegistry.ChangedDevice] = []
+        /// The devices changed since the previous checkpoint, as they were when it was taken: one list per
+        /// shard, as each shard's registry gave it (joined only by the writer, so that taking a checkpoint
+        /// copies no device on the loop).
+        var devices: [[DeviceRegistry.ChangedDevice]] = []
         /// For each input partition with messages applied since the previous checkpoint, the next offset.
         var offsets: [TopicPartition: Int64] = [:]
 
-        var isEmpty: Bool { deliveries.isEmpty && devices.isEmpty && offsets.isEmpty }
+        var isEmpty: Bool { deliveries.isEmpty && devices.allSatisfy(\.isEmpty) && offsets.isEmpty }
     }
 
     private let store: StateStore
@@ -141,9 +143,9 @@ final class CheckpointWriter: @unchecked Sendable {
         for (partition, offset) in checkpoint.offsets {
             offsets[PartitionKey(topic: partition.topic, partition: partition.partition)] = offset
         }
-        guard !checkpoint.devices.isEmpty || !offsets.isEmpty else { return [:] }
+        guard !checkpoint.devices.allSatisfy(\.isEmpty) || !offsets.isEmpty else { return [:] }
         do {
-            try store.commit(devices: checkpoint.devices, offsets: offsets)
+            try store.commit(devices: checkpoint.devices.joined(), offsets: offsets)
         } catch {
             throw WorkerError(.state, "cannot write state: \(error)")
         }

@@ -94,7 +94,7 @@ final class PartitionShard: @unchecked Sendable {
     /// Adds what was sent, changed and applied since the last call to `checkpoint`, and forgets it.
     func takeCheckpoint(into checkpoint: inout CheckpointWriter.Checkpoint) {
         checkpoint.deliveries += deliveries
-        checkpoint.devices += processor.takeChanges()
+        checkpoint.devices.append(processor.takeChanges())
         checkpoint.offsets.merge(offsets) { $1 }
         deliveries = []
         offsets = [:]

@@ -52,11 +52,13 @@ struct CheckpointWriterTests {
         CheckpointWriter.Checkpoint(
             deliveries: [deliveries],
             devices: [
-                DeviceRegistry.ChangedDevice(
-                    state: DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR"),
-                    partition: 0,
-                    pinsChanged: false
-                )
+                [
+                    DeviceRegistry.ChangedDevice(
+                        state: DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR"),
+                        partition: 0,
+                        pinsChanged: false
+                    )
+                ]
             ],
             offsets: [TopicPartition("positions", 0): offset]
         )
