@@ -256,3 +256,28 @@ for pinsChanged in [false, true] {
     )
     print(String(format: "  %.1f ms per batch", time * 1000 / Double(batches)))
 }
+
+// The worker's pattern: every checkpoint rewrites every device that moved, in one transaction (their pins
+// too when a position took them into or out of one).
+let rounds = 5
+for pinsChanged in [false, true] {
+    let moved = changes.map {
+        DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinsChanged: pinsChanged)
+    }
+    let checkpointTime = try seconds {
+        for round in 0..<rounds {
+            try store.commit(
+                devices: moved,
+                offsets: [PartitionKey(topic: "positions", partition: 0): Int64(changes.count * (round + 2))]
+            )
+        }
+    }
+    report(
+        "store, \(rounds) checkpoints of all \(changes.count) devices, "
+            + (pinsChanged ? "pins rewritten (3 each)" : "position and country only"),
+        count: rounds * changes.count,
+        seconds: checkpointTime,
+        unit: "devices"
+    )
+    print(String(format: "  %.1f ms per checkpoint", checkpointTime * 1000 / Double(rounds)))
+}
