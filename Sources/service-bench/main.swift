@@ -147,7 +147,7 @@ func produceAll(_ records: [ProducerRecord]) {
     if let first = failed.first { fail("\(failed.count) records not delivered: \(first)") }
 }
 
-/// Runs `geoworker run` with `arguments` added; returns the process.
+/// Runs `geoworker run` with `arguments` added, in a group and state directory of its own; returns the process.
 func startWorker(_ topics: InputProcessor.Topics, state: String, _ arguments: [String]) -> BackgroundProcess {
     do {
         return try BackgroundProcess(
@@ -156,7 +156,7 @@ func startWorker(_ topics: InputProcessor.Topics, state: String, _ arguments: [S
                 "run", "--brokers", cluster.bootstrapServers,
                 "--positions-topic", topics.positions, "--commands-topic", topics.commands,
                 "--events-topic", topics.events, "--dead-letter-topic", topics.deadLetters,
-                "--group-id", "bench-\(topics.positions)", "--state-dir", state, "--http-port", "0",
+                "--group-id", "bench-\(UUID())", "--state-dir", state, "--http-port", "0",
                 "--log-level", "info",
             ] + arguments
         )
@@ -223,33 +223,47 @@ func rawRate() -> Double {
 
 let rawBefore = rawRate()
 log(String(format: "raw librdkafka: %.0f positions/s", rawBefore))
-let workerStart = ContinuousClock.now
-let worker = startWorker(throughput, state: stateRoot + "/throughput", ["--until-caught-up"])
-let ending = worker.waitUntilExit()
-let wall = (ContinuousClock.now - workerStart).seconds
-guard ending == .exited(0) else {
-    fail("geoworker run ended \(String(describing: ending)):\n\(worker.errors.suffix(3000))")
+/// Runs `geoworker run --until-caught-up` over the preloaded topics (on `applyThreads`, or the default);
+/// returns its rate from its first message to its last checkpoint, and prints it.
+func catchUp(applyThreads: Int?) -> Double {
+    let workerStart = ContinuousClock.now
+    let threads = applyThreads.map { ["--apply-threads", "\($0)"] } ?? []
+    let worker = startWorker(throughput, state: stateRoot + "/throughput-\(UUID())", ["--until-caught-up"] + threads)
+    let ending = worker.waitUntilExit()
+    let wall = (ContinuousClock.now - workerStart).seconds
+    guard ending == .exited(0) else {
+        fail("geoworker run ended \(String(describing: ending)):\n\(worker.errors.suffix(3000))")
+    }
+    guard let caughtUp = worker.errors.split(separator: "\n").last(where: { $0.contains("caught up") }),
+        let positions = caughtUp.firstMatch(of: /positions=(\d+)/).flatMap({ Int($0.1) }),
+        let elapsed = caughtUp.firstMatch(of: /elapsed=([0-9.e-]+) seconds/).flatMap({ Double($0.1) })
+    else { fail("no catch-up figures in the worker's log:\n\(worker.errors.suffix(2000))") }
+    guard positions == positionCount else { fail("the worker applied \(positions) positions of \(positionCount)") }
+    let rate = Double(positions) / elapsed
+    let threadsUsed =
+        applyThreads.map { "\($0) apply thread\($0 == 1 ? "" : "s")" }
+        ?? "default apply threads (\(WorkerConfiguration.defaultApplyThreads))"
+    log(
+        "geoworker run --until-caught-up, \(threadsUsed): "
+            + String(
+                format:
+                    "%.0f positions/s (%d positions and %d commands in %.2f s from the first message; %.1f s wall with start-up and group join)",
+                rate,
+                positions,
+                options.devices * 3,
+                elapsed,
+                wall
+            )
+    )
+    return rate
 }
-guard let caughtUp = worker.errors.split(separator: "\n").last(where: { $0.contains("caught up") }),
-    let positions = caughtUp.firstMatch(of: /positions=(\d+)/).flatMap({ Int($0.1) }),
-    let elapsed = caughtUp.firstMatch(of: /elapsed=([0-9.e-]+) seconds/).flatMap({ Double($0.1) })
-else { fail("no catch-up figures in the worker's log:\n\(worker.errors.suffix(2000))") }
-guard positions == positionCount else { fail("the worker applied \(positions) positions of \(positionCount)") }
-let workerRate = Double(positions) / elapsed
+
+// One apply thread first, for comparison; the default is the figure.
+_ = catchUp(applyThreads: 1)
+let workerRate = catchUp(applyThreads: nil)
 let rawAfter = rawRate()
 let rawMedian = (rawBefore + rawAfter) / 2
 log(String(format: "raw librdkafka again: %.0f positions/s", rawAfter))
-log(
-    String(
-        format:
-            "geoworker run --until-caught-up: %.0f positions/s (%d positions and %d commands in %.2f s from the first message; %.1f s wall with start-up and group join)",
-        workerRate,
-        positions,
-        options.devices * 3,
-        elapsed,
-        wall
-    )
-)
 log(String(format: "ratio geoworker / raw librdkafka: %.2f (target 0.50 or more)", workerRate / rawMedian))
 
 // MARK: Latency
