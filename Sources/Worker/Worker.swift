@@ -112,12 +112,15 @@ public final class Worker: @unchecked Sendable {
         shards.reduce(into: ProcessingCounters()) { $0 += $1.processor.counters }
     }
 
-    /// How many devices and tracked pins the worker holds.
-    private var holdings: (devices: Int, pins: Int) {
-        shards.reduce(into: (0, 0)) {
-            $0.0 += $1.processor.registry.count
-            $0.1 += $1.processor.registry.pinCount
+    /// Records how many devices and tracked pins the worker holds, and returns them.
+    @discardableResult
+    private func recordHoldings() -> (devices: Int, pins: Int) {
+        let held = shards.reduce(into: (devices: 0, pins: 0)) {
+            $0.devices += $1.processor.registry.count
+            $0.pins += $1.processor.registry.pinCount
         }
+        metrics.recordHeld(devices: held.devices, pins: held.pins)
+        return held
     }
 
     /// Asks ``run()`` to finish: it completes the batch in flight, checkpoints, leaves the group and returns.
@@ -199,8 +202,7 @@ public final class Worker: @unchecked Sendable {
         }
         try checkTopics(consumer)
         health.enter(.running)
-        let held = holdings
-        metrics.recordHeld(devices: held.devices, pins: held.pins)
+        let held = recordHoldings()
         logger.info(
             "geoworker running",
             metadata: [
@@ -256,17 +258,14 @@ public final class Worker: @unchecked Sendable {
                 ]
             )
         }
-        logger.info("geoworker stopped", metadata: ["devices": "\(holdings.devices)"])
+        logger.info("geoworker stopped", metadata: ["devices": "\(recordHoldings().devices)"])
     }
 
     /// Lets every shard apply what its merges release now and send the results, on up to
     /// ``WorkerConfiguration/applyThreads`` threads at once (this one included); returns when all are done.
     private func applyShards(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant, producer: Producer) {
         let mergeWait = configuration.mergeWait
-        if shards.count == 1 {
-            shards[0].applyMerged(atEnd: atEnd, now: now, mergeWait: mergeWait, producer: producer)
-            return
-        }
+        // With one shard this runs on the calling thread, with no hand-off.
         DispatchQueue.concurrentPerform(iterations: shards.count) { [shards] index in
             shards[index].applyMerged(atEnd: atEnd, now: now, mergeWait: mergeWait, producer: producer)
         }
@@ -305,8 +304,7 @@ public final class Worker: @unchecked Sendable {
             }
         }
         metrics.recordLag(lags)
-        let held = holdings
-        metrics.recordHeld(devices: held.devices, pins: held.pins)
+        recordHoldings()
     }
 
     /// Where assigned partitions start: their stored offsets (others start from the group's offset).
