@@ -144,6 +144,7 @@ let package = Package(
         .testTarget(
             name: "StateStoreTests",
             dependencies: ["StateStore", "GeoCore", "TestSupport", "state-store-crash-writer"],
+            resources: [.copy("Fixtures")],
             swiftSettings: strictSwift
         ),
         .testTarget(

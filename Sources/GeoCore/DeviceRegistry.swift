@@ -8,13 +8,14 @@ public struct DeviceRegistry: Sendable {
         public let state: DeviceState
         /// The input partition the device's messages come from (both input topics are co-partitioned).
         public let partition: Int32
-        /// Its pins changed (tracked, untracked, or an announced state), not only its position or country.
-        public let pinsChanged: Bool
+        /// Its set of pins changed (tracked, untracked, replaced), so their definitions must be rewritten;
+        /// otherwise only the device's own row (position, country, announced states) changed.
+        public let pinSetChanged: Bool
 
-        public init(state: DeviceState, partition: Int32, pinsChanged: Bool) {
+        public init(state: DeviceState, partition: Int32, pinSetChanged: Bool) {
             self.state = state
             self.partition = partition
-            self.pinsChanged = pinsChanged
+            self.pinSetChanged = pinSetChanged
         }
     }
 
@@ -29,7 +30,7 @@ public struct DeviceRegistry: Sendable {
         var state: DeviceState
         var partition: Int32 = 0
         var changed = false
-        var pinsChanged = false
+        var pinSetChanged = false
     }
 
     public init(tracker: DeviceTracker, states: [DeviceState] = []) {
@@ -98,11 +99,11 @@ public struct DeviceRegistry: Sendable {
                 ChangedDevice(
                     state: slots[slot].state,
                     partition: slots[slot].partition,
-                    pinsChanged: slots[slot].pinsChanged
+                    pinSetChanged: slots[slot].pinSetChanged
                 )
             )
             slots[slot].changed = false
-            slots[slot].pinsChanged = false
+            slots[slot].pinSetChanged = false
         }
         changedSlots.removeAll(keepingCapacity: true)
         return changes
@@ -129,7 +130,7 @@ public struct DeviceRegistry: Sendable {
                 changedSlots.append(slot)
             }
             slots[slot].partition = partition
-            if outcome.pinsChanged { slots[slot].pinsChanged = true }
+            if outcome.pinSetChanged { slots[slot].pinSetChanged = true }
         case .stale, .duplicate, .rejected:
             break  // nothing changed
         }

@@ -39,15 +39,16 @@ public struct DeviceTracker: Sendable {
         }
 
         public let kind: Kind
-        /// The device's pins (their set or their announced states) changed, so they must be persisted.
-        public let pinsChanged: Bool
+        /// The device's set of pins changed (tracked, untracked, replaced): their definitions must be
+        /// persisted. Announced states are not counted: they are stored with the device on every change.
+        public let pinSetChanged: Bool
 
-        public init(kind: Kind, pinsChanged: Bool) {
+        public init(kind: Kind, pinSetChanged: Bool) {
             self.kind = kind
-            self.pinsChanged = pinsChanged
+            self.pinSetChanged = pinSetChanged
         }
 
-        static let applied = Outcome(kind: .applied, pinsChanged: false)
+        static let applied = Outcome(kind: .applied, pinSetChanged: false)
     }
 
     public let configuration: TrackerConfiguration
@@ -74,8 +75,8 @@ public struct DeviceTracker: Sendable {
         events: inout [DeviceEvent]
     ) -> Outcome {
         if let last = state.lastFix {
-            if position.timestamp < last.timestamp { return Outcome(kind: .stale, pinsChanged: false) }
-            if position.timestamp == last.timestamp { return Outcome(kind: .duplicate, pinsChanged: false) }
+            if position.timestamp < last.timestamp { return Outcome(kind: .stale, pinSetChanged: false) }
+            if position.timestamp == last.timestamp { return Outcome(kind: .duplicate, pinSetChanged: false) }
         }
         let fix = Fix(position)
         state.lastFix = fix
@@ -83,28 +84,24 @@ public struct DeviceTracker: Sendable {
 
         var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: position.timestamp)
         let margin = position.accuracy ?? configuration.assumedAccuracy
-        var pinsChanged = false
         let usable = margin <= configuration.maximumAccuracy
         if usable {
             for index in state.pins.indices {
-                if decide(&state.pins[index], at: fix, margin: margin, numbering: &numbering, events: &events) {
-                    pinsChanged = true
-                }
+                decide(&state.pins[index], at: fix, margin: margin, numbering: &numbering, events: &events)
             }
         }
         updateCountry(of: &state, at: fix, numbering: &numbering, events: &events)
-        return Outcome(kind: usable ? .applied : .appliedWithoutGeofences, pinsChanged: pinsChanged)
+        return Outcome(kind: usable ? .applied : .appliedWithoutGeofences, pinSetChanged: false)
     }
 
-    /// Moves one pin's membership if the fix decides it, emitting what the change means. Returns whether
-    /// the membership changed.
+    /// Moves one pin's membership if the fix decides it, emitting what the change means.
     private func decide(
         _ tracked: inout TrackedPin,
         at fix: Fix,
         margin: Double,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
-    ) -> Bool {
+    ) {
         // Read the pin in place: copying it would retain its strings on every fix.
         let center = tracked.pin.center
         let radius = tracked.pin.radius
@@ -112,7 +109,7 @@ public struct DeviceTracker: Sendable {
         // and rules out entering without the trigonometry.
         if tracked.membership == .outside {
             let latitudeGap = abs(fix.coordinate.latitude - center.latitude) * Self.metresPerDegreeOfLatitude
-            if latitudeGap > radius - margin { return false }
+            if latitudeGap > radius - margin { return }
         }
         let distance = fix.coordinate.distance(to: center)
         let decided: Membership
@@ -121,9 +118,9 @@ public struct DeviceTracker: Sendable {
         } else if distance > radius + margin {
             decided = .outside
         } else {
-            return false
+            return
         }
-        guard decided != tracked.membership else { return false }
+        guard decided != tracked.membership else { return }
         let previous = tracked.membership
         tracked.membership = decided
         let crossing = GeofenceCrossing(
@@ -137,7 +134,6 @@ public struct DeviceTracker: Sendable {
         case (.inside, .outside): events.append(numbering.next(.geofenceExited(crossing)))
         default: break  // first decision is "outside": nothing to announce
         }
-        return true
     }
 
     /// Metres in one degree of latitude on the distance sphere; slightly less than the true length
@@ -197,26 +193,26 @@ public struct DeviceTracker: Sendable {
                 state.pins.remove(at: existing)
             } else if state.pins.count >= configuration.maximumPinsPerDevice {
                 let reason = "device '\(state.deviceId)' already tracks \(state.pins.count) pins, the most allowed"
-                return Outcome(kind: .rejected(reason), pinsChanged: false)
+                return Outcome(kind: .rejected(reason), pinSetChanged: false)
             }
             // The initial-state check, from the last known position.
             if let fix = state.lastFix {
                 let margin = fix.accuracy ?? configuration.assumedAccuracy
                 if margin <= configuration.maximumAccuracy {
                     var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: origin.timestamp)
-                    _ = decide(&tracked, at: fix, margin: margin, numbering: &numbering, events: &events)
+                    decide(&tracked, at: fix, margin: margin, numbering: &numbering, events: &events)
                 }
             }
             state.pins.append(tracked)
-            return Outcome(kind: .applied, pinsChanged: true)
+            return Outcome(kind: .applied, pinSetChanged: true)
         case .untrack(_, let pinId):
             let before = state.pins.count
             state.pins.removeAll { $0.pin.id == pinId }
-            return Outcome(kind: .applied, pinsChanged: state.pins.count != before)
+            return Outcome(kind: .applied, pinSetChanged: state.pins.count != before)
         case .untrackAll:
             let hadPins = !state.pins.isEmpty
             state.pins.removeAll()
-            return Outcome(kind: .applied, pinsChanged: hadPins)
+            return Outcome(kind: .applied, pinSetChanged: hadPins)
         }
     }
 }

@@ -47,6 +47,19 @@ struct BoundStatement {
 
     mutating func bind(_ value: Int) { bind(Int64(value)) }
 
+    /// Binds bytes as a blob; no bytes is an empty blob, not NULL.
+    mutating func bind(_ bytes: [UInt8]) {
+        index += 1
+        bytes.withUnsafeBytes { buffer in
+            // A zero-length blob with a null pointer would be bound as NULL.
+            guard let base = buffer.baseAddress, !buffer.isEmpty else {
+                sqlite3_bind_zeroblob(handle, index, 0)
+                return
+            }
+            _ = sqlite3_bind_blob(handle, index, base, Int32(buffer.count), transient)
+        }
+    }
+
     mutating func bind(_ value: Int32) { bind(Int64(value)) }
 
     /// Runs the statement with the values bound since the last run, then makes it ready for the next.

@@ -232,13 +232,16 @@ let directory = NSTemporaryDirectory() + "geocore-bench-" + UUID().uuidString
 defer { try? FileManager.default.removeItem(atPath: directory) }
 let store = try StateStore(directory: directory)
 let batchSize = 10_000
-for pinsChanged in [false, true] {
+// What positions write (the device row, its pins' announced states included), and what commands write.
+let devicesOnly = "device rows only (what positions write)"
+let pinSetRewritten = "pin sets rewritten too, 3 pins each (what commands write)"
+for pinSetChanged in [false, true] {
     var written = 0
     var batches = 0
     let time = try seconds {
         for start in stride(from: 0, to: changes.count, by: batchSize) {
             let batch = changes[start..<min(start + batchSize, changes.count)].map {
-                DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinsChanged: pinsChanged)
+                DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinSetChanged: pinSetChanged)
             }
             try store.commit(
                 devices: batch,
@@ -249,7 +252,7 @@ for pinsChanged in [false, true] {
         }
     }
     report(
-        "store, batches of \(batchSize) devices, \(pinsChanged ? "pins rewritten (3 each)" : "position and country only")",
+        "store, batches of \(batchSize) devices, \(pinSetChanged ? pinSetRewritten : devicesOnly)",
         count: written,
         seconds: time,
         unit: "devices"
@@ -258,11 +261,11 @@ for pinsChanged in [false, true] {
 }
 
 // The worker's pattern: every checkpoint rewrites every device that moved, in one transaction (their pins
-// too when a position took them into or out of one).
+// too when a command changed which pins they track).
 let rounds = 5
-for pinsChanged in [false, true] {
+for pinSetChanged in [false, true] {
     let moved = changes.map {
-        DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinsChanged: pinsChanged)
+        DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinSetChanged: pinSetChanged)
     }
     let checkpointTime = try seconds {
         for round in 0..<rounds {
@@ -274,7 +277,7 @@ for pinsChanged in [false, true] {
     }
     report(
         "store, \(rounds) checkpoints of all \(changes.count) devices, "
-            + (pinsChanged ? "pins rewritten (3 each)" : "position and country only"),
+            + (pinSetChanged ? pinSetRewritten : devicesOnly),
         count: rounds * changes.count,
         seconds: checkpointTime,
         unit: "devices"

@@ -30,7 +30,7 @@ do {
                     lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_000 + batch, accuracy: 5)
                 ),
                 partition: 0,
-                pinsChanged: true
+                pinSetChanged: true
             )
         }
         try store.commit(devices: devices, offsets: [key: (batch + 1) * 100])

@@ -49,8 +49,8 @@ struct StateStoreTests {
         let store = try StateStore(directory: directory)
         try store.commit(
             devices: [
-                DeviceRegistry.ChangedDevice(state: full, partition: 3, pinsChanged: true),
-                DeviceRegistry.ChangedDevice(state: bare, partition: 3, pinsChanged: true),
+                DeviceRegistry.ChangedDevice(state: full, partition: 3, pinSetChanged: true),
+                DeviceRegistry.ChangedDevice(state: bare, partition: 3, pinSetChanged: true),
             ],
             offsets: offsets
         )
@@ -73,18 +73,103 @@ struct StateStoreTests {
             lastFix: Fix(coordinate: center, timestamp: 1, accuracy: nil)
         )
         try store.commit(
-            devices: [.init(state: state, partition: 0, pinsChanged: true)],
+            devices: [.init(state: state, partition: 0, pinSetChanged: true)],
             offsets: [PartitionKey(topic: "t", partition: 0): 10]
         )
 
         state.lastFix = Fix(coordinate: center, timestamp: 2, accuracy: 3)
         state.pins = []
         try store.commit(
-            devices: [.init(state: state, partition: 0, pinsChanged: true)],
+            devices: [.init(state: state, partition: 0, pinSetChanged: true)],
             offsets: [PartitionKey(topic: "t", partition: 0): 20]
         )
         #expect(try store.loadDevices() == [state])
         #expect(try store.loadOffsets() == [PartitionKey(topic: "t", partition: 0): 20])
+    }
+
+    @Test("a batch that only moves a device in or out of its pins stores the announced states without the pin set")
+    func announcedStatesWithoutPinSet() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        let center = try #require(Coordinate(latitude: 1, longitude: 2))
+        var state = DeviceState(
+            deviceId: "d",
+            pins: [
+                TrackedPin(pin: try #require(Pin(id: "home", center: center, radius: 10))),
+                TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 500))),
+            ]
+        )
+        try store.commit(devices: [.init(state: state, partition: 0, pinSetChanged: true)], offsets: [:])
+
+        state.lastFix = Fix(coordinate: center, timestamp: 2, accuracy: 3)
+        state.pins[0].membership = .inside
+        state.pins[1].membership = .outside
+        try store.commit(devices: [.init(state: state, partition: 0, pinSetChanged: false)], offsets: [:])
+        #expect(try StateStore(directory: directory).loadDevices() == [state])
+    }
+
+    @Test("a store written by the previous schema (v2, pins' states in the pin rows) opens with nothing lost")
+    func migratesVersion2() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Written by geoworker at schema v2 (commit 0719811) from the states below.
+        let fixture = try #require(Bundle.module.url(forResource: "Fixtures/state-v2", withExtension: "sqlite"))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: directory + "/" + StateStore.fileName)
+
+        let center = try #require(Coordinate(latitude: 50.85, longitude: 4.35))
+        let truck = DeviceState(
+            deviceId: "truck-17",
+            pins: [
+                TrackedPin(
+                    pin: try #require(
+                        Pin(
+                            id: "z-last-by-name",
+                            center: center,
+                            radius: 200,
+                            title: "Exit \"23\"",
+                            metadataJSON: #"{"road":"E40"}"#
+                        )
+                    ),
+                    membership: .inside
+                ),
+                TrackedPin(
+                    pin: try #require(Pin(id: "a-first-by-name", center: center, radius: 50)),
+                    membership: .outside
+                ),
+                TrackedPin(pin: try #require(Pin(id: "m", center: center, radius: 1)), membership: .undetermined),
+            ],
+            lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_123, accuracy: 12.5),
+            languages: ["fr-BE", "en"],
+            country: "BE",
+            countryCandidate: "NL",
+            countryCandidateFixes: 1
+        )
+        var van = DeviceState(
+            deviceId: "van-2",
+            pins: [TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 300)), membership: .inside)],
+            lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_456, accuracy: nil),
+            languages: ["nl-BE"],
+            country: "BE"
+        )
+        let bare = DeviceState(deviceId: "tr\u{fc}ck-\u{1F600}")
+
+        let store = try StateStore(directory: directory)
+        #expect(try store.loadStoredDevices().map(\.partition) == [3, 3, 1])
+        #expect(try store.loadDevices() == [truck, bare, van])
+        #expect(
+            try store.loadOffsets() == [
+                PartitionKey(topic: "positions", partition: 3): 1042, PartitionKey(topic: "commands", partition: 3): 7,
+                PartitionKey(topic: "positions", partition: 1): 99, PartitionKey(topic: "commands", partition: 1): 2,
+            ]
+        )
+        #expect(try store.counts() == (devices: 3, pins: 4))
+
+        // And the migrated store takes new batches.
+        van.pins[0].membership = .outside
+        try store.commit(devices: [.init(state: van, partition: 1, pinSetChanged: false)], offsets: [:])
+        #expect(try StateStore(directory: directory).loadDevices() == [truck, bare, van])
     }
 
     @Test("a directory that cannot be used gives a clear error")

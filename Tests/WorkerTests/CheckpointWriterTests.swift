@@ -56,7 +56,7 @@ struct CheckpointWriterTests {
                     DeviceRegistry.ChangedDevice(
                         state: DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR"),
                         partition: 0,
-                        pinsChanged: false
+                        pinSetChanged: false
                     )
                 ]
             ],
