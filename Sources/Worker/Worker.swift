@@ -171,6 +171,10 @@ public final class Worker: @unchecked Sendable {
             producer = try Producer(
                 configuration: ProducerConfiguration(
                     bootstrapServers: configuration.brokers,
+                    // The loop hands over each poll's events at once, so librdkafka's 5 ms wait for a fuller
+                    // batch mostly adds to every event's latency (service-bench: median send -> delivered
+                    // 10 -> 7 ms, catch-up rate unchanged).
+                    linger: .milliseconds(1),
                     // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost.
                     deliveryTimeout: .zero,
                     properties: configuration.kafkaProperties(for: .producer)

@@ -270,17 +270,27 @@ log(String(format: "ratio geoworker / raw librdkafka: %.2f (target 0.50 or more)
 
 func nowMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
-/// Reads the events topic from its end on a thread of its own; for each geofence event, the time from its
-/// position's produce (the position's timestamp) to now.
+/// Reads one topic from its end on a thread of its own and times each message it receives from its
+/// position's produce. On the events topic: geofence events, from the position's time (the event's `time`)
+/// to now and to the worker's send of the event (the record's create time, which librdkafka stamps when the
+/// worker produces it). On a positions topic: from the record's create time to now, the bare hop.
 final class LatencyProbe: @unchecked Sendable {
     // @unchecked: `samples` is written by the probe's thread only until `stop()` returns.
     private let consumer: Consumer
+    private let readsEvents: Bool
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private(set) var samples: [Int64] = []
+    struct Sample {
+        /// Position produced -> received by the probe.
+        var total: Int64
+        /// Position produced -> event produced by the worker: the inbound hop and the worker's own time.
+        var toWorkerSend: Int64?
+    }
+    private(set) var samples: [Sample] = []
     let received = Atomic<Int>(0)
 
-    init(topic: String, partitions: Int) throws {
+    init(topic: String, readsEvents: Bool, partitions: Int) throws {
+        self.readsEvents = readsEvents
         var starts: [TopicPartition: StartOffset] = [:]
         for partition in 0..<Int32(partitions) { starts[TopicPartition(topic, partition)] = .end }
         consumer = try Consumer(
@@ -306,10 +316,16 @@ final class LatencyProbe: @unchecked Sendable {
             guard let batch = try? consumer.poll(maxMessages: 10_000, timeout: .milliseconds(50)) else { continue }
             let now = nowMilliseconds()
             for record in batch {
+                guard readsEvents else {
+                    if let produced = record.timestampMilliseconds { samples.append(Sample(total: now - produced)) }
+                    continue
+                }
                 record.withValue { value in
                     guard let value, find(geofence, in: value) != nil, let end = find(time, in: value) else { return }
                     let text = UnsafeRawBufferPointer(rebasing: value[end..<min(value.count, end + 24)])
-                    if let produced = Timestamp.parseRFC3339(text) { samples.append(now - produced) }
+                    guard let produced = Timestamp.parseRFC3339(text) else { return }
+                    let sent = record.timestampMilliseconds ?? now
+                    samples.append(Sample(total: now - produced, toWorkerSend: sent - produced))
                 }
             }
             received.add(batch.count, ordering: .relaxed)
@@ -335,12 +351,85 @@ final class LatencyProbe: @unchecked Sendable {
         return nil
     }
 
-    func stop() -> [Int64] {
+    func stop() -> [Sample] {
         stopped.store(true, ordering: .releasing)
         finished.wait()
         return samples
     }
+
+    /// Waits until `count` messages arrived, or 10 s.
+    func waitFor(_ count: Int) {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while received.load(ordering: .relaxed) < count && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
 }
+
+func startProbe(topic: String, readsEvents: Bool) -> LatencyProbe {
+    do {
+        let probe = try LatencyProbe(topic: topic, readsEvents: readsEvents, partitions: options.partitions)
+        Thread.sleep(forTimeInterval: 2)  // its partitions' ends are looked up before anything is produced
+        return probe
+    } catch {
+        fail("probe: \(error)")
+    }
+}
+
+/// Produces positions at `options.rate` for `options.seconds`, in 10 ms ticks each stamped with its time:
+/// round 0 far from home (3.7 km east), then home, far, home...: each position after the first crosses its
+/// device's pin. Returns what was sent, how long it took and how many were not delivered.
+func produceSteadily(_ topics: InputProcessor.Topics) -> (sent: Int, seconds: Double, undelivered: Int) {
+    let producer = makeProducer(linger: .milliseconds(1))
+    let perTick = max(1, options.rate / 100)
+    let clock = ContinuousClock()
+    let start = clock.now
+    var sent = 0
+    var deliveries: [DeliveryBatch] = []
+    for tick in 0..<options.seconds * 100 {
+        let due = start + .milliseconds(10 * tick)
+        if clock.now < due { Thread.sleep(forTimeInterval: (due - clock.now).seconds) }
+        let time = nowMilliseconds()
+        var records: [ProducerRecord] = []
+        records.reserveCapacity(perTick)
+        for _ in 0..<perTick {
+            let round = sent / options.devices
+            let device = sent % options.devices
+            records.append(position(topics, device: device, longitudeOffset: round % 2 == 0 ? 0.05 : 0, at: time))
+            sent += 1
+        }
+        deliveries.append(producer.send(records))
+    }
+    let seconds = (clock.now - start).seconds
+    let undelivered = deliveries.flatMap { $0.wait() }.filter { !$0.isDelivered }.count
+    producer.close()
+    return (sent, seconds, undelivered)
+}
+
+/// "p50 a, p90 b, p99 c, max d" of `values`.
+func percentiles(_ values: [Int64]) -> String {
+    let sorted = values.sorted()
+    func at(_ p: Double) -> Int64 { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+    return "p50 \(at(0.5)), p90 \(at(0.9)), p99 \(at(0.99)), max \(sorted.last!)"
+}
+
+// The floor: the same stream read by a bare consumer, no worker. The worker's path is two such hops (positions
+// in, events out) plus its own time.
+let floorTopics = makeTopics("floor")
+let floorProbe = startProbe(topic: floorTopics.positions, readsEvents: false)
+let floorRun = produceSteadily(floorTopics)
+floorProbe.waitFor(floorRun.sent)
+let floor = floorProbe.stop()
+guard !floor.isEmpty else { fail("the bare consumer received nothing") }
+log(
+    String(
+        format: "latency floor: %d positions produced in %.1f s (%.0f/s); ",
+        floorRun.sent,
+        floorRun.seconds,
+        Double(floorRun.sent) / floorRun.seconds
+    )
+        + "produce -> a bare consumer's poll (ms): \(percentiles(floor.map(\.total)))"
+)
 
 let latencyTopics = makeTopics("latency")
 let pinTime = nowMilliseconds() - 60_000
@@ -356,62 +445,27 @@ while !live.errors.contains("assigned \(2 * options.partitions) partitions") {
     }
     Thread.sleep(forTimeInterval: 0.05)
 }
-let probe: LatencyProbe
-do {
-    probe = try LatencyProbe(topic: latencyTopics.events, partitions: options.partitions)
-} catch {
-    fail("probe: \(error)")
-}
-Thread.sleep(forTimeInterval: 2)
-
-let producer = makeProducer(linger: .milliseconds(1))
-let perTick = max(1, options.rate / 100)
-let ticks = options.seconds * 100
-let clock = ContinuousClock()
-let produceStart = clock.now
-var sent = 0
-var deliveries: [DeliveryBatch] = []
-for tick in 0..<ticks {
-    let due = produceStart + .milliseconds(10 * tick)
-    if clock.now < due { Thread.sleep(forTimeInterval: (due - clock.now).seconds) }
-    let time = nowMilliseconds()
-    var records: [ProducerRecord] = []
-    records.reserveCapacity(perTick)
-    for _ in 0..<perTick {
-        // Round 0 far from home (3.7 km east), then home, far, home...: each position after the first
-        // crosses its device's pin.
-        let round = sent / options.devices
-        let device = sent % options.devices
-        records.append(position(latencyTopics, device: device, longitudeOffset: round % 2 == 0 ? 0.05 : 0, at: time))
-        sent += 1
-    }
-    deliveries.append(producer.send(records))
-}
-let produceSeconds = (clock.now - produceStart).seconds
-let undelivered = deliveries.flatMap { $0.wait() }.filter { !$0.isDelivered }.count
-producer.close()
-let expected = max(0, sent - options.devices)
-let settleDeadline = ContinuousClock.now + .seconds(10)
-while probe.received.load(ordering: .relaxed) < expected && ContinuousClock.now < settleDeadline {
-    Thread.sleep(forTimeInterval: 0.1)
-}
-let latencies = probe.stop().sorted()
+let probe = startProbe(topic: latencyTopics.events, readsEvents: true)
+let run = produceSteadily(latencyTopics)
+let expected = max(0, run.sent - options.devices)
+probe.waitFor(expected)
+let samples = probe.stop()
 live.send(SIGTERM)
 _ = live.waitUntilExit()
-guard !latencies.isEmpty else { fail("no geofence events arrived:\n\(live.errors.suffix(2000))") }
-func percentile(_ p: Double) -> Int64 { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+guard !samples.isEmpty else { fail("no geofence events arrived:\n\(live.errors.suffix(2000))") }
 log(
     String(
         format: "latency: %d positions produced in %.1f s (%.0f/s, %d undelivered); %d geofence events of %d expected",
-        sent,
-        produceSeconds,
-        Double(sent) / produceSeconds,
-        undelivered,
-        latencies.count,
+        run.sent,
+        run.seconds,
+        Double(run.sent) / run.seconds,
+        run.undelivered,
+        samples.count,
         expected
     )
 )
 log(
-    "latency produce -> event delivered (ms, millisecond clock): p50 \(percentile(0.5)), p90 \(percentile(0.9)), "
-        + "p99 \(percentile(0.99)), max \(latencies.last!) (target p99 < 50)"
+    "latency produce -> event delivered (ms, millisecond clock): \(percentiles(samples.map(\.total))) (target p99 < 50)"
 )
+log("  of which produce -> the worker's send of the event: \(percentiles(samples.compactMap(\.toWorkerSend)))")
+log("  and the worker's send -> event delivered: \(percentiles(samples.map { $0.total - ($0.toWorkerSend ?? 0) }))")
