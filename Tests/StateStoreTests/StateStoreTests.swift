@@ -109,6 +109,30 @@ struct StateStoreTests {
         #expect(try StateStore(directory: directory).loadDevices() == [state])
     }
 
+    @Test("a device row whose announced states disagree with its pins still loads: the pins are undetermined")
+    func announcedStatesDisagreeingWithPins() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        let center = try #require(Coordinate(latitude: 1, longitude: 2))
+        let pins = [
+            TrackedPin(pin: try #require(Pin(id: "home", center: center, radius: 10)), membership: .inside),
+            TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 500)), membership: .inside),
+        ]
+        try store.commit(
+            devices: [.init(state: DeviceState(deviceId: "d", pins: pins), partition: 0, pinSetChanged: true)],
+            offsets: [:]
+        )
+        // The same device as a second apply thread knew it, without the pins (its commands went elsewhere).
+        let pinless = DeviceState(deviceId: "d", lastFix: Fix(coordinate: center, timestamp: 5, accuracy: nil))
+        try store.commit(devices: [.init(state: pinless, partition: 1, pinSetChanged: false)], offsets: [:])
+
+        let loaded = try #require(try StateStore(directory: directory).loadDevices().first)
+        #expect(loaded.pins.map(\.pin) == pins.map(\.pin))
+        #expect(loaded.pins.map(\.membership) == [.undetermined, .undetermined])
+        #expect(loaded.lastFix == pinless.lastFix)
+    }
+
     @Test("a store written by the previous schema (v2, pins' states in the pin rows) opens with nothing lost")
     func migratesVersion2() throws {
         let directory = temporaryDirectory()
