@@ -291,8 +291,9 @@ public final class StateStore: Sendable {
 
     /// Sets the announced states read from the device row on the pins read from the pin table.
     ///
-    /// The two agree unless one device's messages reached two apply threads (positions and commands keyed
-    /// differently), whose checkpoints can then leave one's row beside the other's pins. That must not stop a
+    /// The two agree unless one device's messages reached two apply threads (the worker splits devices among
+    /// them by message key, so messages of one device with different keys), whose checkpoints can then leave
+    /// one's row beside the other's pins. That must not stop a
     /// restart: a pin without a stored state is undetermined (its next deciding fix announces it), extra states
     /// are dropped. A byte no version wrote is invalid data.
     private static func applyMemberships(_ stored: [UInt8], to state: inout DeviceState) throws {

@@ -10,10 +10,10 @@ import Synchronization
 /// The geoworker service: consumes positions and commands, applies them, publishes events, and persists
 /// state and offsets so that a restart neither loses nor re-announces anything.
 ///
-/// One loop, on the thread that calls ``run()``: poll a batch; hand each record to the ``PartitionShard`` that
-/// owns its partition pair; then, on ``WorkerConfiguration/applyThreads`` threads at once, each shard merges
-/// its pairs by timestamp (``PartitionPairMerge``), applies the messages (``InputProcessor``) and sends the
-/// events and dead letters.
+/// One loop, on the thread that calls ``run()``: poll a batch; merge each co-partitioned pair by timestamp
+/// (``PartitionPairMerge``) and hand what the merges release to the ``DeviceShard`` of each message's device;
+/// then, on ``WorkerConfiguration/applyThreads`` threads at once, each shard applies its messages
+/// (``InputProcessor``) and sends the events and dead letters.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
 /// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
 /// the ``CheckpointWriter``, which waits for every record it covers to be delivered, then writes the devices
@@ -32,9 +32,12 @@ public final class Worker: @unchecked Sendable {
     public let health = WorkerHealth()
     private var metrics: WorkerMetrics
 
-    /// The partition pairs and their devices, split for the apply threads: shard `i` owns the partitions
-    /// whose number is `i` modulo the shard count.
-    private let shards: [PartitionShard]
+    /// The devices, split for the apply threads by a hash of their id (``DeviceShard/index(ofDevice:shardCount:)``).
+    private let shards: [DeviceShard]
+    /// Each partition pair's merge, at its partition number.
+    private var merges: [PartitionPairMerge<ConsumerRecord>] = []
+    /// The next input offset of every partition with messages handed to the shards since the last checkpoint.
+    private var offsets: [TopicPartition: Int64] = [:]
     private let checkpoints: CheckpointWriter
     /// How long a pair waits for a side that has given nothing since the assignment (see
     /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
@@ -82,20 +85,18 @@ public final class Worker: @unchecked Sendable {
                 countries: countries,
                 languages: languages
             )
-            // Each stored device goes to the shard of the partition its messages come from.
+            // Each stored device goes to the shard its messages will go to, whatever the thread count was.
             let shardCount = max(1, configuration.applyThreads)
             var states = Array(repeating: [DeviceState](), count: shardCount)
-            for device in try store.loadStoredDevices() {
-                states[PartitionShard.index(of: device.partition, shardCount: shardCount)].append(device.state)
+            for state in try store.loadDevices() {
+                states[DeviceShard.index(ofDevice: state.deviceId, shardCount: shardCount)].append(state)
             }
-            shards = states.enumerated().map { index, states in
-                PartitionShard(
+            shards = states.map { states in
+                DeviceShard(
                     processor: InputProcessor(
                         registry: DeviceRegistry(tracker: tracker, states: states),
                         topics: configuration.topics
-                    ),
-                    index: index,
-                    shardCount: shardCount
+                    )
                 )
             }
         } catch {
@@ -231,11 +232,9 @@ public final class Worker: @unchecked Sendable {
             let batchStart = clock.now
             if firstMessage == nil && !batch.isEmpty { firstMessage = batchStart }
             for error in batch.errors { logger.warning("kafka: \(error)") }
-            for record in batch {
-                shards[PartitionShard.index(of: record.partition, shardCount: shards.count)]
-                    .append(record, isCommand: record.topic == topics.commands)
-            }
-            applyShards(atEnd: consumer.partitionsAtEnd, now: clock.now, producer: producer)
+            for record in batch { buffer(record, isCommand: record.topic == topics.commands) }
+            releaseMerged(atEnd: consumer.partitionsAtEnd, now: clock.now)
+            applyShards(producer: producer)
             if !batch.isEmpty { metrics.recordBatch(clock.now - batchStart) }
             metrics.publish(counters)
 
@@ -243,7 +242,7 @@ public final class Worker: @unchecked Sendable {
                 try checkpoint(consumer)
                 lastCheckpoint = clock.now
             }
-            if configuration.untilCaughtUp && shards.allSatisfy(\.isEmpty) && consumer.hasReachedEndOfAssignment {
+            if configuration.untilCaughtUp && merges.allSatisfy(\.isEmpty) && consumer.hasReachedEndOfAssignment {
                 caughtUp = true
                 break
             }
@@ -265,13 +264,81 @@ public final class Worker: @unchecked Sendable {
         logger.info("geoworker stopped", metadata: ["devices": "\(recordHoldings().devices)"])
     }
 
-    /// Lets every shard apply what its merges release now and send the results, on up to
+    /// Buffers a record in its partition pair's merge.
+    private func buffer(_ record: ConsumerRecord, isCommand: Bool) {
+        let pair = Int(record.partition)
+        if pair >= merges.count { merges += Array(repeating: PartitionPairMerge(), count: pair + 1 - merges.count) }
+        merges[pair].append(
+            record,
+            timestamp: record.timestampMilliseconds ?? 0,
+            side: isCommand ? .commands : .positions
+        )
+    }
+
+    /// Hands what each pair's merge releases now to the shards, in merge order, and notes the next offsets.
+    private func releaseMerged(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant) {
+        let topics = configuration.topics
+        for pair in merges.indices where !merges[pair].isEmpty {
+            let number = Int32(pair)
+            // The next offsets after what is released, noted once per pair rather than per message.
+            var nextOffsets: (positions: Int64?, commands: Int64?)
+            while let (record, side) = merges[pair].next(
+                positionsAtEnd: atEnd.contains(TopicPartition(topics.positions, number)),
+                commandsAtEnd: atEnd.contains(TopicPartition(topics.commands, number)),
+                now: now,
+                maximumWait: configuration.mergeWait,
+                unfetchedSideWait: Self.unfetchedSideWait
+            ) {
+                let isCommand = side == .commands
+                let origin = MessageOrigin(
+                    topic: isCommand ? topics.commands : topics.positions,
+                    partition: number,
+                    offset: record.offset,
+                    timestamp: record.timestampMilliseconds ?? 0
+                )
+                shards[shardIndex(of: record, isCommand: isCommand)].enqueue(
+                    record,
+                    isCommand: isCommand,
+                    origin: origin
+                )
+                if isCommand {
+                    nextOffsets.commands = record.offset + 1
+                } else {
+                    nextOffsets.positions = record.offset + 1
+                }
+            }
+            if let next = nextOffsets.positions { offsets[TopicPartition(topics.positions, number)] = next }
+            if let next = nextOffsets.commands { offsets[TopicPartition(topics.commands, number)] = next }
+        }
+    }
+
+    /// The shard of a record's device: by the record's key, which the message contract makes the device id,
+    /// so hashing it needs no decoding. A record without a key goes by the device id in its payload, and one
+    /// without either to shard 0, whose processor dead-letters it.
+    private func shardIndex(of record: ConsumerRecord, isCommand: Bool) -> Int {
+        let count = shards.count
+        guard count > 1 else { return 0 }
+        let byKey: Int? = record.withKey { key in
+            guard let key, !key.isEmpty else { return nil }
+            return DeviceShard.index(ofDevice: key, shardCount: count)
+        }
+        if let byKey { return byKey }
+        let deviceId: String? = record.withValue { value in
+            guard let value else { return nil }
+            return isCommand
+                ? (try? DeviceCommand.decode(json: value).get())?.deviceId
+                : (try? Position.decode(json: value).get())?.deviceId
+        }
+        return deviceId.map { DeviceShard.index(ofDevice: $0, shardCount: count) } ?? 0
+    }
+
+    /// Lets every shard with messages apply them and send the results, on up to
     /// ``WorkerConfiguration/applyThreads`` threads at once (this one included); returns when all are done.
-    private func applyShards(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant, producer: Producer) {
-        let mergeWait = configuration.mergeWait
-        // With one shard this runs on the calling thread, with no hand-off.
-        DispatchQueue.concurrentPerform(iterations: shards.count) { [shards] index in
-            shards[index].applyMerged(atEnd: atEnd, now: now, mergeWait: mergeWait, producer: producer)
+    private func applyShards(producer: Producer) {
+        let busy = shards.filter(\.hasPending)
+        // One busy shard (or none) runs on this thread, with no hand-off.
+        DispatchQueue.concurrentPerform(iterations: busy.count) { index in
+            busy[index].applyPending(producer: producer)
         }
     }
 
@@ -292,7 +359,8 @@ public final class Worker: @unchecked Sendable {
     private func submitCheckpoint(
         afterWrite: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in }
     ) throws(WorkerError) {
-        var taken = CheckpointWriter.Checkpoint()
+        var taken = CheckpointWriter.Checkpoint(offsets: offsets)
+        offsets = [:]
         for shard in shards { shard.takeCheckpoint(into: &taken) }
         try checkpoints.submit(taken, afterWrite: afterWrite)
     }
@@ -340,9 +408,8 @@ public final class Worker: @unchecked Sendable {
         } catch {
             failure = error
         }
-        for partition in partitions {
-            shards[PartitionShard.index(of: partition.partition, shardCount: shards.count)]
-                .removeAll(partition: partition.partition)
+        for partition in partitions where Int(partition.partition) < merges.count {
+            merges[Int(partition.partition)].removeAll()
         }
     }
 

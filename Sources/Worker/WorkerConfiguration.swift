@@ -20,9 +20,9 @@ public struct WorkerConfiguration: Sendable {
     public var checkpointInterval: Duration
     /// Most messages taken from librdkafka per poll. Default: 10,000.
     public var maximumBatch: Int
-    /// How many threads apply messages at once. The partition pairs are split among them (pair `p` goes to
-    /// thread `p` modulo this number), each with the devices of its pairs. More threads than assigned pairs
-    /// leave some idle. Default: the number of processors, at most 8.
+    /// How many threads apply messages at once. The devices are split among them by a hash of the device id
+    /// (the message key), so each poll's messages spread over all of them. Default: the number of
+    /// processors, at most 8.
     public var applyThreads: Int
     /// Exit once every assigned partition has been processed to its end (replays, benchmarks). Default: false.
     public var untilCaughtUp: Bool

@@ -139,6 +139,43 @@ struct ServiceInputTests {
         #expect(problemLines.count == refused.count, "each refused message breaks the schema too: \(invalid.output)")
     }
 
+    @Test(
+        "a device whose commands and positions arrive on different partition numbers, or without a key, keeps one state on several apply threads"
+    )
+    func devicesOutsideTheirPair() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 12, positionsPerDevice: 30, topics: bed.topics)
+        let partitions = Int32(bed.partitions)
+        // As if commands and positions were produced with different partitioners: device d's commands in
+        // partition d mod 4, its positions in the next one; devices 0-2 send their positions without a key.
+        let commands = traffic.commands().enumerated().map { index, record in
+            var record = record
+            record.partition = Int32(index / 2) % partitions
+            return record
+        }
+        try await bed.produce(commands)
+        try await bed.runUntilCaughtUp()
+        let positions = traffic.positions().enumerated().map { index, record in
+            let device = index / traffic.positionsPerDevice
+            var record = record
+            record.partition = Int32(device + 1) % partitions
+            if device < 3 { record.key = nil }
+            return record
+        }
+        try await bed.produce(positions)
+        try await bed.runUntilCaughtUp()
+
+        // The devices (with their pins) were stored by the first run and found again by the second, on the
+        // apply thread their positions went to: every device entered and left both of its pins.
+        let events = try await bed.events()
+        for device in 0..<traffic.devices {
+            let types = events.filter { $0.subject == traffic.deviceId(device) }.map(\.type)
+            #expect(types.filter { $0 == "geofence.entered" }.count == 2, "device \(device): \(types)")
+            #expect(types.filter { $0 == "geofence.exited" }.count == 2, "device \(device): \(types)")
+            #expect(types.filter { $0 == "country.changed" }.count == 2, "device \(device): \(types)")
+        }
+    }
+
     @Test("kcat, an independent client, reads the events with the device id as key and the CloudEvents header")
     func kcatReadsEvents() async throws {
         let bed = try ServiceTestBed(partitions: 2)

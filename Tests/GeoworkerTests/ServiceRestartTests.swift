@@ -21,8 +21,8 @@ struct ServiceRestartTests {
         #expect(!afterFirstRun.isEmpty)
 
         try await bed.produce(secondHalf)
-        // On two apply threads rather than three: each stored device must reach the shard that now owns its
-        // partition, or it would be announced again as new.
+        // On two apply threads rather than three: each stored device must reach the shard its messages now go
+        // to, or it would be announced again as new.
         try await bed.runUntilCaughtUp(["--apply-threads", "2"], omitting: ["--apply-threads"])
         let events = try await bed.events()
         let reference = try await bed.referenceEvents()

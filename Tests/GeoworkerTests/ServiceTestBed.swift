@@ -53,8 +53,8 @@ final class ServiceTestBed: @unchecked Sendable {
     }
 
     /// `geoworker run` arguments for this bed: quick group timing, so that a restarted member takes over the
-    /// partitions of a killed one within seconds; three apply threads over the four partition pairs, so that
-    /// the shards are uneven (one owns pairs 0 and 3) whatever the machine's processor count.
+    /// partitions of a killed one within seconds; three apply threads whatever the machine's processor count
+    /// (compared with reference runs on one).
     /// - Parameter omitting: flags left out (with their values), for settings a test gives another way.
     func runArguments(_ extra: [String] = [], as instance: Instance? = nil, omitting: Set<String> = []) -> [String] {
         let instance = instance ?? Instance(events: topics.events, stateDirectory: stateDirectory, group: group)
