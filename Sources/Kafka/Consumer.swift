@@ -207,8 +207,14 @@ public final class Consumer: Sendable {
     /// True when the consumer holds partitions and every one of them has been read to its end: what a
     /// replay or benchmark waits for. Needs ``ConsumerConfiguration/reportsEndOfPartition``.
     public var hasReachedEndOfAssignment: Bool {
-        let held = assignment
-        return !held.isEmpty && held.isSubset(of: state.partitionsAtEnd)
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        guard rd_kafka_assignment(handle.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return false }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let atEnd = state.partitionsAtEnd
+        // A replay asks after every poll: while fewer partitions are at their end than are held, the answer
+        // needs no names (making them allocates a string per partition).
+        guard list.pointee.cnt > 0, atEnd.count >= Int(list.pointee.cnt) else { return false }
+        return Set(TopicPartition.array(from: list)).isSubset(of: atEnd)
     }
 
     /// Asks the partition's leader for its low watermark (the oldest offset still kept) and high watermark
