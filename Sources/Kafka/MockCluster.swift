@@ -57,6 +57,26 @@ public final class MockCluster: @unchecked Sendable {
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "take broker \(id) down") }
     }
 
+    /// Makes broker `id` the leader of one partition of `topic`: its fetches and produces go to that broker.
+    public func setLeader(of topic: String, partition: Int32, to id: Int32) throws(KafkaError) {
+        let err = rd_kafka_mock_partition_set_leader(cluster, topic, partition, id)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(err, "set the leader of \(topic)[\(partition)]")
+        }
+    }
+
+    /// Makes broker `id` the coordinator of consumer group `group`.
+    public func setCoordinator(ofGroup group: String, to id: Int32) throws(KafkaError) {
+        let err = rd_kafka_mock_coordinator_set(cluster, "group", group, id)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "set the coordinator of \(group)") }
+    }
+
+    /// Delays every answer of broker `id` by `delay` (a slow or distant broker).
+    public func setRoundTripDelay(of id: Int32, to delay: Duration) throws(KafkaError) {
+        let err = rd_kafka_mock_broker_set_rtt(cluster, id, Int32(delay.wholeMilliseconds))
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "delay broker \(id)") }
+    }
+
     /// Brings broker `id` back up.
     public func bringBrokerUp(_ id: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_up(cluster, id)

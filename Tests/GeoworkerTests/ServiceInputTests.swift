@@ -176,6 +176,52 @@ struct ServiceInputTests {
         }
     }
 
+    @Test("a track produced before a position is applied before it when the commands partition answers seconds late")
+    func trackBeforePositionBehindSlowBroker() async throws {
+        let bed = try ServiceTestBed(partitions: 1, brokers: 2)
+        // Everything on broker 1 but the commands partition, on broker 2, which will answer 1.5 s late: the
+        // positions partition's first fetch comes back long before the commands partition's.
+        for topic in [bed.topics.positions, bed.topics.events, bed.topics.deadLetters] {
+            try bed.cluster.setLeader(of: topic, partition: 0, to: 1)
+        }
+        try bed.cluster.setLeader(of: bed.topics.commands, partition: 0, to: 2)
+        try bed.cluster.setCoordinator(ofGroup: bed.group, to: 1)
+        let time: Int64 = 1_795_300_000_000
+        func record(_ topic: String, _ json: String, at time: Int64) -> ProducerRecord {
+            ProducerRecord(topic: topic, key: Array("van-9".utf8), value: Array(json.utf8), timestampMilliseconds: time)
+        }
+        try await bed.produce([
+            record(
+                bed.topics.commands,
+                #"{"type":"track","deviceId":"van-9","pin":{"id":"depot","lat":48.58,"lon":7.75,"radius":300}}"#,
+                at: time - 1000
+            ),
+            record(
+                bed.topics.positions,
+                #"{"deviceId":"van-9","lat":48.58,"lon":7.75,"timestamp":\#(time)}"#,
+                at: time
+            ),
+            record(
+                bed.topics.positions,
+                #"{"deviceId":"van-9","lat":48.60,"lon":7.75,"timestamp":\#(time + 10_000)}"#,
+                at: time + 10_000
+            ),
+        ])
+        try bed.cluster.setRoundTripDelay(of: 2, to: .milliseconds(1500))
+        try await bed.runUntilCaughtUp()
+
+        // The track went first: the first position entered the pin and the second left it. Applied after
+        // the positions, the track would have found the van outside and announced nothing.
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        func text(_ milliseconds: Int64) -> String {
+            formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        }
+        let geofence = try await bed.events().filter { $0.type.hasPrefix("geofence.") }
+        #expect(geofence.map(\.type) == ["geofence.entered", "geofence.exited"])
+        #expect(geofence.map(\.time) == [text(time), text(time + 10_000)])
+    }
+
     @Test("kcat, an independent client, reads the events with the device id as key and the CloudEvents header")
     func kcatReadsEvents() async throws {
         let bed = try ServiceTestBed(partitions: 2)

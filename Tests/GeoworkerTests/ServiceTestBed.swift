@@ -20,8 +20,8 @@ final class ServiceTestBed: @unchecked Sendable {
         return logger
     }()
 
-    init(partitions: Int = 4) throws {
-        cluster = try MockCluster(brokers: 1, logger: Self.logger)
+    init(partitions: Int = 4, brokers: Int = 1) throws {
+        cluster = try MockCluster(brokers: brokers, logger: Self.logger)
         let suffix = UUID().uuidString.prefix(8)
         topics = InputProcessor.Topics(
             positions: "positions-\(suffix)",
