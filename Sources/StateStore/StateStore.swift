@@ -122,12 +122,19 @@ public final class StateStore: Sendable {
         devices: some Sequence<DeviceRegistry.ChangedDevice>,
         offsets: [PartitionKey: Int64]
     ) throws(StateStoreError) {
+        // In key order: a WITHOUT ROWID table keeps each row in its key's B-tree page, and visiting the pages
+        // in order rather than at random (the order devices changed in) makes a checkpoint of 100k devices
+        // 1.7 times as fast, 2.2 times with their pins (geocore-bench: 282 -> 170 ms, 1.2 -> 0.54 s, the sort's
+        // 30 ms included). Swift orders ASCII ids as SQLite does, byte by byte; others a little differently,
+        // which only costs some of the gain.
+        var ordered = Array(devices)  // a concrete array: sorting the generic sequence was ten times slower
+        ordered.sort { $0.state.deviceId < $1.state.deviceId }
         do {
             try database.write { db in
                 var upsertDevice = BoundStatement(try db.cachedStatement(sql: Self.upsertDeviceSQL))
                 var deletePins = BoundStatement(try db.cachedStatement(sql: "DELETE FROM pin WHERE device_id = ?"))
                 var insertPin = BoundStatement(try db.cachedStatement(sql: Self.insertPinSQL))
-                for change in devices {
+                for change in ordered {
                     let state = change.state
                     let fix = state.lastFix
                     upsertDevice.bind(state.deviceId)

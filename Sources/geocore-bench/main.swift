@@ -261,12 +261,13 @@ for pinSetChanged in [false, true] {
 }
 
 // The worker's pattern: every checkpoint rewrites every device that moved, in one transaction (their pins
-// too when a command changed which pins they track).
+// too when a command changed which pins they track), in the order they first moved: shuffled here.
 let rounds = 5
+var shuffling = SplitMix64(seed: 7)
 for pinSetChanged in [false, true] {
     let moved = changes.map {
         DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinSetChanged: pinSetChanged)
-    }
+    }.shuffled(using: &shuffling)
     let checkpointTime = try seconds {
         for round in 0..<rounds {
             try store.commit(
