@@ -72,9 +72,11 @@ public struct InputProcessor: Sendable {
         switch decoded {
         case .success(.position(let position)):
             counters.positions += 1
+            if !Self.isKey(key, of: position.deviceId) { counters.keyNotDeviceId += 1 }
             outcome = registry.apply(position, origin: origin, events: &events)
         case .success(.command(let command)):
             counters.commands += 1
+            if !Self.isKey(key, of: command.deviceId) { counters.keyNotDeviceId += 1 }
             outcome = registry.apply(command, origin: origin, events: &events)
         case .failure(let failure):
             deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
@@ -97,6 +99,14 @@ public struct InputProcessor: Sendable {
                 )
             )
         }
+    }
+
+    /// Whether a message's key is its device id, as the contract wants: the partitioner and the worker's
+    /// apply threads place devices by key, so other keys can split one device's messages.
+    private static func isKey(_ key: UnsafeRawBufferPointer?, of deviceId: String) -> Bool {
+        guard let key else { return false }
+        var deviceId = deviceId
+        return deviceId.withUTF8 { id in id.count == key.count && id.elementsEqual(key) }
     }
 
     /// A decoded input message.
@@ -147,6 +157,9 @@ public struct ProcessingCounters: Hashable, Sendable {
     /// Positions older than (or as old as) the newest applied for their device: applied as no-ops.
     public var stalePositions = 0
     public var duplicatePositions = 0
+    /// Applied messages whose Kafka key is missing or is not their deviceId (the contract keys both input
+    /// topics by deviceId; other keys can split a device between apply threads or instances).
+    public var keyNotDeviceId = 0
     /// Events produced, by CloudEvents type.
     public var events: [String: Int] = [:]
     /// Messages sent to the dead-letter topic, by reason.
@@ -160,6 +173,7 @@ public struct ProcessingCounters: Hashable, Sendable {
         total.commands += part.commands
         total.stalePositions += part.stalePositions
         total.duplicatePositions += part.duplicatePositions
+        total.keyNotDeviceId += part.keyNotDeviceId
         total.events.merge(part.events, uniquingKeysWith: +)
         total.deadLettered.merge(part.deadLettered, uniquingKeysWith: +)
     }

@@ -14,6 +14,7 @@ struct WorkerMetrics {
         static let deadLettered = "geoworker_dead_lettered_total"
         static let stale = "geoworker_stale_positions_total"
         static let duplicates = "geoworker_duplicate_positions_total"
+        static let keyNotDeviceId = "geoworker_key_not_device_id_total"
         static let batchDuration = "geoworker_batch_duration_seconds"
         static let lag = "geoworker_consumer_lag"
         static let devices = "geoworker_devices"
@@ -25,6 +26,7 @@ struct WorkerMetrics {
     private let commands: Counter
     private let stale: Counter
     private let duplicates: Counter
+    private let keyNotDeviceId: Counter
     private let batchDuration: Metrics.Timer
     private let devices: Gauge
     private let pins: Gauge
@@ -39,6 +41,7 @@ struct WorkerMetrics {
         commands = Counter(label: Name.commands, factory: factory)
         stale = Counter(label: Name.stale, factory: factory)
         duplicates = Counter(label: Name.duplicates, factory: factory)
+        keyNotDeviceId = Counter(label: Name.keyNotDeviceId, factory: factory)
         batchDuration = Metrics.Timer(label: Name.batchDuration, factory: factory)
         devices = Gauge(label: Name.devices, factory: factory)
         pins = Gauge(label: Name.pins, factory: factory)
@@ -51,6 +54,7 @@ struct WorkerMetrics {
         commands.increment(by: counters.commands - published.commands)
         stale.increment(by: counters.stalePositions - published.stalePositions)
         duplicates.increment(by: counters.duplicatePositions - published.duplicatePositions)
+        keyNotDeviceId.increment(by: counters.keyNotDeviceId - published.keyNotDeviceId)
         for (type, count) in counters.events where count != published.events[type] {
             Self.counter(in: &events, Name.events, factory: factory, label: "type", value: type)
                 .increment(by: count - published.events[type, default: 0])

@@ -37,6 +37,7 @@ struct ServiceOperationsTests {
             #"geoworker_dead_lettered_total{reason="invalid-json"} 1"#,
             "geoworker_stale_positions_total 0",
             "geoworker_duplicate_positions_total 0",
+            "geoworker_key_not_device_id_total 0",
             "geoworker_devices 20.0",
             "geoworker_pins 40.0",
         ] {

@@ -21,21 +21,38 @@ struct InputProcessorTests {
         return InputProcessor(registry: DeviceRegistry(tracker: tracker), topics: topics)
     }
 
-    func feed(_ processor: inout InputProcessor, _ text: String?, command: Bool, offset: Int64) {
+    func feed(_ processor: inout InputProcessor, _ text: String?, command: Bool, offset: Int64, key: String? = "dev-1")
+    {
         let bytes = text.map { Array($0.utf8) }
-        let key = Array("dev-1".utf8)
-        key.withUnsafeBytes { key in
-            let origin = MessageOrigin(topic: command ? "c" : "p", partition: 0, offset: offset, timestamp: 0)
+        let origin = MessageOrigin(topic: command ? "c" : "p", partition: 0, offset: offset, timestamp: 0)
+        func process(key: UnsafeRawBufferPointer?) {
             if let bytes {
                 bytes.withUnsafeBytes { processor.process(value: $0, key: key, isCommand: command, origin: origin) }
             } else {
                 processor.process(value: nil, key: key, isCommand: command, origin: origin)
             }
         }
+        if let key { Array(key.utf8).withUnsafeBytes { process(key: $0) } } else { process(key: nil) }
     }
 
     func header(_ record: ProducerRecord, _ name: String) -> String? {
         record.headers.first { $0.name == name }?.stringValue
+    }
+
+    @Test("messages keyed by something else than their deviceId, or not keyed, are applied and counted")
+    func keysOtherThanDeviceId() {
+        var processor = processor()
+        let position = #"{"deviceId":"dev-1","lat":48.85,"lon":2.35,"timestamp":1795300000000}"#
+        let later = #"{"deviceId":"dev-1","lat":48.85,"lon":2.35,"timestamp":1795300010000}"#
+        let track = #"{"type":"track","deviceId":"dev-1","pin":{"id":"a","lat":48.85,"lon":2.35,"radius":100}}"#
+        feed(&processor, position, command: false, offset: 0)
+        feed(&processor, later, command: false, offset: 1, key: "fleet-7")
+        feed(&processor, track, command: true, offset: 0, key: nil)
+        feed(&processor, track, command: true, offset: 1, key: "dev-10")
+        feed(&processor, "not json", command: false, offset: 2, key: "other")  // dead-lettered, not counted here
+        #expect(processor.counters.keyNotDeviceId == 3)
+        #expect(processor.counters.positions == 2)
+        #expect(processor.counters.commands == 2)
     }
 
     @Test("bad messages become dead letters with their bytes, key and reason; good ones still give their events")
