@@ -11,36 +11,44 @@ func temporaryDirectory() -> String {
 
 @Suite("State store")
 struct StateStoreTests {
-    @Test("devices, pins (in order, with their announced states) and offsets survive reopening the store")
-    func roundTrip() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+    /// A device with everything a row holds: pins in tracking order (not name order) in all three announced
+    /// states, a title and metadata to escape, a pending country candidate. The v2 fixture file holds it too.
+    static func truck() throws -> DeviceState {
         let center = try #require(Coordinate(latitude: 50.85, longitude: 4.35))
-        let pins = [
-            TrackedPin(
-                pin: try #require(
-                    Pin(
-                        id: "z-last-by-name",
-                        center: center,
-                        radius: 200,
-                        title: "Exit \"23\"",
-                        metadataJSON: #"{"road":"E40"}"#
-                    )
-                ),
-                membership: .inside
-            ),
-            TrackedPin(pin: try #require(Pin(id: "a-first-by-name", center: center, radius: 50)), membership: .outside),
-            TrackedPin(pin: try #require(Pin(id: "m", center: center, radius: 1)), membership: .undetermined),
-        ]
-        let full = DeviceState(
+        return DeviceState(
             deviceId: "truck-17",
-            pins: pins,
+            pins: [
+                TrackedPin(
+                    pin: try #require(
+                        Pin(
+                            id: "z-last-by-name",
+                            center: center,
+                            radius: 200,
+                            title: "Exit \"23\"",
+                            metadataJSON: #"{"road":"E40"}"#
+                        )
+                    ),
+                    membership: .inside
+                ),
+                TrackedPin(
+                    pin: try #require(Pin(id: "a-first-by-name", center: center, radius: 50)),
+                    membership: .outside
+                ),
+                TrackedPin(pin: try #require(Pin(id: "m", center: center, radius: 1)), membership: .undetermined),
+            ],
             lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_123, accuracy: 12.5),
             languages: ["fr-BE", "en"],
             country: "BE",
             countryCandidate: "NL",
             countryCandidateFixes: 1
         )
+    }
+
+    @Test("devices, pins (in order, with their announced states) and offsets survive reopening the store")
+    func roundTrip() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let full = try Self.truck()
         let bare = DeviceState(deviceId: "tr\u{fc}ck-\u{1F600}")
         let offsets: [PartitionKey: Int64] = [
             PartitionKey(topic: "positions", partition: 3): 1042, PartitionKey(topic: "commands", partition: 3): 7,
@@ -142,34 +150,8 @@ struct StateStoreTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: fixture.path, toPath: directory + "/" + StateStore.fileName)
 
+        let truck = try Self.truck()
         let center = try #require(Coordinate(latitude: 50.85, longitude: 4.35))
-        let truck = DeviceState(
-            deviceId: "truck-17",
-            pins: [
-                TrackedPin(
-                    pin: try #require(
-                        Pin(
-                            id: "z-last-by-name",
-                            center: center,
-                            radius: 200,
-                            title: "Exit \"23\"",
-                            metadataJSON: #"{"road":"E40"}"#
-                        )
-                    ),
-                    membership: .inside
-                ),
-                TrackedPin(
-                    pin: try #require(Pin(id: "a-first-by-name", center: center, radius: 50)),
-                    membership: .outside
-                ),
-                TrackedPin(pin: try #require(Pin(id: "m", center: center, radius: 1)), membership: .undetermined),
-            ],
-            lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_123, accuracy: 12.5),
-            languages: ["fr-BE", "en"],
-            country: "BE",
-            countryCandidate: "NL",
-            countryCandidateFixes: 1
-        )
         var van = DeviceState(
             deviceId: "van-2",
             pins: [TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 300)), membership: .inside)],
