@@ -11,7 +11,7 @@ import Synchronization
 /// state and offsets so that a restart neither loses nor re-announces anything.
 ///
 /// One loop, on the thread that calls ``run()``: poll a batch; merge each co-partitioned pair by timestamp
-/// (``PartitionPairMerge``) and hand what the merges release to the ``DeviceShard`` of each message's device;
+/// (``InputMerge``) and hand what the merges release to the ``DeviceShard`` of each message's device;
 /// then, on ``WorkerConfiguration/applyThreads`` threads at once, each shard applies its messages
 /// (``InputProcessor``) and sends the events and dead letters.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
@@ -34,10 +34,8 @@ public final class Worker: @unchecked Sendable {
 
     /// The devices, split for the apply threads by a hash of their id (``DeviceShard/index(ofDevice:shardCount:)``).
     private let shards: [DeviceShard]
-    /// Each partition pair's merge, at its partition number.
-    private var merges: [PartitionPairMerge<ConsumerRecord>] = []
-    /// The next input offset of every partition with messages handed to the shards since the last checkpoint.
-    private var offsets: [TopicPartition: Int64] = [:]
+    /// The partition pairs' merges, and the next offsets of what they released since the last checkpoint.
+    private var merge: InputMerge<ConsumerRecord>
     private let checkpoints: CheckpointWriter
     /// How long a pair waits for a side that has given nothing since the assignment (see
     /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
@@ -69,6 +67,11 @@ public final class Worker: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.metrics = WorkerMetrics(factory: metricsFactory)
+        self.merge = InputMerge(
+            topics: configuration.topics,
+            mergeWait: configuration.mergeWait,
+            unfetchedSideWait: Self.unfetchedSideWait
+        )
         let countries: CountryIndex
         let languages: CountryLanguages
         do {
@@ -232,8 +235,14 @@ public final class Worker: @unchecked Sendable {
             let batchStart = clock.now
             if firstMessage == nil && !batch.isEmpty { firstMessage = batchStart }
             for error in batch.errors { logger.warning("kafka: \(error)") }
-            for record in batch { buffer(record, isCommand: record.topic == topics.commands) }
-            releaseMerged(atEnd: consumer.partitionsAtEnd, now: clock.now)
+            for record in batch { merge.append(record, isCommand: record.topic == topics.commands) }
+            merge.release(atEnd: consumer.partitionsAtEnd, now: clock.now) { record, isCommand, origin in
+                shards[shardIndex(of: record, isCommand: isCommand)].enqueue(
+                    record,
+                    isCommand: isCommand,
+                    origin: origin
+                )
+            }
             applyShards(producer: producer)
             if !batch.isEmpty { metrics.recordBatch(clock.now - batchStart) }
             metrics.publish(counters)
@@ -242,7 +251,7 @@ public final class Worker: @unchecked Sendable {
                 try checkpoint(consumer)
                 lastCheckpoint = clock.now
             }
-            if configuration.untilCaughtUp && merges.allSatisfy(\.isEmpty) && consumer.hasReachedEndOfAssignment {
+            if configuration.untilCaughtUp && merge.isEmpty && consumer.hasReachedEndOfAssignment {
                 caughtUp = true
                 break
             }
@@ -262,54 +271,6 @@ public final class Worker: @unchecked Sendable {
             )
         }
         logger.info("geoworker stopped", metadata: ["devices": "\(recordHoldings().devices)"])
-    }
-
-    /// Buffers a record in its partition pair's merge.
-    private func buffer(_ record: ConsumerRecord, isCommand: Bool) {
-        let pair = Int(record.partition)
-        if pair >= merges.count { merges += Array(repeating: PartitionPairMerge(), count: pair + 1 - merges.count) }
-        merges[pair].append(
-            record,
-            timestamp: record.timestampMilliseconds ?? 0,
-            side: isCommand ? .commands : .positions
-        )
-    }
-
-    /// Hands what each pair's merge releases now to the shards, in merge order, and notes the next offsets.
-    private func releaseMerged(atEnd: Set<TopicPartition>, now: ContinuousClock.Instant) {
-        let topics = configuration.topics
-        for pair in merges.indices where !merges[pair].isEmpty {
-            let number = Int32(pair)
-            // The next offsets after what is released, noted once per pair rather than per message.
-            var nextOffsets: (positions: Int64?, commands: Int64?)
-            while let (record, side) = merges[pair].next(
-                positionsAtEnd: atEnd.contains(TopicPartition(topics.positions, number)),
-                commandsAtEnd: atEnd.contains(TopicPartition(topics.commands, number)),
-                now: now,
-                maximumWait: configuration.mergeWait,
-                unfetchedSideWait: Self.unfetchedSideWait
-            ) {
-                let isCommand = side == .commands
-                let origin = MessageOrigin(
-                    topic: isCommand ? topics.commands : topics.positions,
-                    partition: number,
-                    offset: record.offset,
-                    timestamp: record.timestampMilliseconds ?? 0
-                )
-                shards[shardIndex(of: record, isCommand: isCommand)].enqueue(
-                    record,
-                    isCommand: isCommand,
-                    origin: origin
-                )
-                if isCommand {
-                    nextOffsets.commands = record.offset + 1
-                } else {
-                    nextOffsets.positions = record.offset + 1
-                }
-            }
-            if let next = nextOffsets.positions { offsets[TopicPartition(topics.positions, number)] = next }
-            if let next = nextOffsets.commands { offsets[TopicPartition(topics.commands, number)] = next }
-        }
     }
 
     /// The shard of a record's device: by the record's key, which the message contract makes the device id,
@@ -359,8 +320,7 @@ public final class Worker: @unchecked Sendable {
     private func submitCheckpoint(
         afterWrite: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in }
     ) throws(WorkerError) {
-        var taken = CheckpointWriter.Checkpoint(offsets: offsets)
-        offsets = [:]
+        var taken = CheckpointWriter.Checkpoint(offsets: merge.takeOffsets())
         for shard in shards { shard.takeCheckpoint(into: &taken) }
         try checkpoints.submit(taken, afterWrite: afterWrite)
     }
@@ -408,9 +368,7 @@ public final class Worker: @unchecked Sendable {
         } catch {
             failure = error
         }
-        for partition in partitions where Int(partition.partition) < merges.count {
-            merges[Int(partition.partition)].removeAll()
-        }
+        for partition in partitions { merge.removeAll(partition: partition.partition) }
     }
 
     /// Refuses to run unless every topic exists and both input topics have the same partition count.

@@ -1,0 +1,96 @@
+import GeoCore
+import Kafka
+
+/// What the merge stage needs of a consumed record.
+protocol MergeableRecord {
+    var partition: Int32 { get }
+    var offset: Int64 { get }
+    /// Milliseconds since the epoch; a record without one sorts first.
+    var timestampMilliseconds: Int64? { get }
+}
+
+extension ConsumerRecord: MergeableRecord {}
+
+/// The worker loop's merge stage: one ``PartitionPairMerge`` per co-partitioned pair (positions partition p
+/// with commands partition p), which releases records in timestamp order, and the next input offset of every
+/// partition with records released since the offsets were last taken (what a checkpoint stores).
+///
+/// Pure, like the pair merges: the caller passes in the time and the partitions known to be at their end.
+struct InputMerge<Record: MergeableRecord> {
+    let topics: InputProcessor.Topics
+    /// How long a pair waits for a side with nothing buffered (``WorkerConfiguration/mergeWait``).
+    let mergeWait: Duration
+    /// How long a pair waits for a side that has given nothing since the assignment.
+    let unfetchedSideWait: Duration
+    /// Each pair's merge, at its partition number.
+    private var pairs: [PartitionPairMerge<Record>] = []
+    private var offsets: [TopicPartition: Int64] = [:]
+
+    init(topics: InputProcessor.Topics, mergeWait: Duration, unfetchedSideWait: Duration) {
+        self.topics = topics
+        self.mergeWait = mergeWait
+        self.unfetchedSideWait = unfetchedSideWait
+    }
+
+    /// Nothing buffered waits to be released.
+    var isEmpty: Bool { pairs.allSatisfy(\.isEmpty) }
+
+    /// Buffers a record in its pair's merge.
+    mutating func append(_ record: Record, isCommand: Bool) {
+        let pair = Int(record.partition)
+        if pair >= pairs.count { pairs += Array(repeating: PartitionPairMerge(), count: pair + 1 - pairs.count) }
+        pairs[pair].append(
+            record,
+            timestamp: record.timestampMilliseconds ?? 0,
+            side: isCommand ? .commands : .positions
+        )
+    }
+
+    /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, and notes the
+    /// next offsets.
+    mutating func release(
+        atEnd: Set<TopicPartition>,
+        now: ContinuousClock.Instant,
+        to body: (_ record: Record, _ isCommand: Bool, _ origin: MessageOrigin) -> Void
+    ) {
+        for pair in pairs.indices where !pairs[pair].isEmpty {
+            let number = Int32(pair)
+            // The next offsets after what is released, noted once per pair rather than per record.
+            var nextOffsets: (positions: Int64?, commands: Int64?)
+            while let (record, side) = pairs[pair].next(
+                positionsAtEnd: atEnd.contains(TopicPartition(topics.positions, number)),
+                commandsAtEnd: atEnd.contains(TopicPartition(topics.commands, number)),
+                now: now,
+                maximumWait: mergeWait,
+                unfetchedSideWait: unfetchedSideWait
+            ) {
+                let isCommand = side == .commands
+                let origin = MessageOrigin(
+                    topic: isCommand ? topics.commands : topics.positions,
+                    partition: number,
+                    offset: record.offset,
+                    timestamp: record.timestampMilliseconds ?? 0
+                )
+                body(record, isCommand, origin)
+                if isCommand {
+                    nextOffsets.commands = record.offset + 1
+                } else {
+                    nextOffsets.positions = record.offset + 1
+                }
+            }
+            if let next = nextOffsets.positions { offsets[TopicPartition(topics.positions, number)] = next }
+            if let next = nextOffsets.commands { offsets[TopicPartition(topics.commands, number)] = next }
+        }
+    }
+
+    /// The next offset of every partition with records released since the last call, and forgets them.
+    mutating func takeOffsets() -> [TopicPartition: Int64] {
+        defer { offsets = [:] }
+        return offsets
+    }
+
+    /// Drops what is buffered for a revoked pair (its next owner reads it again from the checkpoint).
+    mutating func removeAll(partition: Int32) {
+        if Int(partition) < pairs.count { pairs[Int(partition)].removeAll() }
+    }
+}

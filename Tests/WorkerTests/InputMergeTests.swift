@@ -1,0 +1,69 @@
+import GeoCore
+import Kafka
+import Testing
+
+@testable import Worker
+
+@Suite("The worker's merge stage: pairs released in order, next offsets noted")
+struct InputMergeTests {
+    struct Record: MergeableRecord, Equatable {
+        let partition: Int32
+        let offset: Int64
+        let timestampMilliseconds: Int64?
+    }
+
+    let topics = InputProcessor.Topics(positions: "p", commands: "c", events: "e", deadLetters: "dl")
+    let now = ContinuousClock.now
+
+    func makeMerge() -> InputMerge<Record> {
+        InputMerge(topics: topics, mergeWait: .milliseconds(200), unfetchedSideWait: .seconds(30))
+    }
+
+    /// Every partition of both topics, 0 to 2, read to its end.
+    var allAtEnd: Set<TopicPartition> {
+        Set((0..<3).flatMap { [TopicPartition("p", Int32($0)), TopicPartition("c", Int32($0))] })
+    }
+
+    func release(_ merge: inout InputMerge<Record>, atEnd: Set<TopicPartition>) -> [String] {
+        var released: [String] = []
+        merge.release(atEnd: atEnd, now: now) { record, isCommand, origin in
+            #expect(origin.topic == (isCommand ? "c" : "p"))
+            #expect(origin.partition == record.partition && origin.offset == record.offset)
+            released.append("\(origin.topic)\(record.partition)@\(record.offset)")
+        }
+        return released
+    }
+
+    @Test("each pair's records come out by timestamp, and the offsets to store are the next after what came out")
+    func releasesAndNotesOffsets() {
+        var merge = makeMerge()
+        merge.append(Record(partition: 0, offset: 10, timestampMilliseconds: 200), isCommand: false)
+        merge.append(Record(partition: 0, offset: 11, timestampMilliseconds: 400), isCommand: false)
+        merge.append(Record(partition: 0, offset: 5, timestampMilliseconds: 300), isCommand: true)
+        merge.append(Record(partition: 2, offset: 7, timestampMilliseconds: 100), isCommand: false)
+
+        #expect(release(&merge, atEnd: allAtEnd) == ["p0@10", "c0@5", "p0@11", "p2@7"])
+        #expect(merge.isEmpty)
+        #expect(
+            merge.takeOffsets() == [
+                TopicPartition("p", 0): 12, TopicPartition("c", 0): 6, TopicPartition("p", 2): 8,
+            ]
+        )
+        #expect(merge.takeOffsets().isEmpty, "taken offsets are forgotten")
+    }
+
+    @Test("a pair whose other side has not been fetched holds its records; a revoked pair forgets them")
+    func holdsAndForgets() {
+        var merge = makeMerge()
+        merge.append(Record(partition: 1, offset: 3, timestampMilliseconds: 100), isCommand: false)
+        // The commands partition of pair 1 has given nothing yet and is not known to be at its end.
+        let positionsOnly: Set<TopicPartition> = [TopicPartition("p", 1)]
+        #expect(release(&merge, atEnd: positionsOnly).isEmpty)
+        #expect(!merge.isEmpty)
+        #expect(merge.takeOffsets().isEmpty, "nothing released, nothing to store")
+
+        merge.removeAll(partition: 1)
+        #expect(merge.isEmpty)
+        #expect(release(&merge, atEnd: allAtEnd).isEmpty)
+    }
+}
