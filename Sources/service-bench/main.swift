@@ -14,7 +14,7 @@
 // default: the mock broker finds a fetch's offset by walking the partition's message sets from the oldest
 // (rdkafka_mock.c, "FIXME: Maintain an index"), so each fetch costs in proportion to the message sets it
 // holds, and a steady stream over 64 partitions makes 8 times as many. At 64 its thread grew from half a
-// core to 0.86 of one within 10 s with no worker at all, and the floor's p99 doubled; a real broker
+// core to 0.86 of one within 10 s with no worker at all, and the floor's p99 grew; a real broker
 // indexes offsets.
 import BenchSupport
 import Foundation
