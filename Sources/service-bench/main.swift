@@ -297,7 +297,9 @@ final class LatencyProbe: @unchecked Sendable {
         var toWorkerSend: Int64?
     }
     private(set) var samples: [Sample] = []
-    let received = Atomic<Int>(0)
+    /// How many samples were taken: what ``waitFor(_:)`` counts (other events, such as country changes, are
+    /// not samples and must not end the wait early).
+    let sampled = Atomic<Int>(0)
 
     init(topic: String, readsEvents: Bool, partitions: Int) throws {
         self.readsEvents = readsEvents
@@ -325,6 +327,7 @@ final class LatencyProbe: @unchecked Sendable {
         while !stopped.load(ordering: .acquiring) {
             guard let batch = try? consumer.poll(maxMessages: 10_000, timeout: .milliseconds(50)) else { continue }
             let now = nowMilliseconds()
+            let samplesBefore = samples.count
             for record in batch {
                 guard readsEvents else {
                     if let produced = record.timestampMilliseconds { samples.append(Sample(total: now - produced)) }
@@ -338,7 +341,7 @@ final class LatencyProbe: @unchecked Sendable {
                     samples.append(Sample(total: now - produced, toWorkerSend: sent - produced))
                 }
             }
-            received.add(batch.count, ordering: .relaxed)
+            sampled.add(samples.count - samplesBefore, ordering: .relaxed)
         }
         consumer.close()
     }
@@ -367,10 +370,10 @@ final class LatencyProbe: @unchecked Sendable {
         return samples
     }
 
-    /// Waits until `count` messages arrived, or 10 s.
+    /// Waits until `count` samples were taken, or 10 s.
     func waitFor(_ count: Int) {
         let deadline = ContinuousClock.now + .seconds(10)
-        while received.load(ordering: .relaxed) < count && ContinuousClock.now < deadline {
+        while sampled.load(ordering: .relaxed) < count && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.1)
         }
     }
