@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // librdkafka from the system: `apt-get install librdkafka-dev` (scripts/setup.sh does it).
@@ -54,7 +55,7 @@ let package = Package(
         .target(
             name: "StateStore",
             dependencies: [
-                "GeoCore", .product(name: "GRDB", package: "GRDB.swift"),
+                "GeoCore", "Kafka", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift
@@ -66,7 +67,7 @@ let package = Package(
             resources: [.copy("Resources/countries.idx"), .copy("Resources/languages.tsv")],
             swiftSettings: strictSwift
         ),
-        // The service: pipeline, configuration, metrics and health, demo. Wires the modules above together.
+        // The service: pipeline, configuration, metrics and health. Wires the modules above together.
         .target(
             name: "Worker",
             dependencies: [
@@ -79,10 +80,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            resources: [.copy("Resources/demo-trace.jsonl")],
             swiftSettings: strictSwift
         ),
-        // The command-line tool.
+        // The command-line tool: the service's process, the demo and the operator's tools.
         .executableTarget(
             name: "geoworker",
             dependencies: [
@@ -91,7 +91,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
+            resources: [.copy("Resources/demo-trace.jsonl")],
             swiftSettings: strictSwift
         ),
         // Compiles boundaries (GeoJSON) into the country index: see tools/countries/.
@@ -101,11 +105,15 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         // Seeded random inputs and child processes, for tests and benchmarks.
-        .target(name: "TestSupport", swiftSettings: strictSwift),
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "Configuration", package: "swift-configuration")],
+            swiftSettings: strictSwift
+        ),
         // Test helper: writes state-store batches until killed (StateStoreTests kill it with SIGKILL).
         .executableTarget(
             name: "state-store-crash-writer",
-            dependencies: ["StateStore", "GeoCore"],
+            dependencies: ["StateStore", "GeoCore", "Kafka"],
             swiftSettings: strictSwift
         ),
         .executableTarget(
@@ -115,7 +123,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "geocore-bench",
-            dependencies: ["GeoCore", "StateStore", "TestSupport"],
+            dependencies: ["GeoCore", "StateStore", "Kafka", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .executableTarget(
@@ -133,7 +141,14 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkerTests",
-            dependencies: ["Worker", "Kafka", "GeoCore", "StateStore", "TestSupport"],
+            dependencies: [
+                "Worker", "Kafka", "GeoCore", "StateStore", "Countries", "TestSupport",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(
@@ -143,7 +158,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StateStoreTests",
-            dependencies: ["StateStore", "GeoCore", "TestSupport", "state-store-crash-writer"],
+            dependencies: ["StateStore", "GeoCore", "Kafka", "TestSupport", "state-store-crash-writer"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift
         ),
@@ -155,7 +170,11 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoworkerTests",
-            dependencies: ["geoworker", "Worker", "Kafka", "TestSupport"],
+            dependencies: [
+                "geoworker", "Worker", "Kafka", "TestSupport",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

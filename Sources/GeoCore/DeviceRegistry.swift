@@ -6,15 +6,12 @@ public struct DeviceRegistry: Sendable {
     /// A device whose state must be written at the next checkpoint.
     public struct ChangedDevice: Hashable, Sendable {
         public let state: DeviceState
-        /// The input partition the device's messages come from (both input topics are co-partitioned).
-        public let partition: Int32
         /// Its set of pins changed (tracked, untracked, replaced), so their definitions must be rewritten;
         /// otherwise only the device's own row (position, country, announced states) changed.
         public let pinSetChanged: Bool
 
-        public init(state: DeviceState, partition: Int32, pinSetChanged: Bool) {
+        public init(state: DeviceState, pinSetChanged: Bool) {
             self.state = state
-            self.partition = partition
             self.pinSetChanged = pinSetChanged
         }
     }
@@ -28,7 +25,6 @@ public struct DeviceRegistry: Sendable {
 
     private struct Slot {
         var state: DeviceState
-        var partition: Int32 = 0
         var changed = false
         var pinSetChanged = false
     }
@@ -96,11 +92,7 @@ public struct DeviceRegistry: Sendable {
         changes.reserveCapacity(changedSlots.count)
         for slot in changedSlots {
             changes.append(
-                ChangedDevice(
-                    state: slots[slot].state,
-                    partition: slots[slot].partition,
-                    pinSetChanged: slots[slot].pinSetChanged
-                )
+                ChangedDevice(state: slots[slot].state, pinSetChanged: slots[slot].pinSetChanged)
             )
             slots[slot].changed = false
             slots[slot].pinSetChanged = false
@@ -129,7 +121,7 @@ public struct DeviceRegistry: Sendable {
                 slots[slot].changed = true
                 changedSlots.append(slot)
             }
-            slots[slot].partition = partition
+            slots[slot].state.inputPartition = partition
             if outcome.pinSetChanged { slots[slot].pinSetChanged = true }
         case .stale, .duplicate, .rejected:
             break  // nothing changed

@@ -15,6 +15,11 @@ public struct DeviceState: Hashable, Sendable {
     public var countryCandidate: String?
     /// How many consecutive fixes placed the device in `countryCandidate`.
     public var countryCandidateFixes: Int
+    /// The partition number its messages arrive on: that of the last message applied to it. Both input topics
+    /// are co-partitioned and keyed by device id, so a device's positions and commands share this number;
+    /// the state changelog keeps the device's record in its partition of the same number, next to the input
+    /// it reflects, so that whoever is assigned that partition restores exactly its devices.
+    public var inputPartition: Int32
 
     public init(
         deviceId: String,
@@ -23,7 +28,8 @@ public struct DeviceState: Hashable, Sendable {
         languages: [String] = [],
         country: String? = nil,
         countryCandidate: String? = nil,
-        countryCandidateFixes: Int = 0
+        countryCandidateFixes: Int = 0,
+        inputPartition: Int32 = 0
     ) {
         self.deviceId = deviceId
         self.pins = pins
@@ -32,6 +38,7 @@ public struct DeviceState: Hashable, Sendable {
         self.country = country
         self.countryCandidate = countryCandidate
         self.countryCandidateFixes = countryCandidateFixes
+        self.inputPartition = inputPartition
     }
 }
 

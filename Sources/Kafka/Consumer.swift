@@ -50,7 +50,10 @@ public final class Consumer: Sendable {
             kind: RD_KAFKA_CONSUMER,
             properties: configuration.librdkafkaProperties,
             context: context,
-            configure: { rd_kafka_conf_set_rebalance_cb($0, rebalanceCallback) }
+            configure: {
+                rd_kafka_conf_set_rebalance_cb($0, rebalanceCallback)
+                rd_kafka_conf_set_offset_commit_cb($0, offsetCommitCallback)
+            }
         )
         self.thread = DedicatedThread(name: "kafka-consumer")
 
@@ -142,6 +145,22 @@ public final class Consumer: Sendable {
         let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
         try Self.check(rd_kafka_commit(handle.pointer, list, 0), list: list, operation: "commit offsets")
+    }
+
+    /// Sends a commit of `offsets` (the next offset to read, per partition) to the consumer group and returns
+    /// without waiting for the broker's answer. A refused commit is logged at debug level when a later poll
+    /// serves the answer: for a caller whose own store is the source of truth and who commits again soon, a
+    /// commit is a lag signal that need not hold up its loop.
+    ///
+    /// Call it from the consumer's thread, like the blocking API: it only queues a request, but it belongs to
+    /// the same sequence of commits.
+    /// - Throws: ``KafkaError`` when librdkafka refuses to queue the request (for example a closed consumer).
+    public func commitInBackground(_ offsets: [TopicPartition: Int64]) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let err = rd_kafka_commit(handle.pointer, list, 1)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "commit offsets") }
     }
 
     /// The group's committed offsets (the next offset to read) for `partitions`; partitions with no
@@ -354,6 +373,20 @@ public final class Consumer: Sendable {
             message: "\(operation) failed for \(names)"
         )
     }
+}
+
+/// librdkafka's answer to an offset commit, run inside a poll on the polling thread: a refused commit of
+/// ``Consumer/commitInBackground(_:)`` reaches nobody else, so it is logged here (synchronous commits throw).
+private func offsetCommitCallback(
+    handle: OpaquePointer?,
+    err: rd_kafka_resp_err_t,
+    offsets: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,
+    opaque: UnsafeMutableRawPointer?
+) {
+    // Nothing to commit is not a failure.
+    guard err != RD_KAFKA_RESP_ERR_NO_ERROR, err != RD_KAFKA_RESP_ERR__NO_OFFSET, let context = ClientContext.of(handle)
+    else { return }
+    context.logger.debug("Group offset commit refused", metadata: ["kafka.error": "\(KafkaError(err))"])
 }
 
 /// librdkafka's rebalance callback, run inside a poll on the polling thread.

@@ -1,10 +1,11 @@
 import Foundation
 
-/// A thread of its own that runs submitted jobs one after another.
+/// A thread of its own that runs submitted jobs one after another: the project's one thread helper.
 ///
-/// librdkafka's polls, commits and closes block. Run on Swift's cooperative pool they would starve every
-/// other task of one of its few threads, so the async API of this module hands them to a thread like this.
-final class DedicatedThread: @unchecked Sendable {
+/// librdkafka's polls, commits and closes block, and so do SQLite writes and waits for deliveries. Run on
+/// Swift's cooperative pool they would starve every other task of one of its few threads, so the async API
+/// of this module hands them to a thread like this, and the worker writes its checkpoints on one.
+public final class DedicatedThread: @unchecked Sendable {
     // `jobs`, `isStopping` and `hasExited` are guarded by `condition`.
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
@@ -12,7 +13,7 @@ final class DedicatedThread: @unchecked Sendable {
     private var hasExited = false
     private var thread: Thread?
 
-    init(name: String) {
+    public init(name: String) {
         let thread = Thread { [self] in runLoop() }
         thread.name = name
         self.thread = thread
@@ -20,7 +21,7 @@ final class DedicatedThread: @unchecked Sendable {
     }
 
     /// Queues a job. Jobs run in the order they were queued.
-    func execute(_ job: @escaping @Sendable () -> Void) {
+    public func execute(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         defer { condition.unlock() }
         precondition(!isStopping, "job submitted to a stopped DedicatedThread")
@@ -29,10 +30,12 @@ final class DedicatedThread: @unchecked Sendable {
     }
 
     /// Runs `body` on this thread and returns its result to the awaiting task.
-    func run<T: Sendable>(_ body: @escaping @Sendable () throws(KafkaError) -> T) async throws(KafkaError) -> T {
-        let result: Result<T, KafkaError> = await withCheckedContinuation { continuation in
+    public func run<T: Sendable, Failure: Error>(
+        _ body: @escaping @Sendable () throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let result: Result<T, Failure> = await withCheckedContinuation { continuation in
             execute {
-                do throws(KafkaError) {
+                do throws(Failure) {
                     continuation.resume(returning: .success(try body()))
                 } catch {
                     continuation.resume(returning: .failure(error))
@@ -44,18 +47,19 @@ final class DedicatedThread: @unchecked Sendable {
 
     /// Runs one blocking call on a short-lived thread of its own and returns its result.
     ///
-    /// For rare calls (metadata requests, closing a client) that must not wait behind a thread's queue.
-    static func runOnce<T: Sendable>(
+    /// For rare or long calls (metadata requests, closing a client, a worker's whole loop) that must not wait
+    /// behind a thread's queue.
+    public static func runOnce<T: Sendable, Failure: Error>(
         name: String,
-        _ body: @escaping @Sendable () throws(KafkaError) -> T
-    ) async throws(KafkaError) -> T {
+        _ body: @escaping @Sendable () throws(Failure) -> T
+    ) async throws(Failure) -> T {
         let thread = DedicatedThread(name: name)
         defer { thread.stop() }
         return try await thread.run(body)
     }
 
     /// Lets the queued jobs finish, then ends the thread and waits for it to exit.
-    func stop() {
+    public func stop() {
         condition.lock()
         defer { condition.unlock() }
         isStopping = true

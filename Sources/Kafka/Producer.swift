@@ -77,17 +77,6 @@ public final class Producer: Sendable {
         await send([record]).reports()[0]
     }
 
-    /// Waits until every queued message has its delivery report, up to `timeout`.
-    ///
-    /// - Throws: ``KafkaError`` `timedOut` when messages were still outstanding at the deadline.
-    @available(*, noasync, message: "blocks the calling thread; use close() or a DeliveryBatch from async code")
-    public func flush(timeout: Duration) throws(KafkaError) {
-        let err = rd_kafka_flush(handle.pointer, Int32(timeout.wholeMilliseconds))
-        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            throw KafkaError(err, "\(rd_kafka_outq_len(handle.pointer)) messages still outstanding after flush")
-        }
-    }
-
     /// Delivers what is queued (up to `timeout`), then stops the producer. Messages still undelivered at
     /// the deadline are purged and their reports say so. Sends after closing fail with `invalidState`.
     @available(*, noasync, message: "blocks the calling thread; use the async close")

@@ -21,8 +21,6 @@ public enum StartOffset: Hashable, Sendable {
     case beginning
     /// Only messages produced from now on.
     case end
-    /// The consumer group's committed offset, else the configured `auto.offset.reset`.
-    case committed
     /// This exact offset: the offset of the next message to read.
     case offset(Int64)
 
@@ -30,7 +28,6 @@ public enum StartOffset: Hashable, Sendable {
         switch self {
         case .beginning: return -2  // RD_KAFKA_OFFSET_BEGINNING
         case .end: return -1  // RD_KAFKA_OFFSET_END
-        case .committed: return -1000  // RD_KAFKA_OFFSET_STORED
         case .offset(let offset): return offset
         }
     }

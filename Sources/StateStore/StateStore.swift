@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 public import GeoCore
+public import Kafka
 
 /// Device state and input progress on disk, in SQLite: the worker's source of truth across restarts.
 ///
@@ -42,37 +43,26 @@ public final class StateStore: Sendable {
 
     // MARK: Reading
 
-    /// A stored device and the input partition its messages came from.
-    public struct StoredDevice: Sendable {
-        public var state: DeviceState
-        public var partition: Int32
-    }
-
     /// Every stored device with its pins (in the order they were tracked), by device id.
     public func loadDevices() throws(StateStoreError) -> [DeviceState] {
-        try loadStoredDevices().map(\.state)
-    }
-
-    /// Every stored device with its pins and its input partition, by device id.
-    public func loadStoredDevices() throws(StateStoreError) -> [StoredDevice] {
         do {
             return try database.read { db in
-                var devices: [StoredDevice] = []
+                var devices: [DeviceState] = []
                 var memberships: [[UInt8]] = []
                 var slots: [String: Int] = [:]
                 let rows = try Row.fetchCursor(db, sql: "SELECT * FROM device ORDER BY device_id")
                 while let row = try rows.next() {
                     let state = try Self.deviceState(from: row)
                     slots[state.deviceId] = devices.count
-                    devices.append(StoredDevice(state: state, partition: row["partition"]))
+                    devices.append(state)
                     memberships.append(Array((row["memberships"] as Data?) ?? Data()))
                 }
                 let pins = try Row.fetchCursor(db, sql: "SELECT * FROM pin ORDER BY device_id, position")
                 while let row = try pins.next() {
                     let deviceId: String = row["device_id"]
-                    if let slot = slots[deviceId] { devices[slot].state.pins.append(try Self.pin(from: row)) }
+                    if let slot = slots[deviceId] { devices[slot].pins.append(try Self.pin(from: row)) }
                 }
-                for slot in devices.indices { try Self.applyMemberships(memberships[slot], to: &devices[slot].state) }
+                for slot in devices.indices { try Self.applyMemberships(memberships[slot], to: &devices[slot]) }
                 return devices
             }
         } catch {
@@ -81,28 +71,14 @@ public final class StateStore: Sendable {
     }
 
     /// The next offset to read of every input partition the store has progress for.
-    public func loadOffsets() throws(StateStoreError) -> [PartitionKey: Int64] {
+    public func loadOffsets() throws(StateStoreError) -> [TopicPartition: Int64] {
         do {
             return try database.read { db in
-                var offsets: [PartitionKey: Int64] = [:]
+                var offsets: [TopicPartition: Int64] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT topic, partition, next_offset FROM input_offset") {
-                    offsets[PartitionKey(topic: row["topic"], partition: row["partition"])] = row["next_offset"]
+                    offsets[TopicPartition(row["topic"], row["partition"])] = row["next_offset"]
                 }
                 return offsets
-            }
-        } catch {
-            throw StateStoreError(.read, error)
-        }
-    }
-
-    /// The number of stored devices and pins (for metrics).
-    public func counts() throws(StateStoreError) -> (devices: Int, pins: Int) {
-        do {
-            return try database.read { db in
-                (
-                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM device") ?? 0,
-                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM pin") ?? 0
-                )
             }
         } catch {
             throw StateStoreError(.read, error)
@@ -120,7 +96,7 @@ public final class StateStore: Sendable {
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
     public func commit(
         devices: some Sequence<DeviceRegistry.ChangedDevice>,
-        offsets: [PartitionKey: Int64]
+        offsets: [TopicPartition: Int64]
     ) throws(StateStoreError) {
         // In key order: a WITHOUT ROWID table keeps each row in its key's B-tree page, and visiting the pages
         // in order rather than at random (the order devices changed in) makes a checkpoint of 100k devices
@@ -138,7 +114,7 @@ public final class StateStore: Sendable {
                     let state = change.state
                     let fix = state.lastFix
                     upsertDevice.bind(state.deviceId)
-                    upsertDevice.bind(change.partition)
+                    upsertDevice.bind(state.inputPartition)
                     upsertDevice.bind(fix?.coordinate.latitude)
                     upsertDevice.bind(fix?.coordinate.longitude)
                     upsertDevice.bind(fix?.timestamp)
@@ -287,7 +263,8 @@ public final class StateStore: Sendable {
             languages: languages.isEmpty ? [] : languages.split(separator: ",").map(String.init),
             country: row["country"],
             countryCandidate: row["country_candidate"],
-            countryCandidateFixes: row["country_candidate_fixes"]
+            countryCandidateFixes: row["country_candidate_fixes"],
+            inputPartition: row["partition"]
         )
     }
 

@@ -3,20 +3,18 @@ import GeoCore
 import Kafka
 import StateStore
 
-/// Writes the worker's checkpoints on a thread of its own, one at a time and in order, so that the worker's
-/// loop goes on applying messages while a checkpoint waits for its deliveries and for SQLite.
+/// Writes the worker's checkpoints on a thread of its own, so that the loop goes on applying messages while
+/// a checkpoint waits for its deliveries and for SQLite.
 ///
 /// A checkpoint is written only once every record sent before it was taken has been delivered; then its
-/// changed devices and next input offsets go into one transaction; then its `afterWrite` runs (the worker
-/// commits the offsets to the consumer group there). That is the processing guarantee of
-/// ARCHITECTURE.md, unchanged by the move to another thread: the stored state never covers a message whose
-/// events are not delivered, and checkpoints reach the disk in the order they were taken.
+/// changed devices and next input offsets go into one transaction. That is the processing guarantee of
+/// docs/ARCHITECTURE.md, unchanged by the move to another thread: the stored state never covers a message
+/// whose events are not delivered. The offsets written then wait for the loop to commit them to the consumer
+/// group (``takeOffsetsToCommit()``), on the consumer's thread.
 ///
-/// The loop is at most one checkpoint ahead of the disk: ``submit(_:afterWrite:)`` first waits until the
-/// previous checkpoint is written. Once a checkpoint fails, nothing later is written (a later one would
-/// cover messages whose events were lost) and every call reports that first failure.
+/// What may happen when is decided by ``CheckpointPipeline``; this type carries its actions out.
 final class CheckpointWriter: @unchecked Sendable {
-    // @unchecked: every mutable property below is guarded by `condition`.
+    // @unchecked: `pipeline` is guarded by `condition`; the rest is immutable.
 
     /// What one checkpoint covers.
     struct Checkpoint: Sendable {
@@ -33,53 +31,49 @@ final class CheckpointWriter: @unchecked Sendable {
     }
 
     private let store: StateStore
+    private let thread = DedicatedThread(name: "geoworker-checkpoints")
     private let condition = NSCondition()
-    private var queued: (checkpoint: Checkpoint, afterWrite: @Sendable ([TopicPartition: Int64]) -> Void)?
-    private var isWriting = false
-    private var isStopping = false
-    private var hasExited = false
-    private var failure: WorkerError?
-    private var written: [PartitionKey: Int64]
+    private var pipeline: CheckpointPipeline
 
     /// - Parameter storedOffsets: the offsets the store holds now.
-    init(store: StateStore, storedOffsets: [PartitionKey: Int64]) {
+    init(store: StateStore, storedOffsets: [TopicPartition: Int64]) {
         self.store = store
-        self.written = storedOffsets
-        let thread = Thread { [self] in writeUntilStopped() }
-        thread.name = "geoworker-checkpoints"
-        thread.start()
+        self.pipeline = CheckpointPipeline(storedOffsets: storedOffsets)
     }
 
     /// The next offset of every input partition as the store holds it (what a restart resumes from).
-    var storedOffsets: [PartitionKey: Int64] {
+    var storedOffsets: [TopicPartition: Int64] {
         condition.lock()
         defer { condition.unlock() }
-        return written
+        return pipeline.storedOffsets
     }
 
     /// The failure that stopped the writing, if any. Cheap enough to ask once per poll.
     var failed: WorkerError? {
         condition.lock()
         defer { condition.unlock() }
-        return failure
+        return pipeline.failure
     }
 
     /// Hands a checkpoint to the writing thread, after waiting for the previous one to be written.
     ///
-    /// - Parameter afterWrite: runs on the writing thread once the checkpoint is in the store, with its offsets.
     /// - Throws: the failure of an earlier checkpoint; this one is then dropped.
-    func submit(
-        _ checkpoint: Checkpoint,
-        afterWrite: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in }
-    ) throws(WorkerError) {
+    func submit(_ checkpoint: Checkpoint) throws(WorkerError) {
         condition.lock()
         defer { condition.unlock() }
-        while queued != nil || isWriting, failure == nil { condition.wait() }
-        if let failure { throw failure }
-        precondition(!isStopping, "checkpoint submitted to a stopped CheckpointWriter")
-        guard !checkpoint.isEmpty else { return }
-        queued = (checkpoint, afterWrite)
-        condition.broadcast()
+        while true {
+            switch pipeline.submit(checkpoint) {
+            case .write(let checkpoint):
+                thread.execute { [self] in write(checkpoint) }
+                return
+            case .skip:
+                return
+            case .waitForWriter:
+                condition.wait()
+            case .fail(let error):
+                throw error
+            }
+        }
     }
 
     /// Waits until every submitted checkpoint is written.
@@ -88,67 +82,52 @@ final class CheckpointWriter: @unchecked Sendable {
     func waitUntilWritten() throws(WorkerError) {
         condition.lock()
         defer { condition.unlock() }
-        while queued != nil || isWriting, failure == nil { condition.wait() }
-        if let failure { throw failure }
+        while true {
+            switch pipeline.waitUntilWritten() {
+            case .done: return
+            case .waitForWriter: condition.wait()
+            case .fail(let error): throw error
+            }
+        }
+    }
+
+    /// The offsets written since the last call, for a group commit; forgets them.
+    func takeOffsetsToCommit() -> [TopicPartition: Int64] {
+        condition.lock()
+        defer { condition.unlock() }
+        return pipeline.takeOffsetsToCommit()
     }
 
     /// Lets the checkpoint in hand finish, then ends the writing thread.
     func stop() {
         condition.lock()
-        defer { condition.unlock() }
-        isStopping = true
-        condition.broadcast()
-        while !hasExited { condition.wait() }
+        while case .waitForWriter = pipeline.stop() { condition.wait() }
+        condition.unlock()
+        thread.stop()
     }
 
-    private func writeUntilStopped() {
-        while true {
-            condition.lock()
-            while queued == nil && !isStopping { condition.wait() }
-            guard let (checkpoint, afterWrite) = queued, failure == nil else {
-                hasExited = true
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-            queued = nil
-            isWriting = true
-            condition.unlock()
-
-            let result = Result { () throws(WorkerError) in try write(checkpoint) }
-            if case .success = result { afterWrite(checkpoint.offsets) }
-
-            condition.lock()
-            isWriting = false
-            switch result {
-            case .success(let offsets): written.merge(offsets) { $1 }
-            case .failure(let error): failure = error
-            }
-            condition.broadcast()
-            condition.unlock()
-        }
+    /// On the writing thread: writes one checkpoint and tells the pipeline how it went.
+    private func write(_ checkpoint: Checkpoint) {
+        let result = Result { () throws(WorkerError) in try persist(checkpoint) }
+        condition.lock()
+        pipeline.writeFinished(result)
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Waits for the deliveries, then writes the devices and offsets in one transaction; returns the offsets.
-    private func write(_ checkpoint: Checkpoint) throws(WorkerError) -> [PartitionKey: Int64] {
+    private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
         for batch in checkpoint.deliveries {
             if let failed = batch.wait().first(where: { !$0.isDelivered }) {
-                throw WorkerError(
-                    .delivery,
-                    "could not deliver to \(failed.topic): \(failed.error.map { "\($0)" } ?? "")"
-                )
+                throw WorkerError(.delivery, "could not deliver to \(failed.topic)", underlying: failed.error)
             }
         }
-        var offsets: [PartitionKey: Int64] = [:]
-        for (partition, offset) in checkpoint.offsets {
-            offsets[PartitionKey(topic: partition.topic, partition: partition.partition)] = offset
-        }
-        guard !checkpoint.devices.allSatisfy(\.isEmpty) || !offsets.isEmpty else { return [:] }
+        guard !checkpoint.devices.allSatisfy(\.isEmpty) || !checkpoint.offsets.isEmpty else { return [:] }
         do {
-            try store.commit(devices: checkpoint.devices.joined(), offsets: offsets)
+            try store.commit(devices: checkpoint.devices.joined(), offsets: checkpoint.offsets)
         } catch {
-            throw WorkerError(.state, "cannot write state: \(error)")
+            throw WorkerError(.state, "cannot write state", underlying: error)
         }
-        return offsets
+        return checkpoint.offsets
     }
 }

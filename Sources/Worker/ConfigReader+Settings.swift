@@ -25,7 +25,11 @@ extension ConfigReader {
     )
         throws(WorkerError) -> Double
     {
-        try bounded(key, double(forKey: key), default: defaultValue, in: range, expected: "a number")
+        // `double(forKey:)` does not convert an integer value (as an in-memory provider holds `0`), which would
+        // then read as unset and fall back to the default without a word. (JSON files and the environment
+        // give doubles and strings, which it does convert.)
+        let value = double(forKey: key) ?? int(forKey: key).map(Double.init)
+        return try bounded(key, value, default: defaultValue, in: range, expected: "a number")
     }
 
     private func bounded<Value: Comparable>(
@@ -62,6 +66,39 @@ extension ConfigReader {
         let value = string(forKey: key, default: defaultValue)
         guard !value.isEmpty else { throw WorkerError(.configuration, "\(key) must not be empty") }
         return value
+    }
+
+    /// Reads one component's settings from the keys under `scope` (`http`, `topics`, ...) with a scoped
+    /// reader, so that the component knows only its own keys; an error still names the whole key.
+    package func settings<Value>(
+        under scope: ConfigKey,
+        _ read: (ConfigReader) throws(WorkerError) -> Value
+    ) throws(WorkerError) -> Value {
+        do {
+            return try read(scoped(to: scope))
+        } catch {
+            throw WorkerError(code: error.code, message: "\(scope).\(error.message)", underlying: error.underlying)
+        }
+    }
+
+    /// The librdkafka properties at `kafka`: a list of `KEY=VALUE` entries (the value may itself contain
+    /// `=`), read as secret since they may hold passwords.
+    ///
+    /// - Throws: ``WorkerError`` naming the entry without a `=` or with an empty key (its value is not shown).
+    package func kafkaProperties() throws(WorkerError) -> [String: String] {
+        var properties: [String: String] = [:]
+        for entry in stringArray(forKey: "kafka", isSecret: true) ?? [] {
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty else {
+                let shown = parts.first.map { "\($0)" } ?? ""
+                throw WorkerError(
+                    .configuration,
+                    "kafka properties are KEY=VALUE; got an entry starting \"\(shown.prefix(40))\" without one"
+                )
+            }
+            properties[String(parts[0])] = String(parts[1])
+        }
+        return properties
     }
 
     /// A value of the wrong type reads as nil; any value at all reads as a string from environment variables

@@ -1,21 +1,22 @@
 import GeoCore
 import Kafka
 
-/// One apply thread's devices: those whose id hashes to its index (``index(ofDevice:shardCount:)``), the
-/// messages handed to it for them and not yet applied, and what it sent since the last checkpoint.
+/// One apply thread's devices: those ``DeviceRouting`` gives its index, the messages handed to it for them
+/// and not yet applied, and what it sent since the last checkpoint.
 ///
-/// Shards share nothing, so the worker applies them in parallel. The loop merges each partition pair by
-/// timestamp and hands every released message to its device's shard in that order, so a device's messages
-/// are applied in merge order on one thread; which partitions they came from does not matter, so a device
-/// whose positions and commands arrive on different partition numbers (producers with different
-/// partitioners) still has one state. Each poll's messages spread over all shards, whatever partitions the
-/// poll happened to read.
+/// Shards share nothing, so the worker applies them in parallel (``DeviceShards``). A device's messages reach
+/// its shard in merge order, so they are applied in that order on one thread.
 final class DeviceShard: @unchecked Sendable {
     // @unchecked: the worker touches a shard only from its loop thread, or from the one apply task that owns
-    // the shard while the loop waits for every apply task to finish (`Worker.applyShards`).
+    // the shard while the loop waits for every apply task to finish (`DeviceShards.applyPending`).
     private(set) var processor: InputProcessor
-    /// Handed over by the loop, in merge order, not yet applied.
-    private var pending: [(record: ConsumerRecord, isCommand: Bool, origin: MessageOrigin)] = []
+    /// Handed over by the loop, in merge order, not yet applied; `decoded` when routing had to decode it.
+    private var pending:
+        [(
+            record: ConsumerRecord, kind: InputKind, origin: MessageOrigin,
+            decoded: Result<InputMessage, DecodingFailure>?
+        )] =
+            []
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
 
@@ -27,16 +28,21 @@ final class DeviceShard: @unchecked Sendable {
     var hasPending: Bool { !pending.isEmpty }
 
     /// Queues a message of one of the shard's devices.
-    func enqueue(_ record: ConsumerRecord, isCommand: Bool, origin: MessageOrigin) {
-        pending.append((record, isCommand, origin))
+    func enqueue(
+        _ record: ConsumerRecord,
+        kind: InputKind,
+        origin: MessageOrigin,
+        decoded: Result<InputMessage, DecodingFailure>?
+    ) {
+        pending.append((record, kind, origin, decoded))
     }
 
     /// Applies the queued messages in order and sends the resulting events and dead letters.
     func applyPending(producer: Producer) {
-        for (record, isCommand, origin) in pending {
+        for (record, kind, origin, decoded) in pending {
             record.withValue { value in
                 record.withKey { key in
-                    processor.process(value: value, key: key, isCommand: isCommand, origin: origin)
+                    processor.process(value: value, key: key, kind: kind, origin: origin, decoded: decoded)
                 }
             }
         }
@@ -50,18 +56,5 @@ final class DeviceShard: @unchecked Sendable {
         checkpoint.deliveries += deliveries
         checkpoint.devices.append(processor.takeChanges())
         deliveries = []
-    }
-
-    /// The shard of the device with this id (its UTF-8 bytes) among `shardCount`: FNV-1a, stable across runs
-    /// and processes, so stored devices and their later messages meet on the same shard.
-    static func index(ofDevice id: UnsafeRawBufferPointer, shardCount: Int) -> Int {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in id { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return Int(hash % UInt64(shardCount))
-    }
-
-    static func index(ofDevice id: String, shardCount: Int) -> Int {
-        var id = id
-        return id.withUTF8 { index(ofDevice: UnsafeRawBufferPointer($0), shardCount: shardCount) }
     }
 }

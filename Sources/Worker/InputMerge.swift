@@ -17,7 +17,7 @@ extension ConsumerRecord: MergeableRecord {}
 ///
 /// Pure, like the pair merges: the caller passes in the time and the partitions known to be at their end.
 struct InputMerge<Record: MergeableRecord> {
-    let topics: InputProcessor.Topics
+    let topics: WorkerConfiguration.Topics
     /// How long a pair waits for a side with nothing buffered (``WorkerConfiguration/mergeWait``).
     let mergeWait: Duration
     /// How long a pair waits for a side that has given nothing since the assignment.
@@ -26,7 +26,7 @@ struct InputMerge<Record: MergeableRecord> {
     private var pairs: [PartitionPairMerge<Record>] = []
     private var offsets: [TopicPartition: Int64] = [:]
 
-    init(topics: InputProcessor.Topics, mergeWait: Duration, unfetchedSideWait: Duration) {
+    init(topics: WorkerConfiguration.Topics, mergeWait: Duration, unfetchedSideWait: Duration) {
         self.topics = topics
         self.mergeWait = mergeWait
         self.unfetchedSideWait = unfetchedSideWait
@@ -36,13 +36,13 @@ struct InputMerge<Record: MergeableRecord> {
     var isEmpty: Bool { pairs.allSatisfy(\.isEmpty) }
 
     /// Buffers a record in its pair's merge.
-    mutating func append(_ record: Record, isCommand: Bool) {
+    mutating func append(_ record: Record, kind: InputKind) {
         let pair = Int(record.partition)
         if pair >= pairs.count { pairs += Array(repeating: PartitionPairMerge(), count: pair + 1 - pairs.count) }
         pairs[pair].append(
             record,
             timestamp: record.timestampMilliseconds ?? 0,
-            side: isCommand ? .commands : .positions
+            side: kind
         )
     }
 
@@ -51,31 +51,29 @@ struct InputMerge<Record: MergeableRecord> {
     mutating func release(
         atEnd: Set<TopicPartition>,
         now: ContinuousClock.Instant,
-        to body: (_ record: Record, _ isCommand: Bool, _ origin: MessageOrigin) -> Void
+        to body: (_ record: Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
     ) {
         for pair in pairs.indices where !pairs[pair].isEmpty {
             let number = Int32(pair)
             // The next offsets after what is released, noted once per pair rather than per record.
             var nextOffsets: (positions: Int64?, commands: Int64?)
-            while let (record, side) = pairs[pair].next(
+            while let (record, kind) = pairs[pair].next(
                 positionsAtEnd: atEnd.contains(TopicPartition(topics.positions, number)),
                 commandsAtEnd: atEnd.contains(TopicPartition(topics.commands, number)),
                 now: now,
                 maximumWait: mergeWait,
                 unfetchedSideWait: unfetchedSideWait
             ) {
-                let isCommand = side == .commands
                 let origin = MessageOrigin(
-                    topic: isCommand ? topics.commands : topics.positions,
+                    topic: topics.input(kind),
                     partition: number,
                     offset: record.offset,
                     timestamp: record.timestampMilliseconds ?? 0
                 )
-                body(record, isCommand, origin)
-                if isCommand {
-                    nextOffsets.commands = record.offset + 1
-                } else {
-                    nextOffsets.positions = record.offset + 1
+                body(record, kind, origin)
+                switch kind {
+                case .positions: nextOffsets.positions = record.offset + 1
+                case .commands: nextOffsets.commands = record.offset + 1
                 }
             }
             if let next = nextOffsets.positions { offsets[TopicPartition(topics.positions, number)] = next }

@@ -8,21 +8,6 @@ public import Kafka
 /// cannot be decoded or carried out becomes a dead-letter record holding its original key and bytes and
 /// the reason. Nothing is published here: the caller sends ``takeOutput()`` and checkpoints.
 public struct InputProcessor: Sendable {
-    /// The topics the worker reads and writes.
-    public struct Topics: Hashable, Sendable {
-        public var positions: String
-        public var commands: String
-        public var events: String
-        public var deadLetters: String
-
-        public init(positions: String, commands: String, events: String, deadLetters: String) {
-            self.positions = positions
-            self.commands = commands
-            self.events = events
-            self.deadLetters = deadLetters
-        }
-    }
-
     /// Header names on dead-letter records.
     public enum DeadLetterHeader {
         /// A short stable code: a decoding reason (`invalid-json`, `missing-field`, ...), `empty-message` or
@@ -35,14 +20,18 @@ public struct InputProcessor: Sendable {
     }
 
     public private(set) var registry: DeviceRegistry
-    public let topics: Topics
+    public let topics: WorkerConfiguration.Topics
     public private(set) var counters = ProcessingCounters()
     private let encoder: CloudEventEncoder
     private var output: [ProducerRecord] = []
     private var events: [DeviceEvent] = []
     private let contentType = [KafkaHeader(name: "content-type", value: CloudEventEncoder.contentType)]
 
-    public init(registry: DeviceRegistry, topics: Topics, encoder: CloudEventEncoder = CloudEventEncoder()) {
+    public init(
+        registry: DeviceRegistry,
+        topics: WorkerConfiguration.Topics,
+        encoder: CloudEventEncoder = CloudEventEncoder()
+    ) {
         self.registry = registry
         self.topics = topics
         self.encoder = encoder
@@ -53,23 +42,23 @@ public struct InputProcessor: Sendable {
     /// - Parameters:
     ///   - value: the message's bytes (nil for a tombstone).
     ///   - key: the message's key, kept on a dead-letter record.
-    ///   - isCommand: from the commands topic rather than the positions topic.
+    ///   - kind: which input topic it comes from, which says how to read it.
+    ///   - decoded: the message already decoded from `value` (the worker decodes a keyless message to find
+    ///     its device's apply thread), so that no message is decoded twice; nil to decode it here.
     public mutating func process(
         value: UnsafeRawBufferPointer?,
         key: UnsafeRawBufferPointer?,
-        isCommand: Bool,
-        origin: MessageOrigin
+        kind: InputKind,
+        origin: MessageOrigin,
+        decoded: Result<InputMessage, DecodingFailure>? = nil
     ) {
         guard let value, value.count > 0 else {
             deadLetter(value: value, key: key, origin: origin, reason: "empty-message", error: "the message is empty")
             return
         }
         events.removeAll(keepingCapacity: true)
-        let decoded =
-            isCommand
-            ? DeviceCommand.decode(json: value).map(Input.command) : Position.decode(json: value).map(Input.position)
         let outcome: DeviceTracker.Outcome
-        switch decoded {
+        switch decoded ?? InputMessage.decode(json: value, as: kind) {
         case .success(.position(let position)):
             counters.positions += 1
             if !Self.isKey(key, of: position.deviceId) { counters.keyNotDeviceId += 1 }
@@ -107,12 +96,6 @@ public struct InputProcessor: Sendable {
         guard let key else { return false }
         var deviceId = deviceId
         return deviceId.withUTF8 { id in id.count == key.count && id.elementsEqual(key) }
-    }
-
-    /// A decoded input message.
-    private enum Input {
-        case position(Position)
-        case command(DeviceCommand)
     }
 
     /// The records to publish since the last call, in the order their messages were applied.

@@ -1,14 +1,15 @@
 public import Configuration
 
 extension OperationsServer.Configuration {
-    /// Reads `http.host` and `http.port`; each falls back to the default documented on the property.
+    /// Reads `host` and `port` (under `http.` for the executable); each falls back to the default documented
+    /// on the property.
     ///
     /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable.
     public init(config: ConfigReader) throws(WorkerError) {
         let defaults = Self()
         self.init(
-            host: try config.text("http.host", default: defaults.host),
-            port: try config.integer("http.port", default: defaults.port, in: 0...65_535)
+            host: try config.text("host", default: defaults.host),
+            port: try config.integer("port", default: defaults.port, in: 0...65_535)
         )
     }
 }

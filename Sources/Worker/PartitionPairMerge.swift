@@ -1,3 +1,5 @@
+import GeoCore
+
 /// Orders the records of one co-partitioned pair (positions partition p, commands partition p) by their
 /// Kafka timestamps, the way Kafka Streams synchronises co-partitioned inputs.
 ///
@@ -11,11 +13,6 @@
 /// after its partner's, and going on without it would apply positions before older commands.
 /// Pure: the caller passes in the time and which sides are at their end.
 struct PartitionPairMerge<Record> {
-    enum Side: Hashable, Sendable {
-        case positions
-        case commands
-    }
-
     private var positions = RecordQueue()
     private var commands = RecordQueue()
     /// Since when one side has been empty while the other had records waiting.
@@ -27,7 +24,7 @@ struct PartitionPairMerge<Record> {
     var isEmpty: Bool { positions.isEmpty && commands.isEmpty }
     var count: Int { positions.count + commands.count }
 
-    mutating func append(_ record: Record, timestamp: Int64, side: Side) {
+    mutating func append(_ record: Record, timestamp: Int64, side: InputKind) {
         // A side that was empty has something again: no more waiting for it; the wait starts afresh the next
         // time a side runs dry.
         switch side {
@@ -55,7 +52,7 @@ struct PartitionPairMerge<Record> {
         now: ContinuousClock.Instant,
         maximumWait: Duration,
         unfetchedSideWait: Duration
-    ) -> (record: Record, side: Side)? {
+    ) -> (record: Record, side: InputKind)? {
         switch (positions.first, commands.first) {
         case (nil, nil):
             return nil

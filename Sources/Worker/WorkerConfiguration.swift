@@ -4,10 +4,42 @@ public import GeoCore
 
 /// Settings of a ``Worker``.
 public struct WorkerConfiguration: Sendable {
+    /// The topics the worker reads and writes.
+    public struct Topics: Hashable, Sendable {
+        /// Device positions, keyed by device id. Default: `positions`.
+        public var positions: String
+        /// Track and untrack commands, keyed by device id, co-partitioned with positions. Default: `commands`.
+        public var commands: String
+        /// Where the events go (CloudEvents, keyed by device id). Default: `events`.
+        public var events: String
+        /// Where messages that cannot be decoded or carried out go. Default: `geoworker-dead-letters`.
+        public var deadLetters: String
+
+        public init(
+            positions: String = "positions",
+            commands: String = "commands",
+            events: String = "events",
+            deadLetters: String = "geoworker-dead-letters"
+        ) {
+            self.positions = positions
+            self.commands = commands
+            self.events = events
+            self.deadLetters = deadLetters
+        }
+
+        /// The input topic of messages of this kind.
+        public func input(_ kind: InputKind) -> String {
+            switch kind {
+            case .positions: positions
+            case .commands: commands
+            }
+        }
+    }
+
     /// Initial Kafka brokers, `host:port[,host:port…]`. Default: `localhost:9092`.
     public var brokers: String
-    /// Input and output topics. Defaults: `positions`, `commands`, `events`, `geoworker-dead-letters`.
-    public var topics: InputProcessor.Topics
+    /// Input and output topics; see ``Topics`` for their defaults.
+    public var topics: Topics
     /// The consumer group both input topics are read in. Default: `geoworker`.
     public var groupID: String
     /// Where the SQLite state (devices, pins, input offsets) lives. Default: `./geoworker-state`.
@@ -37,12 +69,7 @@ public struct WorkerConfiguration: Sendable {
 
     public init(
         brokers: String = "localhost:9092",
-        topics: InputProcessor.Topics = InputProcessor.Topics(
-            positions: "positions",
-            commands: "commands",
-            events: "events",
-            deadLetters: "geoworker-dead-letters"
-        ),
+        topics: Topics = Topics(),
         groupID: String = "geoworker",
         stateDirectory: String = "./geoworker-state",
         mergeWait: Duration = .milliseconds(200),

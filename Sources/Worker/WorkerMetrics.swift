@@ -72,14 +72,19 @@ struct WorkerMetrics {
         batchDuration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
-    func recordHeld(devices deviceCount: Int, pins pinCount: Int) {
-        devices.record(deviceCount)
-        pins.record(pinCount)
+    /// Records how many devices and tracked pins the worker holds.
+    func recordHoldings(_ holdings: (devices: Int, pins: Int)) {
+        devices.record(holdings.devices)
+        pins.record(holdings.pins)
     }
 
-    /// Sets the lag (messages not yet applied) of each partition in `lags`.
-    mutating func recordLag(_ lags: [TopicPartition: Int64]) {
-        for (partition, value) in lags {
+    /// Sets the lag of each partition: its high watermark minus the next offset persisted for it, what a
+    /// restart would still have to read (partitions with nothing persisted yet are left out until their
+    /// first checkpoint).
+    mutating func recordLag(highWatermarks: [TopicPartition: Int64], storedOffsets: [TopicPartition: Int64]) {
+        for (partition, high) in highWatermarks {
+            guard let next = storedOffsets[partition] else { continue }
+            let value = max(0, high - next)
             if lag[partition] == nil {
                 lag[partition] = Gauge(
                     label: Name.lag,

@@ -12,6 +12,7 @@
 // 4. Store: batches of 10,000 changed devices written to SQLite (position-only, then with pins rewritten).
 import Foundation
 import GeoCore
+import Kafka
 import StateStore
 import TestSupport
 
@@ -241,11 +242,11 @@ for pinSetChanged in [false, true] {
     let time = try seconds {
         for start in stride(from: 0, to: changes.count, by: batchSize) {
             let batch = changes[start..<min(start + batchSize, changes.count)].map {
-                DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinSetChanged: pinSetChanged)
+                DeviceRegistry.ChangedDevice(state: $0.state, pinSetChanged: pinSetChanged)
             }
             try store.commit(
                 devices: batch,
-                offsets: [PartitionKey(topic: "positions", partition: 0): Int64(start + batch.count)]
+                offsets: [TopicPartition("positions", 0): Int64(start + batch.count)]
             )
             written += batch.count
             batches += 1
@@ -266,13 +267,13 @@ let rounds = 5
 var shuffling = SplitMix64(seed: 7)
 for pinSetChanged in [false, true] {
     let moved = changes.map {
-        DeviceRegistry.ChangedDevice(state: $0.state, partition: $0.partition, pinSetChanged: pinSetChanged)
+        DeviceRegistry.ChangedDevice(state: $0.state, pinSetChanged: pinSetChanged)
     }.shuffled(using: &shuffling)
     let checkpointTime = try seconds {
         for round in 0..<rounds {
             try store.commit(
                 devices: moved,
-                offsets: [PartitionKey(topic: "positions", partition: 0): Int64(changes.count * (round + 2))]
+                offsets: [TopicPartition("positions", 0): Int64(changes.count * (round + 2))]
             )
         }
     }

@@ -1,8 +1,9 @@
 import ArgumentParser
-import Foundation
+import Configuration
 import Worker
 
-/// How the operator's tools (`tail`, `pins`) reach Kafka: flags, else the variables `geoworker run` reads.
+/// How the operator's tools (`tail`, `pins`) reach Kafka: flags, else the settings `geoworker run` reads
+/// (``Settings``).
 struct KafkaConnection: ParsableArguments {
     @Option(help: "Kafka bootstrap servers (env GEOWORKER_BROKERS; default localhost:9092).")
     var brokers: String?
@@ -14,18 +15,17 @@ struct KafkaConnection: ParsableArguments {
     )
     var kafkaProperties: [String] = []
 
-    var bootstrapServers: String {
-        toolSetting(brokers, "GEOWORKER_BROKERS", default: "localhost:9092")
+    /// The tool's settings: these flags and `flags`, then the environment and the config file.
+    ///
+    /// - Throws: `CommandFailure` naming a setting that is set but unusable.
+    func configuration(_ flags: [String: ConfigContent?] = [:], tool: String) async throws -> ToolConfiguration {
+        var all = flags
+        all["brokers"] = brokers.map(ConfigContent.string)
+        all["kafka"] = kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties)
+        do {
+            return try ToolConfiguration(config: try await Settings.reader(flags: all))
+        } catch let error as WorkerError {
+            throw CommandFailure("\(tool): \(error.message)")
+        }
     }
-
-    /// The `--kafka` properties for `client`, with the `consumer.`/`producer.` prefixes `geoworker run` takes.
-    func properties(for client: WorkerConfiguration.KafkaClient) throws -> [String: String] {
-        WorkerConfiguration.kafkaProperties(try WorkerConfiguration.kafkaProperties(kafkaProperties), for: client)
-    }
-}
-
-/// A setting of the operator's tools: the flag, else the environment variable `geoworker run` reads, else the
-/// default.
-func toolSetting(_ flag: String?, _ variable: String, default fallback: String) -> String {
-    flag ?? ProcessInfo.processInfo.environment[variable] ?? fallback
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import GeoCore
 import Kafka
@@ -24,12 +25,16 @@ struct PinsCommand: AsyncParsableCommand {
         /// Produces `command` keyed by its device id, stamped now, and waits for the broker to take it.
         func send(_ command: DeviceCommand) async throws {
             Logger.Level.warning.bootstrapStandardErrorLogging()
-            let brokers = connection.bootstrapServers
-            let topic = toolSetting(commandsTopic, "GEOWORKER_TOPICS_COMMANDS", default: "commands")
+            let settings = try await connection.configuration(
+                ["topics.commands": commandsTopic.map(ConfigContent.string)],
+                tool: "geoworker pins"
+            )
+            let brokers = settings.brokers
+            let topic = settings.topics.commands
             let producer = try Producer(
                 configuration: ProducerConfiguration(
                     bootstrapServers: brokers,
-                    properties: try connection.properties(for: .producer)
+                    properties: settings.kafkaProperties(for: .producer)
                 )
             )
             let json = command.json
@@ -96,7 +101,7 @@ struct PinsCommand: AsyncParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the pins stored in a worker's state directory (safe while the worker runs).",
             discussion: "Shows what the worker had persisted at its last checkpoint (every second by default)."
@@ -109,9 +114,15 @@ struct PinsCommand: AsyncParsableCommand {
 
         @Flag(help: "One JSON object per device instead of text.") var json = false
 
-        func run() throws {
-            let directory =
-                stateDir ?? ProcessInfo.processInfo.environment["GEOWORKER_STATE_DIR"] ?? "./geoworker-state"
+        func run() async throws {
+            let directory: String
+            do {
+                directory = try ToolConfiguration(
+                    config: try await Settings.reader(flags: ["stateDir": stateDir.map(ConfigContent.string)])
+                ).stateDirectory
+            } catch let error as WorkerError {
+                throw CommandFailure("geoworker pins list: \(error.message)")
+            }
             guard FileManager.default.fileExists(atPath: directory + "/" + StateStore.fileName) else {
                 throw CommandFailure("geoworker pins list: no geoworker state in \(directory)")
             }

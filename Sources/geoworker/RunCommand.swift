@@ -1,11 +1,9 @@
 public import ArgumentParser
 import Configuration
-import Foundation
 import Logging
 import Metrics
 import Prometheus
 import ServiceLifecycle
-import SystemPackage
 import Worker
 
 /// `geoworker run`: the service.
@@ -76,7 +74,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Threads that apply messages, each owning every N-th partition pair (env GEOWORKER_APPLY_THREADS; default: processors, at most 8)."
+            "Threads that apply messages; devices are split among them by a hash of their id (env GEOWORKER_APPLY_THREADS; default: processors, at most 8)."
     )
     var applyThreads: Int?
 
@@ -88,32 +86,32 @@ struct RunCommand: AsyncParsableCommand {
     )
     var logLevel: String?
 
+    @Option(help: "Milliseconds a graceful stop may take (env GEOWORKER_SHUTDOWN_TIMEOUT_MS; default 30000).")
+    var shutdownTimeoutMs: Int?
+
     func run() async throws {
-        let settings = try await settingsReader()
-        let level = Logger.Level(rawValue: settings.string(forKey: "logLevel", default: "info"))
-        guard let level else {
-            throw ValidationError("logLevel must be one of trace, debug, info, notice, warning, error, critical.")
+        let configuration: RunConfiguration
+        do {
+            configuration = try RunConfiguration(config: try await settingsReader())
+        } catch let error as WorkerError {
+            throw CommandFailure("geoworker run: \(error.message)")
         }
-        level.bootstrapStandardErrorLogging()
+        configuration.logLevel.bootstrapStandardErrorLogging()
         let logger = Logger(label: "geoworker")
         do {
-            try await runService(settings: settings, logger: logger)
+            try await runService(configuration, logger: logger)
         } catch let error as WorkerError {
             logger.critical("\(error)", metadata: ["code": "\(error.code)"])
             throw ExitCode.failure
         }
     }
 
-    private func runService(settings: ConfigReader, logger: Logger) async throws {
-        let workerConfiguration = try WorkerConfiguration(config: settings)
-        let httpConfiguration = try OperationsServer.Configuration(config: settings)
-        let shutdownTimeout = try settings.integer("shutdownTimeoutMs", default: 30_000, in: 100...3_600_000)
-
+    private func runService(_ configuration: RunConfiguration, logger: Logger) async throws {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(OperationsServer.metricsFactory(registry: registry))
-        let worker = try Worker(configuration: workerConfiguration, logger: logger)
+        let worker = try Worker(configuration: configuration.worker, logger: logger)
         let http = OperationsServer.application(
-            configuration: httpConfiguration,
+            configuration: configuration.http,
             health: worker.health,
             registry: registry,
             logger: logger
@@ -134,50 +132,33 @@ struct RunCommand: AsyncParsableCommand {
         )
         // A stop that cannot finish (deliveries waiting out a broker outage) gives up after this; nothing
         // unpersisted is lost, the next start replays it.
-        group.maximumGracefulShutdownDuration = .milliseconds(shutdownTimeout)
+        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
         group.maximumCancellationDuration = .seconds(5)
         try await ServiceGroup(configuration: group).run()
     }
 
     /// The settings: flags first, then `GEOWORKER_*` environment variables, then the config file.
     private func settingsReader() async throws -> ConfigReader {
-        var flags: [AbsoluteConfigKey: ConfigValue] = [:]
-        func set(_ key: String, _ content: ConfigContent?, secret: Bool = false) {
-            if let content {
-                flags[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(
-                    content,
-                    isSecret: secret
-                )
-            }
-        }
-        set("brokers", brokers.map(ConfigContent.string))
-        set("topics.positions", positionsTopic.map(ConfigContent.string))
-        set("topics.commands", commandsTopic.map(ConfigContent.string))
-        set("topics.events", eventsTopic.map(ConfigContent.string))
-        set("topics.deadLetters", deadLetterTopic.map(ConfigContent.string))
-        set("groupId", groupId.map(ConfigContent.string))
-        set("stateDir", stateDir.map(ConfigContent.string))
-        set("http.port", httpPort.map(ConfigContent.int))
-        set("kafka", kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties), secret: true)
-        set("untilCaughtUp", untilCaughtUp ? .bool(true) : nil)
-        set("mergeWaitMs", mergeWaitMs.map(ConfigContent.int))
-        set("checkpointIntervalMs", checkpointIntervalMs.map(ConfigContent.int))
-        set("applyThreads", applyThreads.map(ConfigContent.int))
-        set("logLevel", logLevel.map(ConfigContent.string))
-
-        let environment = EnvironmentVariablesProvider(secretsSpecifier: .specific(["GEOWORKER_KAFKA"]))
-        var providers: [any ConfigProvider] = [
-            InMemoryProvider(name: "flags", values: flags),
-            environment.prefixKeys(with: "geoworker"),
-        ]
-        if let file = config ?? ProcessInfo.processInfo.environment["GEOWORKER_CONFIG"] {
-            do {
-                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
-            } catch {
-                throw ValidationError("config file \(file): \(error)")
-            }
-        }
-        return ConfigReader(providers: providers)
+        try await Settings.reader(
+            flags: [
+                "brokers": brokers.map(ConfigContent.string),
+                "topics.positions": positionsTopic.map(ConfigContent.string),
+                "topics.commands": commandsTopic.map(ConfigContent.string),
+                "topics.events": eventsTopic.map(ConfigContent.string),
+                "topics.deadLetters": deadLetterTopic.map(ConfigContent.string),
+                "groupId": groupId.map(ConfigContent.string),
+                "stateDir": stateDir.map(ConfigContent.string),
+                "http.port": httpPort.map(ConfigContent.int),
+                "kafka": kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties),
+                "untilCaughtUp": untilCaughtUp ? .bool(true) : nil,
+                "mergeWaitMs": mergeWaitMs.map(ConfigContent.int),
+                "checkpointIntervalMs": checkpointIntervalMs.map(ConfigContent.int),
+                "applyThreads": applyThreads.map(ConfigContent.int),
+                "logLevel": logLevel.map(ConfigContent.string),
+                "shutdownTimeoutMs": shutdownTimeoutMs.map(ConfigContent.int),
+            ],
+            configFile: config
+        )
     }
 }
 

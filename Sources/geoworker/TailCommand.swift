@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import Kafka
 import Logging
@@ -31,13 +32,16 @@ struct TailCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logger.Level.warning.bootstrapStandardErrorLogging()
-        let brokers = connection.bootstrapServers
-        let topic = toolSetting(topic, "GEOWORKER_TOPICS_EVENTS", default: "events")
-        let properties = try connection.properties(for: .consumer)
+        let settings = try await connection.configuration(
+            ["topics.events": topic.map(ConfigContent.string)],
+            tool: "geoworker tail"
+        )
+        let brokers = settings.brokers
+        let topic = settings.topics.events
         let configuration = ConsumerConfiguration(
             bootstrapServers: brokers,
             groupID: "geoworker-tail",
-            properties: properties
+            properties: settings.kafkaProperties(for: .consumer)
         )
         let lookup = try Consumer(configuration: configuration, subscription: .partitions([:]))
         let partitions: Int

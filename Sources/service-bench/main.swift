@@ -76,8 +76,8 @@ do {
 let geoworker = ChildProcess.builtExecutable("geoworker")
 guard FileManager.default.isExecutableFile(atPath: geoworker) else { fail("build geoworker first: \(geoworker)") }
 
-func makeTopics(_ prefix: String, partitions: Int = options.partitions) -> InputProcessor.Topics {
-    let topics = InputProcessor.Topics(
+func makeTopics(_ prefix: String, partitions: Int = options.partitions) -> WorkerConfiguration.Topics {
+    let topics = WorkerConfiguration.Topics(
         positions: "\(prefix)-positions",
         commands: "\(prefix)-commands",
         events: "\(prefix)-events",
@@ -117,7 +117,7 @@ func home(of device: Int) -> (latitude: Double, longitude: Double) {
 func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 func trackCommand(
-    _ topics: InputProcessor.Topics,
+    _ topics: WorkerConfiguration.Topics,
     device: Int,
     pin: Int,
     radius: Double,
@@ -138,7 +138,12 @@ func trackCommand(
     return ProducerRecord(topic: topics.commands, key: json(id), value: command.json, timestampMilliseconds: time)
 }
 
-func position(_ topics: InputProcessor.Topics, device: Int, longitudeOffset: Double, at time: Int64) -> ProducerRecord {
+func position(
+    _ topics: WorkerConfiguration.Topics,
+    device: Int,
+    longitudeOffset: Double,
+    at time: Int64
+) -> ProducerRecord {
     let (latitude, longitude) = home(of: device)
     let id = "device-\(device)"
     let text =
@@ -158,7 +163,7 @@ func produceAll(_ records: [ProducerRecord]) {
 }
 
 /// Runs `geoworker run` with `arguments` added, in a group and state directory of its own; returns the process.
-func startWorker(_ topics: InputProcessor.Topics, state: String, _ arguments: [String]) -> BackgroundProcess {
+func startWorker(_ topics: WorkerConfiguration.Topics, state: String, _ arguments: [String]) -> BackgroundProcess {
     do {
         return try BackgroundProcess(
             geoworker,
@@ -392,7 +397,7 @@ func startProbe(topic: String, readsEvents: Bool) -> LatencyProbe {
 /// Produces positions at `options.rate` for `options.seconds`, in 10 ms ticks each stamped with its time:
 /// round 0 far from home (3.7 km east), then home, far, home...: each position after the first crosses its
 /// device's pin. Returns what was sent, how long it took and how many were not delivered.
-func produceSteadily(_ topics: InputProcessor.Topics) -> (sent: Int, seconds: Double, undelivered: Int) {
+func produceSteadily(_ topics: WorkerConfiguration.Topics) -> (sent: Int, seconds: Double, undelivered: Int) {
     let producer = makeProducer(linger: .milliseconds(1))
     let perTick = max(1, options.rate / 100)
     let clock = ContinuousClock()

@@ -9,13 +9,14 @@
 // after the last stored batch, and prints "stored batch k" every 50 batches.
 import Foundation
 import GeoCore
+import Kafka
 import StateStore
 
 guard CommandLine.arguments.count == 2 else {
     FileHandle.standardError.write(Data("usage: state-store-crash-writer DIRECTORY\n".utf8))
     exit(2)
 }
-let key = PartitionKey(topic: "positions", partition: 0)
+let key = TopicPartition("positions", 0)
 do {
     let store = try StateStore(directory: CommandLine.arguments[1])
     var batch = Int64(try store.loadOffsets()[key] ?? 0) / 100
@@ -29,7 +30,6 @@ do {
                     pins: [TrackedPin(pin: pin, membership: batch.isMultiple(of: 2) ? .inside : .outside)],
                     lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_000 + batch, accuracy: 5)
                 ),
-                partition: 0,
                 pinSetChanged: true
             )
         }

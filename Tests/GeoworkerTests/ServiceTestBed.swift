@@ -10,7 +10,7 @@ import Worker
 final class ServiceTestBed: @unchecked Sendable {
     // @unchecked: used from one test at a time; the cluster and the clients are thread-safe themselves.
     let cluster: MockCluster
-    let topics: InputProcessor.Topics
+    let topics: WorkerConfiguration.Topics
     let partitions: Int
     let group = "geoworker-test-\(UUID().uuidString.prefix(8))"
     let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID())").path
@@ -23,7 +23,7 @@ final class ServiceTestBed: @unchecked Sendable {
     init(partitions: Int = 4, brokers: Int = 1) throws {
         cluster = try MockCluster(brokers: brokers, logger: Self.logger)
         let suffix = UUID().uuidString.prefix(8)
-        topics = InputProcessor.Topics(
+        topics = WorkerConfiguration.Topics(
             positions: "positions-\(suffix)",
             commands: "commands-\(suffix)",
             events: "events-\(suffix)",
@@ -212,7 +212,7 @@ final class ServiceTestBed: @unchecked Sendable {
 struct BorderTraffic {
     let devices: Int
     let positionsPerDevice: Int
-    let topics: InputProcessor.Topics
+    let topics: WorkerConfiguration.Topics
     static let start: Int64 = 1_795_300_000_000
 
     func deviceId(_ device: Int) -> String { "device-\(device)" }

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import Kafka
 import StateStore
 import TestSupport
 import Testing
@@ -151,10 +152,10 @@ struct BatchPropertyTests {
     }
 
     /// The next offset of each input partition a batch covered.
-    static func nextOffsets(_ batch: ArraySlice<InputMessage>) -> [PartitionKey: Int64] {
-        var offsets: [PartitionKey: Int64] = [:]
+    static func nextOffsets(_ batch: ArraySlice<InputMessage>) -> [TopicPartition: Int64] {
+        var offsets: [TopicPartition: Int64] = [:]
         for message in batch {
-            let key = PartitionKey(topic: message.origin.topic, partition: message.origin.partition)
+            let key = TopicPartition(message.origin.topic, message.origin.partition)
             offsets[key] = max(offsets[key] ?? 0, message.origin.offset + 1)
         }
         return offsets

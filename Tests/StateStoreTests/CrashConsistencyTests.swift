@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import Kafka
 import StateStore
 import TestSupport
 import Testing
@@ -19,7 +20,7 @@ struct CrashConsistencyTests {
     func killedMidBatch() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let key = PartitionKey(topic: "positions", partition: 0)
+        let key = TopicPartition("positions", 0)
         var lastBatch: Int64 = -1
         // Kill at 30 different moments; each run resumes from what the previous one left.
         var random = SplitMix64(seed: 11)

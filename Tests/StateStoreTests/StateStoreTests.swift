@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import Kafka
 import StateStore
 import Testing
 
@@ -40,32 +41,32 @@ struct StateStoreTests {
             languages: ["fr-BE", "en"],
             country: "BE",
             countryCandidate: "NL",
-            countryCandidateFixes: 1
+            countryCandidateFixes: 1,
+            inputPartition: 3
         )
     }
 
-    @Test("devices, pins (in order, with their announced states) and offsets survive reopening the store")
+    @Test("devices, pins (in order, with their announced states), input partitions and offsets survive reopening")
     func roundTrip() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let full = try Self.truck()
-        let bare = DeviceState(deviceId: "tr\u{fc}ck-\u{1F600}")
-        let offsets: [PartitionKey: Int64] = [
-            PartitionKey(topic: "positions", partition: 3): 1042, PartitionKey(topic: "commands", partition: 3): 7,
+        let bare = DeviceState(deviceId: "tr\u{fc}ck-\u{1F600}", inputPartition: 3)
+        let offsets: [TopicPartition: Int64] = [
+            TopicPartition("positions", 3): 1042, TopicPartition("commands", 3): 7,
         ]
 
         let store = try StateStore(directory: directory)
         try store.commit(
             devices: [
-                DeviceRegistry.ChangedDevice(state: full, partition: 3, pinSetChanged: true),
-                DeviceRegistry.ChangedDevice(state: bare, partition: 3, pinSetChanged: true),
+                DeviceRegistry.ChangedDevice(state: full, pinSetChanged: true),
+                DeviceRegistry.ChangedDevice(state: bare, pinSetChanged: true),
             ],
             offsets: offsets
         )
         let reopened = try StateStore(directory: directory)
         #expect(try reopened.loadDevices() == [full, bare])
         #expect(try reopened.loadOffsets() == offsets)
-        #expect(try reopened.counts() == (devices: 2, pins: 3))
     }
 
     @Test("a later batch replaces what an earlier one wrote; pins are rewritten only when they changed")
@@ -81,18 +82,18 @@ struct StateStoreTests {
             lastFix: Fix(coordinate: center, timestamp: 1, accuracy: nil)
         )
         try store.commit(
-            devices: [.init(state: state, partition: 0, pinSetChanged: true)],
-            offsets: [PartitionKey(topic: "t", partition: 0): 10]
+            devices: [.init(state: state, pinSetChanged: true)],
+            offsets: [TopicPartition("t", 0): 10]
         )
 
         state.lastFix = Fix(coordinate: center, timestamp: 2, accuracy: 3)
         state.pins = []
         try store.commit(
-            devices: [.init(state: state, partition: 0, pinSetChanged: true)],
-            offsets: [PartitionKey(topic: "t", partition: 0): 20]
+            devices: [.init(state: state, pinSetChanged: true)],
+            offsets: [TopicPartition("t", 0): 20]
         )
         #expect(try store.loadDevices() == [state])
-        #expect(try store.loadOffsets() == [PartitionKey(topic: "t", partition: 0): 20])
+        #expect(try store.loadOffsets() == [TopicPartition("t", 0): 20])
     }
 
     @Test("a batch that only moves a device in or out of its pins stores the announced states without the pin set")
@@ -108,12 +109,12 @@ struct StateStoreTests {
                 TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 500))),
             ]
         )
-        try store.commit(devices: [.init(state: state, partition: 0, pinSetChanged: true)], offsets: [:])
+        try store.commit(devices: [.init(state: state, pinSetChanged: true)], offsets: [:])
 
         state.lastFix = Fix(coordinate: center, timestamp: 2, accuracy: 3)
         state.pins[0].membership = .inside
         state.pins[1].membership = .outside
-        try store.commit(devices: [.init(state: state, partition: 0, pinSetChanged: false)], offsets: [:])
+        try store.commit(devices: [.init(state: state, pinSetChanged: false)], offsets: [:])
         #expect(try StateStore(directory: directory).loadDevices() == [state])
     }
 
@@ -128,12 +129,12 @@ struct StateStoreTests {
             TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 500)), membership: .inside),
         ]
         try store.commit(
-            devices: [.init(state: DeviceState(deviceId: "d", pins: pins), partition: 0, pinSetChanged: true)],
+            devices: [.init(state: DeviceState(deviceId: "d", pins: pins), pinSetChanged: true)],
             offsets: [:]
         )
         // The same device as a second apply thread knew it, without the pins (its commands went elsewhere).
         let pinless = DeviceState(deviceId: "d", lastFix: Fix(coordinate: center, timestamp: 5, accuracy: nil))
-        try store.commit(devices: [.init(state: pinless, partition: 1, pinSetChanged: false)], offsets: [:])
+        try store.commit(devices: [.init(state: pinless, pinSetChanged: false)], offsets: [:])
 
         let loaded = try #require(try StateStore(directory: directory).loadDevices().first)
         #expect(loaded.pins.map(\.pin) == pins.map(\.pin))
@@ -157,24 +158,25 @@ struct StateStoreTests {
             pins: [TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 300)), membership: .inside)],
             lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_456, accuracy: nil),
             languages: ["nl-BE"],
-            country: "BE"
+            country: "BE",
+            inputPartition: 1
         )
-        let bare = DeviceState(deviceId: "tr\u{fc}ck-\u{1F600}")
+        let bare = DeviceState(deviceId: "tr\u{fc}ck-\u{1F600}", inputPartition: 3)
 
         let store = try StateStore(directory: directory)
-        #expect(try store.loadStoredDevices().map(\.partition) == [3, 3, 1])
+        #expect(try store.loadDevices().map(\.inputPartition) == [3, 3, 1])
         #expect(try store.loadDevices() == [truck, bare, van])
         #expect(
             try store.loadOffsets() == [
-                PartitionKey(topic: "positions", partition: 3): 1042, PartitionKey(topic: "commands", partition: 3): 7,
-                PartitionKey(topic: "positions", partition: 1): 99, PartitionKey(topic: "commands", partition: 1): 2,
+                TopicPartition("positions", 3): 1042, TopicPartition("commands", 3): 7,
+                TopicPartition("positions", 1): 99, TopicPartition("commands", 1): 2,
             ]
         )
-        #expect(try store.counts() == (devices: 3, pins: 4))
+        #expect(try store.loadDevices().map(\.pins.count) == [3, 0, 1])
 
         // And the migrated store takes new batches.
         van.pins[0].membership = .outside
-        try store.commit(devices: [.init(state: van, partition: 1, pinSetChanged: false)], offsets: [:])
+        try store.commit(devices: [.init(state: van, pinSetChanged: false)], offsets: [:])
         #expect(try StateStore(directory: directory).loadDevices() == [truck, bare, van])
     }
 

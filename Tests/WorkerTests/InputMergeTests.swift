@@ -12,7 +12,7 @@ struct InputMergeTests {
         let timestampMilliseconds: Int64?
     }
 
-    let topics = InputProcessor.Topics(positions: "p", commands: "c", events: "e", deadLetters: "dl")
+    let topics = WorkerConfiguration.Topics(positions: "p", commands: "c", events: "e", deadLetters: "dl")
     let now = ContinuousClock.now
 
     func makeMerge() -> InputMerge<Record> {
@@ -26,8 +26,8 @@ struct InputMergeTests {
 
     func release(_ merge: inout InputMerge<Record>, atEnd: Set<TopicPartition>) -> [String] {
         var released: [String] = []
-        merge.release(atEnd: atEnd, now: now) { record, isCommand, origin in
-            #expect(origin.topic == (isCommand ? "c" : "p"))
+        merge.release(atEnd: atEnd, now: now) { record, kind, origin in
+            #expect(origin.topic == (kind == .commands ? "c" : "p"))
             #expect(origin.partition == record.partition && origin.offset == record.offset)
             released.append("\(origin.topic)\(record.partition)@\(record.offset)")
         }
@@ -37,10 +37,10 @@ struct InputMergeTests {
     @Test("each pair's records come out by timestamp, and the offsets to store are the next after what came out")
     func releasesAndNotesOffsets() {
         var merge = makeMerge()
-        merge.append(Record(partition: 0, offset: 10, timestampMilliseconds: 200), isCommand: false)
-        merge.append(Record(partition: 0, offset: 11, timestampMilliseconds: 400), isCommand: false)
-        merge.append(Record(partition: 0, offset: 5, timestampMilliseconds: 300), isCommand: true)
-        merge.append(Record(partition: 2, offset: 7, timestampMilliseconds: 100), isCommand: false)
+        merge.append(Record(partition: 0, offset: 10, timestampMilliseconds: 200), kind: .positions)
+        merge.append(Record(partition: 0, offset: 11, timestampMilliseconds: 400), kind: .positions)
+        merge.append(Record(partition: 0, offset: 5, timestampMilliseconds: 300), kind: .commands)
+        merge.append(Record(partition: 2, offset: 7, timestampMilliseconds: 100), kind: .positions)
 
         #expect(release(&merge, atEnd: allAtEnd) == ["p0@10", "c0@5", "p0@11", "p2@7"])
         #expect(merge.isEmpty)
@@ -55,7 +55,7 @@ struct InputMergeTests {
     @Test("a pair whose other side has not been fetched holds its records; a revoked pair forgets them")
     func holdsAndForgets() {
         var merge = makeMerge()
-        merge.append(Record(partition: 1, offset: 3, timestampMilliseconds: 100), isCommand: false)
+        merge.append(Record(partition: 1, offset: 3, timestampMilliseconds: 100), kind: .positions)
         // The commands partition of pair 1 has given nothing yet and is not known to be at its end.
         let positionsOnly: Set<TopicPartition> = [TopicPartition("p", 1)]
         #expect(release(&merge, atEnd: positionsOnly).isEmpty)

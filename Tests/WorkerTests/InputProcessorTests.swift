@@ -11,7 +11,7 @@ struct InputProcessorTests {
         func countryName(for code: String) -> String { "France" }
     }
 
-    let topics = InputProcessor.Topics(positions: "p", commands: "c", events: "e", deadLetters: "dl")
+    let topics = WorkerConfiguration.Topics(positions: "p", commands: "c", events: "e", deadLetters: "dl")
 
     func processor() -> InputProcessor {
         let tracker = DeviceTracker(
@@ -27,9 +27,11 @@ struct InputProcessorTests {
         let origin = MessageOrigin(topic: command ? "c" : "p", partition: 0, offset: offset, timestamp: 0)
         func process(key: UnsafeRawBufferPointer?) {
             if let bytes {
-                bytes.withUnsafeBytes { processor.process(value: $0, key: key, isCommand: command, origin: origin) }
+                bytes.withUnsafeBytes {
+                    processor.process(value: $0, key: key, kind: command ? .commands : .positions, origin: origin)
+                }
             } else {
-                processor.process(value: nil, key: key, isCommand: command, origin: origin)
+                processor.process(value: nil, key: key, kind: command ? .commands : .positions, origin: origin)
             }
         }
         if let key { Array(key.utf8).withUnsafeBytes { process(key: $0) } } else { process(key: nil) }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import Worker
+
+@testable import geoworker
 
 @Suite("The demo scenario end to end (mock cluster, real pipeline)")
 struct DemoScenarioTests {

@@ -5,9 +5,9 @@ import Foundation
 ///     2026-11-21T08:37:00Z  truck-17  country.changed     FR -> CH (Switzerland)
 ///
 /// Not on the hot path (tail and demo only), so it reads the CloudEvent with Foundation.
-public enum EventLine {
+enum EventLine {
     /// The line for a CloudEvents JSON value, or a line saying what could not be read.
-    public static func format(_ value: [UInt8]) -> String {
+    static func format(_ value: [UInt8]) -> String {
         guard let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any],
             let type = object["type"] as? String
         else { return "(not a geoworker event: \(String(decoding: value.prefix(120), as: UTF8.self)))" }

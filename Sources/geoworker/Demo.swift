@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
-public import Logging
+import Logging
+import Worker
 
 /// `geoworker demo`: the real pipeline on an embedded Kafka (librdkafka's mock cluster on loopback TCP)
 /// and the bundled sample trace.
@@ -8,19 +9,19 @@ public import Logging
 /// Creates the topics, produces the trace (positions first, then commands, so the timestamp merge has to
 /// put each `track` before the positions that follow it), runs a ``Worker`` until it has caught up, then
 /// reads the events topic and prints one readable line per event.
-public enum Demo {
+enum Demo {
     /// Runs the demo, handing each output line to `print`.
     ///
     /// - Parameter stateDirectory: where the worker keeps its state; a fresh temporary directory by default.
     /// - Returns: the events, as CloudEvents JSON values, in event-time order.
     @discardableResult
-    public static func run(
+    static func run(
         stateDirectory: String? = nil,
         logger: Logger = Logger(label: "geoworker.demo"),
         print: (String) -> Void
     ) async throws -> [[UInt8]] {
         let cluster = try MockCluster(brokers: 1, logger: logger)
-        let topics = InputProcessor.Topics(
+        let topics = WorkerConfiguration.Topics(
             positions: "positions",
             commands: "commands",
             events: "events",
@@ -40,7 +41,7 @@ public enum Demo {
         let reports = await producer.send(ordered).reports()
         await producer.close()
         if let failed = reports.first(where: { !$0.isDelivered }) {
-            throw WorkerError(.delivery, "could not load the trace: \(failed)")
+            throw CommandFailure("geoworker demo: could not load the trace into the embedded Kafka: \(failed)")
         }
         print(
             "demo: embedded Kafka at \(cluster.bootstrapServers); produced \(trace.count) messages of the sample trace"
@@ -79,14 +80,14 @@ public enum Demo {
     /// The bundled trace as records to produce: key = device id, Kafka timestamp = the message's time.
     static func loadTrace() throws -> [ProducerRecord] {
         guard let url = Bundle.module.url(forResource: "demo-trace", withExtension: "jsonl") else {
-            throw WorkerError(.state, "the demo trace is missing from the bundle")
+            throw CommandFailure("geoworker demo: the sample trace (demo-trace.jsonl) is missing from the bundle")
         }
         let text = try String(contentsOf: url, encoding: .utf8)
         return try text.split(separator: "\n").map { line in
             guard let entry = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 let topic = entry["topic"] as? String, let key = entry["key"] as? String,
                 let timestamp = entry["timestamp"] as? Int64, let message = entry["message"]
-            else { throw WorkerError(.state, "bad demo trace line: \(line)") }
+            else { throw CommandFailure("geoworker demo: bad line in the sample trace: \(line)") }
             return ProducerRecord(
                 topic: topic,
                 key: Array(key.utf8),

@@ -1,0 +1,135 @@
+import Kafka
+
+/// The states of the checkpoint pipeline, as a state machine whose transitions return what to do (the
+/// SwiftNIO style): ``CheckpointWriter`` carries the actions out with a thread, a lock and the store, and this
+/// type decides. Pure, so every order of events is tested without Kafka or SQLite.
+///
+/// One checkpoint at a time is with the writing thread: the loop that submits the next one while the
+/// previous is still being written waits (``SubmitAction/waitForWriter``), so the loop is at most one
+/// checkpoint ahead of the disk and checkpoints reach it in the order they were taken. Once a write fails,
+/// nothing later is written (a later checkpoint would cover messages whose events were lost) and every
+/// call reports that first failure. A stop lets the write in hand finish.
+///
+/// Written offsets wait here until the loop takes them (``takeOffsetsToCommit()``) to commit them to the
+/// consumer group on the consumer's own thread.
+///
+/// Room for what comes next: a refused delivery that backs off and retries instead of failing, and
+/// rewinding to the last written checkpoint, are further states beside ``State/failed(_:)``.
+struct CheckpointPipeline {
+    enum State {
+        /// No checkpoint with the writing thread.
+        case idle
+        /// One checkpoint with the writing thread: waiting for its deliveries, or in SQLite.
+        case writing
+        /// A stop came while a checkpoint was being written: it finishes, nothing new starts.
+        case stopping
+        /// Stopped with everything submitted written; the writing thread may end.
+        case stopped
+        /// A write failed; nothing is written from now on.
+        case failed(WorkerError)
+    }
+
+    private(set) var state = State.idle
+    /// The next offset of every input partition as the store holds it: what a restart resumes from.
+    private(set) var storedOffsets: [TopicPartition: Int64]
+    /// Offsets written since the loop last took them for a group commit.
+    private var offsetsToCommit: [TopicPartition: Int64] = [:]
+
+    /// - Parameter storedOffsets: the offsets the store holds at the start.
+    init(storedOffsets: [TopicPartition: Int64]) {
+        self.storedOffsets = storedOffsets
+    }
+
+    enum SubmitAction {
+        /// Hand the checkpoint to the writing thread.
+        case write(CheckpointWriter.Checkpoint)
+        /// The previous checkpoint is still being written: wait for it, then submit again.
+        case waitForWriter
+        /// The checkpoint covers nothing: there is nothing to write.
+        case skip
+        /// An earlier checkpoint failed; this one is dropped.
+        case fail(WorkerError)
+    }
+
+    /// The loop submits a checkpoint.
+    mutating func submit(_ checkpoint: CheckpointWriter.Checkpoint) -> SubmitAction {
+        switch state {
+        case .idle:
+            guard !checkpoint.isEmpty else { return .skip }
+            state = .writing
+            return .write(checkpoint)
+        case .writing:
+            return .waitForWriter
+        case .failed(let error):
+            return .fail(error)
+        case .stopping, .stopped:
+            preconditionFailure("checkpoint submitted to a stopped CheckpointWriter")
+        }
+    }
+
+    enum WaitAction {
+        /// Everything submitted is written.
+        case done
+        /// A checkpoint is still being written.
+        case waitForWriter
+        /// A write failed.
+        case fail(WorkerError)
+    }
+
+    /// Someone waits until everything submitted is written.
+    func waitUntilWritten() -> WaitAction {
+        switch state {
+        case .idle, .stopped: .done
+        case .writing, .stopping: .waitForWriter
+        case .failed(let error): .fail(error)
+        }
+    }
+
+    /// The writing thread finished a checkpoint: its offsets, or why it could not be written. Waiters are
+    /// woken whatever the result.
+    mutating func writeFinished(_ result: Result<[TopicPartition: Int64], WorkerError>) {
+        switch (state, result) {
+        case (.writing, .success(let offsets)), (.stopping, .success(let offsets)):
+            storedOffsets.merge(offsets) { $1 }
+            offsetsToCommit.merge(offsets) { $1 }
+            if case .stopping = state { state = .stopped } else { state = .idle }
+        case (.writing, .failure(let error)), (.stopping, .failure(let error)):
+            state = .failed(error)
+        case (.idle, _), (.stopped, _), (.failed, _):
+            preconditionFailure("a write finished that was never started")
+        }
+    }
+
+    enum StopAction {
+        /// Nothing is being written: end the writing thread.
+        case stopThread
+        /// A checkpoint is being written: wait for it, then stop again.
+        case waitForWriter
+    }
+
+    /// The worker stops the pipeline.
+    mutating func stop() -> StopAction {
+        switch state {
+        case .idle:
+            state = .stopped
+            return .stopThread
+        case .writing, .stopping:
+            state = .stopping
+            return .waitForWriter
+        case .stopped, .failed:
+            return .stopThread
+        }
+    }
+
+    /// The offsets written since the last call, for the loop to commit to the group; forgets them.
+    mutating func takeOffsetsToCommit() -> [TopicPartition: Int64] {
+        defer { offsetsToCommit = [:] }
+        return offsetsToCommit
+    }
+
+    /// The failure that stopped the writing, if any.
+    var failure: WorkerError? {
+        if case .failed(let error) = state { return error }
+        return nil
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import GeoCore
+import Kafka
+
+/// The worker's devices split among its apply threads (``WorkerConfiguration/applyThreads``): one
+/// ``DeviceShard`` each, placed by ``DeviceRouting``.
+///
+/// The loop hands each message its merge releases to ``enqueue(_:kind:origin:)`` in merge order, then lets
+/// every shard with messages apply them at once (``applyPending(producer:)``) and waits for all of them,
+/// so that checkpoints, revocations and the caught-up check see no shard in the middle of a batch.
+struct DeviceShards {
+    private let shards: [DeviceShard]
+    let routing: DeviceRouting
+
+    /// - Parameters:
+    ///   - states: the stored devices; each goes to the shard its messages will go to, whatever the
+    ///     thread count was when it was stored.
+    ///   - makeProcessor: the processor of one shard, holding the given devices.
+    init(
+        states: [DeviceState],
+        routing: DeviceRouting,
+        makeProcessor: ([DeviceState]) -> InputProcessor
+    ) {
+        var placed = Array(repeating: [DeviceState](), count: routing.shardCount)
+        for state in states { placed[routing.shard(ofDevice: state.deviceId)].append(state) }
+        self.routing = routing
+        self.shards = placed.map { DeviceShard(processor: makeProcessor($0)) }
+    }
+
+    var count: Int { shards.count }
+
+    /// Queues a released message on its device's shard.
+    func enqueue(_ record: ConsumerRecord, kind: InputKind, origin: MessageOrigin) {
+        let route = record.withKey { key in
+            record.withValue { value in routing.route(key: key, value: value, kind: kind) }
+        }
+        shards[route.shard].enqueue(record, kind: kind, origin: origin, decoded: route.decoded)
+    }
+
+    /// Lets every shard with messages apply them and send the results, on up to ``count`` threads at once
+    /// (this one included); returns when all are done.
+    func applyPending(producer: Producer) {
+        let busy = shards.filter(\.hasPending)
+        // concurrentPerform runs a single iteration on the calling thread, with no hand-off.
+        DispatchQueue.concurrentPerform(iterations: busy.count) { index in
+            busy[index].applyPending(producer: producer)
+        }
+    }
+
+    /// Adds what every shard sent and changed since the last call, and forgets it.
+    func takeCheckpoint(into checkpoint: inout CheckpointWriter.Checkpoint) {
+        for shard in shards { shard.takeCheckpoint(into: &checkpoint) }
+    }
+
+    /// What has been processed so far, over all shards.
+    var counters: ProcessingCounters {
+        shards.reduce(into: ProcessingCounters()) { $0 += $1.processor.counters }
+    }
+
+    /// How many devices and tracked pins the shards hold.
+    var holdings: (devices: Int, pins: Int) {
+        shards.reduce(into: (devices: 0, pins: 0)) {
+            $0.devices += $1.processor.registry.count
+            $0.pins += $1.processor.registry.pinCount
+        }
+    }
+}

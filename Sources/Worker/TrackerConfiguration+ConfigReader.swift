@@ -1,0 +1,34 @@
+public import Configuration
+public import GeoCore
+
+extension TrackerConfiguration {
+    /// Reads `maxPinsPerDevice`, `maxAccuracyMeters`, `assumedAccuracyMeters` and `countryConfirmations`
+    /// (under `tracker.` for the executable); each falls back to the default documented on the property.
+    ///
+    /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable.
+    public init(config: ConfigReader) throws(WorkerError) {
+        let defaults = Self()
+        self.init(
+            maximumPinsPerDevice: try config.integer(
+                "maxPinsPerDevice",
+                default: defaults.maximumPinsPerDevice,
+                in: 1...10_000
+            ),
+            maximumAccuracy: try config.number(
+                "maxAccuracyMeters",
+                default: defaults.maximumAccuracy,
+                in: 1...1_000_000
+            ),
+            assumedAccuracy: try config.number(
+                "assumedAccuracyMeters",
+                default: defaults.assumedAccuracy,
+                in: 0...10_000
+            ),
+            countryConfirmations: try config.integer(
+                "countryConfirmations",
+                default: defaults.countryConfirmations,
+                in: 1...100
+            )
+        )
+    }
+}

@@ -1,0 +1,34 @@
+import Configuration
+import Logging
+import Worker
+
+extension RunConfiguration {
+    /// Reads `logLevel` (trace, debug, info, notice, warning, error, critical), `shutdownTimeoutMs`, the
+    /// worker's keys (`WorkerConfiguration(config:)`) and the operations port's under `http.`.
+    ///
+    /// - Throws: `WorkerError` (`configuration`) naming the key of a value that is set but unusable.
+    init(config: ConfigReader) throws(WorkerError) {
+        let defaults = Self()
+        let levelName = try config.text("logLevel", default: defaults.logLevel.rawValue)
+        guard let logLevel = Logger.Level(rawValue: levelName) else {
+            throw WorkerError(
+                .configuration,
+                "logLevel must be one of trace, debug, info, notice, warning, error, critical (got \"\(levelName)\")"
+            )
+        }
+        self.init(
+            logLevel: logLevel,
+            shutdownTimeout: .milliseconds(
+                try config.integer(
+                    "shutdownTimeoutMs",
+                    default: defaults.shutdownTimeout.wholeMilliseconds,
+                    in: 100...3_600_000
+                )
+            ),
+            worker: try WorkerConfiguration(config: config),
+            http: try config.settings(under: "http") { config throws(WorkerError) in
+                try OperationsServer.Configuration(config: config)
+            }
+        )
+    }
+}

@@ -1,0 +1,46 @@
+import Configuration
+import Foundation
+import SystemPackage
+
+/// Where every command reads its settings from, first match wins: its flags, then the `GEOWORKER_*`
+/// environment variables, then the JSON config file (`--config`, else `GEOWORKER_CONFIG`).
+///
+/// Every command reads the same keys, so `geoworker tail` finds the topic and brokers `geoworker run` uses
+/// from the same environment or file.
+enum Settings {
+    /// The reader for a command with these flags.
+    ///
+    /// - Parameters:
+    ///   - flags: the command's flags by setting key (`topics.events`, ...), nil where the flag is not given.
+    ///   - secretKeys: keys whose values are secrets (never logged).
+    ///   - configFile: `--config`, if given.
+    /// - Throws: `CommandFailure` when the config file cannot be read.
+    static func reader(
+        flags: [String: ConfigContent?],
+        secretKeys: Set<String> = ["kafka"],
+        configFile: String? = nil
+    ) async throws -> ConfigReader {
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        for case (let key, let content?) in flags {
+            values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(
+                content,
+                isSecret: secretKeys.contains(key)
+            )
+        }
+        let environment = EnvironmentVariablesProvider(
+            secretsSpecifier: .specific(Set(secretKeys.map { "GEOWORKER_" + $0.uppercased() }))
+        )
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "flags", values: values),
+            environment.prefixKeys(with: "geoworker"),
+        ]
+        if let file = configFile ?? ProcessInfo.processInfo.environment["GEOWORKER_CONFIG"] {
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
+            } catch {
+                throw CommandFailure("config file \(file): \(error)")
+            }
+        }
+        return ConfigReader(providers: providers)
+    }
+}

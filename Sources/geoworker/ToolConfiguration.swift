@@ -1,0 +1,31 @@
+import Worker
+
+/// What the operator's tools (`geoworker tail`, `geoworker pins`) read: how to reach Kafka, the topics and
+/// the state directory, under the same keys as `geoworker run`, so that they find what the worker uses.
+struct ToolConfiguration: Sendable {
+    /// Kafka bootstrap servers. Default: `localhost:9092`.
+    var brokers: String
+    /// Raw librdkafka properties (SASL/SSL); `consumer.`/`producer.` prefixes as for the worker. Never logged.
+    var kafkaProperties: [String: String]
+    /// The topics; `tail` reads `events`, `pins track` and `pins untrack` write to `commands`.
+    var topics: WorkerConfiguration.Topics
+    /// The worker's state directory, which `pins list` reads. Default: `./geoworker-state`.
+    var stateDirectory: String
+
+    init(
+        brokers: String = WorkerConfiguration().brokers,
+        kafkaProperties: [String: String] = [:],
+        topics: WorkerConfiguration.Topics = WorkerConfiguration.Topics(),
+        stateDirectory: String = WorkerConfiguration().stateDirectory
+    ) {
+        self.brokers = brokers
+        self.kafkaProperties = kafkaProperties
+        self.topics = topics
+        self.stateDirectory = stateDirectory
+    }
+
+    /// The `kafkaProperties` for one client.
+    func kafkaProperties(for client: WorkerConfiguration.KafkaClient) -> [String: String] {
+        WorkerConfiguration.kafkaProperties(kafkaProperties, for: client)
+    }
+}

@@ -1,0 +1,44 @@
+import Testing
+
+@testable import geoworker
+
+/// The line an operator reads for each event (`geoworker tail`, the demo).
+@Suite("Event lines")
+struct EventLineTests {
+    func line(_ json: String) -> String { EventLine.format(Array(json.utf8)) }
+
+    @Test("each event type reads as a sentence: time, device, type, what happened")
+    func types() {
+        #expect(
+            line(
+                #"{"type":"geofence.entered","time":"2026-11-21T08:37:00Z","subject":"truck-17","data":{"pin":{"id":"exit-23","title":"Exit 23"},"distanceMeters":41.6,"initial":true}}"#
+            )
+                == "2026-11-21T08:37:00Z  truck-17    geofence.entered     Exit 23 (exit-23), 42 m from its centre, already inside when tracked"
+        )
+        #expect(
+            line(
+                #"{"type":"geofence.exited","time":"t","subject":"van","data":{"pin":{"id":"depot"},"distanceMeters":250}}"#
+            ) == "t  van         geofence.exited      depot, 250 m from its centre"
+        )
+        #expect(
+            line(
+                #"{"type":"country.changed","time":"t","subject":"truck-17","data":{"from":"FR","to":"CH","countryName":"Switzerland"}}"#
+            ) == "t  truck-17    country.changed      FR -> CH (Switzerland)"
+        )
+        #expect(
+            line(#"{"type":"country.changed","time":"t","subject":"d","data":{"from":null,"to":"BE"}}"#)
+                == "t  d           country.changed      (first fix) -> BE (BE)"
+        )
+        #expect(
+            line(
+                #"{"type":"language.suggested","time":"t","subject":"d","data":{"countryCode":"CH","language":"fr-CH","alternatives":["de-CH","it-CH"],"basis":"device-language"}}"#
+            ) == "t  d           language.suggested   fr-CH for CH (device-language; also de-CH, it-CH)"
+        )
+    }
+
+    @Test("a value that is not a geoworker event says so, with its start")
+    func notAnEvent() {
+        #expect(line("hello") == "(not a geoworker event: hello)")
+        #expect(line(#"{"no":"type"}"#).hasPrefix("(not a geoworker event: "))
+    }
+}

@@ -1,0 +1,136 @@
+import Configuration
+import GeoCore
+import TestSupport
+import Testing
+import Worker
+
+/// Reading the worker's settings in process: the defaults, every key, and a value that is set but unusable.
+@Suite("Worker configuration")
+struct WorkerConfigurationTests {
+    @Test("nothing set: the documented defaults")
+    func defaults() throws {
+        let configuration = try WorkerConfiguration(config: ConfigReader.inMemory([:]))
+        #expect(configuration.brokers == "localhost:9092")
+        #expect(
+            configuration.topics
+                == WorkerConfiguration.Topics(
+                    positions: "positions",
+                    commands: "commands",
+                    events: "events",
+                    deadLetters: "geoworker-dead-letters"
+                )
+        )
+        #expect(configuration.groupID == "geoworker")
+        #expect(configuration.stateDirectory == "./geoworker-state")
+        #expect(configuration.mergeWait == .milliseconds(200))
+        #expect(configuration.checkpointInterval == .seconds(1))
+        #expect(configuration.maximumBatch == 10_000)
+        #expect(configuration.applyThreads == WorkerConfiguration.defaultApplyThreads)
+        #expect(!configuration.untilCaughtUp)
+        #expect(configuration.coastalTolerance == 22_224)
+        #expect(configuration.tracker == TrackerConfiguration())
+        #expect(configuration.kafkaProperties.isEmpty)
+    }
+
+    @Test("every key is read, the nested ones through their scopes")
+    func everyKey() throws {
+        let configuration = try WorkerConfiguration(
+            config: ConfigReader.inMemory([
+                "brokers": "kafka-1:9092,kafka-2:9092",
+                "topics.positions": "fleet.positions", "topics.commands": "fleet.commands",
+                "topics.events": "fleet.events", "topics.deadLetters": "fleet.dlq",
+                "groupId": "fleet-workers", "stateDir": "/var/lib/geoworker",
+                "mergeWaitMs": 50, "checkpointIntervalMs": 2_500, "maxBatch": 500, "applyThreads": 3,
+                "untilCaughtUp": true, "coastalToleranceMeters": 0,
+                "tracker.maxPinsPerDevice": 7, "tracker.maxAccuracyMeters": 250,
+                "tracker.assumedAccuracyMeters": 15, "tracker.countryConfirmations": 3,
+                "kafka": ConfigValue(
+                    .stringArray(["security.protocol=SASL_SSL", "sasl.password=a=b"]),
+                    isSecret: true
+                ),
+            ])
+        )
+        #expect(configuration.brokers == "kafka-1:9092,kafka-2:9092")
+        #expect(
+            configuration.topics
+                == WorkerConfiguration.Topics(
+                    positions: "fleet.positions",
+                    commands: "fleet.commands",
+                    events: "fleet.events",
+                    deadLetters: "fleet.dlq"
+                )
+        )
+        #expect(configuration.groupID == "fleet-workers")
+        #expect(configuration.stateDirectory == "/var/lib/geoworker")
+        #expect(configuration.mergeWait == .milliseconds(50))
+        #expect(configuration.checkpointInterval == .milliseconds(2_500))
+        #expect(configuration.maximumBatch == 500)
+        #expect(configuration.applyThreads == 3)
+        #expect(configuration.untilCaughtUp)
+        #expect(configuration.coastalTolerance == 0)
+        #expect(
+            configuration.tracker
+                == TrackerConfiguration(
+                    maximumPinsPerDevice: 7,
+                    maximumAccuracy: 250,
+                    assumedAccuracy: 15,
+                    countryConfirmations: 3
+                )
+        )
+        #expect(configuration.kafkaProperties == ["security.protocol": "SASL_SSL", "sasl.password": "a=b"])
+    }
+
+    @Test(
+        "a value that is set but unusable is refused, naming its whole key",
+        arguments: [
+            ("applyThreads", ConfigValue("many"), "applyThreads must be an integer (got \"many\")"),
+            ("applyThreads", 0, "applyThreads must be in 1...256 (got 0)"),
+            ("untilCaughtUp", "perhaps", "untilCaughtUp must be true or false"),
+            ("topics.events", "", "topics.events must not be empty"),
+            ("tracker.maxAccuracyMeters", -1, "tracker.maxAccuracyMeters must be in 1.0...1000000.0"),
+            ("kafka", ConfigValue(.stringArray(["=hunter2"]), isSecret: true), "KEY=VALUE"),
+        ] as [(AbsoluteConfigKey, ConfigValue, String)]
+    )
+    func unusable(key: AbsoluteConfigKey, value: ConfigValue, message: String) throws {
+        let error = try #require(throws: WorkerError.self) {
+            try WorkerConfiguration(config: ConfigReader.inMemory([key: value]))
+        }
+        #expect(error.code == .configuration)
+        #expect(error.message.contains(message), "\(error.message)")
+        #expect(!error.message.contains("hunter2"), "a Kafka property's value may be a password")
+    }
+
+    @Test("the operations port: defaults, both keys, and a port out of range")
+    func operationsPort() throws {
+        #expect(try OperationsServer.Configuration(config: ConfigReader.inMemory([:])).port == 8080)
+        #expect(try OperationsServer.Configuration(config: ConfigReader.inMemory([:])).host == "0.0.0.0")
+        let set = try OperationsServer.Configuration(
+            config: ConfigReader.inMemory(["host": "127.0.0.1", "port": 9_100])
+        )
+        #expect(set.host == "127.0.0.1" && set.port == 9_100)
+        #expect(throws: WorkerError.self) {
+            try OperationsServer.Configuration(config: ConfigReader.inMemory(["port": 70_000]))
+        }
+    }
+
+    @Test("unprefixed Kafka properties go to both clients; a client's prefix sends one to it alone and wins")
+    func kafkaPropertiesPerClient() {
+        let configuration = WorkerConfiguration(kafkaProperties: [
+            "security.protocol": "SASL_SSL",
+            "consumer.fetch.wait.max.ms": "5",
+            "producer.linger.ms": "20",
+            "producer.security.protocol": "SSL",
+            "sasl.password": "a=b",
+        ])
+        #expect(
+            configuration.kafkaProperties(for: .consumer) == [
+                "security.protocol": "SASL_SSL", "fetch.wait.max.ms": "5", "sasl.password": "a=b",
+            ]
+        )
+        #expect(
+            configuration.kafkaProperties(for: .producer) == [
+                "security.protocol": "SSL", "linger.ms": "20", "sasl.password": "a=b",
+            ]
+        )
+    }
+}
