@@ -128,7 +128,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "kafka-bench",
-            dependencies: ["Kafka", "CRdKafka", "BenchSupport"],
+            dependencies: ["Kafka", "CRdKafka", "BenchSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift
         ),
         // Raw librdkafka consumption, the reference the benchmarks measure against.
@@ -136,7 +136,10 @@ let package = Package(
         // The service end to end: `geoworker run --until-caught-up` next to raw librdkafka, and latency.
         .executableTarget(
             name: "service-bench",
-            dependencies: ["Kafka", "Worker", "GeoCore", "BenchSupport", "TestSupport"],
+            dependencies: [
+                "Kafka", "Worker", "GeoCore", "BenchSupport", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(
@@ -147,13 +150,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka", "TestSupport"],
+            dependencies: ["Kafka", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift
         ),
         .testTarget(
@@ -164,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountriesTests",
-            dependencies: ["Countries", "GeoCore"],
+            dependencies: ["Countries", "GeoCore", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift
         ),

@@ -135,6 +135,7 @@ public final class Worker: @unchecked Sendable {
         let consumer = clients.consumer
         let holdings = shards.holdings
         metrics.recordHoldings(holdings)
+        if stopRequested.load(ordering: .acquiring) { _ = lifecycle.stopRequested() }
         var next = lifecycle.clientsReady()
         health.enter(lifecycle.phase)
         logger.info(
