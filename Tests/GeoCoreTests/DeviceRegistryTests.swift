@@ -25,6 +25,10 @@ struct DeviceRegistryTests {
         let changes = registry.takeChanges()
         #expect(changes.count == ids.count)
         #expect(changes.map(\.state.deviceId) == ids, "each changed device once, in the order it first changed")
+        #expect(
+            changes.map(\.state.inputPartition) == ids.indices.map { Int32($0 % 8) },
+            "each device's state names the partition its messages arrive on"
+        )
         for (index, id) in ids.enumerated() where index.isMultiple(of: 97) {
             let state = registry.state(of: id)
             #expect(state?.lastFix?.coordinate == Coordinate(latitude: Double(index % 90), longitude: 1))
