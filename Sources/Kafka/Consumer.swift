@@ -43,9 +43,19 @@ public final class Consumer: Sendable {
         let state = ConsumerState()
         self.state = state
         self.logger = logger
-        let context = ClientContext(logger: logger) { handle, err, partitions in
-            state.rebalance(handle: handle, err: err, partitions: partitions, handler: rebalanceHandler, logger: logger)
-        }
+        let context = ClientContext(
+            logger: logger,
+            rebalance: { handle, err, partitions in
+                state.rebalance(
+                    handle: handle,
+                    err: err,
+                    partitions: partitions,
+                    handler: rebalanceHandler,
+                    logger: logger
+                )
+            },
+            committed: { state.didCommit($0) }
+        )
         self.handle = try KafkaHandle(
             kind: RD_KAFKA_CONSUMER,
             properties: configuration.librdkafkaProperties,
@@ -144,7 +154,9 @@ public final class Consumer: Sendable {
         guard !offsets.isEmpty else { return }
         let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        try Self.check(rd_kafka_commit(handle.pointer, list, 0), list: list, operation: "commit offsets")
+        let err = rd_kafka_commit(handle.pointer, list, 0)
+        if err == RD_KAFKA_RESP_ERR_NO_ERROR { state.didCommit(list) }
+        try Self.check(err, list: list, operation: "commit offsets")
     }
 
     /// Sends a commit of `offsets` (the next offset to read, per partition) to the consumer group and returns
@@ -219,6 +231,11 @@ public final class Consumer: Sendable {
         defer { rd_kafka_topic_partition_list_destroy(list) }
         return Set(TopicPartition.array(from: list))
     }
+
+    /// The offsets the group coordinator has acknowledged from this consumer's commits, per partition, since
+    /// the partition was last assigned: what the group is known to hold. A commit refused (during a rebalance,
+    /// say) leaves a partition's entry as it was, so the caller can tell what still needs committing.
+    public var acknowledgedCommits: [TopicPartition: Int64] { state.acknowledgedCommits }
 
     /// The assigned partitions that have been read to their end, with nothing read from them since.
     public var partitionsAtEnd: Set<TopicPartition> { state.partitionsAtEnd }
@@ -375,17 +392,19 @@ public final class Consumer: Sendable {
     }
 }
 
-/// librdkafka's answer to an offset commit, run inside a poll on the polling thread: a refused commit of
-/// ``Consumer/commitInBackground(_:)`` reaches nobody else, so it is logged here (synchronous commits throw).
+/// librdkafka's answer to an offset commit, run inside a poll on the polling thread: what was accepted goes
+/// into ``Consumer/acknowledgedCommits``; a refused commit of ``Consumer/commitInBackground(_:)`` reaches
+/// nobody else, so it is logged here (synchronous commits throw).
 private func offsetCommitCallback(
     handle: OpaquePointer?,
     err: rd_kafka_resp_err_t,
     offsets: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,
     opaque: UnsafeMutableRawPointer?
 ) {
+    guard let context = ClientContext.of(handle) else { return }
+    if err == RD_KAFKA_RESP_ERR_NO_ERROR, let offsets { context.committed?(offsets) }
     // Nothing to commit is not a failure.
-    guard err != RD_KAFKA_RESP_ERR_NO_ERROR, err != RD_KAFKA_RESP_ERR__NO_OFFSET, let context = ClientContext.of(handle)
-    else { return }
+    guard err != RD_KAFKA_RESP_ERR_NO_ERROR, err != RD_KAFKA_RESP_ERR__NO_OFFSET else { return }
     context.logger.debug("Group offset commit refused", metadata: ["kafka.error": "\(KafkaError(err))"])
 }
 

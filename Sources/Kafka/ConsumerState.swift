@@ -32,6 +32,7 @@ final class ConsumerState: Sendable {
     }
 
     private let tracker = Mutex(EndTracker())
+    private let acknowledged = Mutex<[TopicPartition: Int64]>([:])
 
     var partitionsAtEnd: Set<TopicPartition> { tracker.withLock { Set($0.atEnd.values) } }
 
@@ -39,10 +40,24 @@ final class ConsumerState: Sendable {
         tracker.withLock { body(&$0) }
     }
 
-    /// Forgets the end state of partitions the consumer no longer holds (or holds anew).
+    /// Offsets the group coordinator acknowledged, per partition (see ``Consumer/acknowledgedCommits``).
+    var acknowledgedCommits: [TopicPartition: Int64] { acknowledged.withLock { $0 } }
+
+    /// Records the partitions of a commit's answer that the coordinator accepted.
+    func didCommit(_ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
+        let accepted = TopicPartition.offsets(from: list).filter { $0.2 == RD_KAFKA_RESP_ERR_NO_ERROR && $0.1 >= 0 }
+        guard !accepted.isEmpty else { return }
+        acknowledged.withLock { offsets in
+            for (partition, offset, _) in accepted { offsets[partition] = offset }
+        }
+    }
+
+    /// Forgets the end state and the acknowledged commits of partitions the consumer no longer holds (or
+    /// holds anew: meanwhile another member may have committed).
     func forget(_ partitions: [TopicPartition]) {
         let forgotten = Set(partitions)
         tracker.withLock { $0.atEnd = $0.atEnd.filter { !forgotten.contains($0.value) } }
+        acknowledged.withLock { $0 = $0.filter { !forgotten.contains($0.key) } }
     }
 
     /// Carries out a rebalance: the owner's hooks, then librdkafka's (incremental) assign or unassign.

@@ -108,16 +108,20 @@ final class ClientContext: Sendable {
     /// The consumer's rebalance handling, called from inside a poll on the polling thread.
     let rebalance:
         (@Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
+    /// The consumer's record of the broker's answer to an offset commit, called from inside a poll.
+    let committed: (@Sendable (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
 
     init(
         logger: Logger,
         rebalance: (
             @Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) ->
                 Void
-        )? = nil
+        )? = nil,
+        committed: (@Sendable (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)? = nil
     ) {
         self.logger = logger
         self.rebalance = rebalance
+        self.committed = committed
     }
 
     static func of(_ handle: OpaquePointer?) -> ClientContext? {

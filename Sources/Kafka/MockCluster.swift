@@ -82,4 +82,22 @@ public final class MockCluster: @unchecked Sendable {
         let err = rd_kafka_mock_broker_set_up(cluster, id)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "bring broker \(id) up") }
     }
+
+    /// Kafka protocol requests the mock cluster can be told to refuse (their ApiKey).
+    public enum Request: Int16, Sendable {
+        case produce = 0
+        case offsetCommit = 8
+    }
+
+    /// Makes the next `count` requests of one kind fail with `error`, whichever broker they reach, as a real
+    /// cluster refuses them (an authorization failure, a rebalance in progress).
+    public func refuseNext(_ count: Int, _ request: Request, with error: KafkaError.Code) {
+        let errors = [rd_kafka_resp_err_t](repeating: rd_kafka_resp_err_t(error.rawValue), count: count)
+        rd_kafka_mock_push_request_errors_array(cluster, request.rawValue, count, errors)
+    }
+
+    /// Forgets the refusals of one kind of request not yet used up.
+    public func stopRefusing(_ request: Request) {
+        rd_kafka_mock_clear_request_errors(cluster, request.rawValue)
+    }
 }

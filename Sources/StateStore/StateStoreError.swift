@@ -13,6 +13,8 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
         public static let migrate = Code("migrate")
         public static let read = Code("read")
         public static let write = Code("write")
+        /// Another process holds the state directory (``StateDirectoryLock``).
+        public static let lock = Code("lock")
     }
 
     public let code: Code

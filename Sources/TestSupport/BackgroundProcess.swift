@@ -31,6 +31,9 @@ public final class BackgroundProcess: @unchecked Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// The program's process id.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     /// Sends `signal` (SIGTERM, SIGKILL, ...) if the program still runs.
     public func send(_ signal: Int32) {
         if process.isRunning { kill(process.processIdentifier, signal) }

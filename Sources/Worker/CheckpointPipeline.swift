@@ -10,9 +10,6 @@ import Kafka
 /// nothing later is written (a later checkpoint would cover messages whose events were lost) and every
 /// call reports that first failure. A stop lets the write in hand finish.
 ///
-/// Written offsets wait here until the loop takes them (``takeOffsetsToCommit()``) to commit them to the
-/// consumer group on the consumer's own thread.
-///
 /// Room for what comes next: a refused delivery that backs off and retries instead of failing, and
 /// rewinding to the last written checkpoint, are further states beside ``State/failed(_:)``.
 struct CheckpointPipeline {
@@ -32,8 +29,6 @@ struct CheckpointPipeline {
     private(set) var state = State.idle
     /// The next offset of every input partition as the store holds it: what a restart resumes from.
     private(set) var storedOffsets: [TopicPartition: Int64]
-    /// Offsets written since the loop last took them for a group commit.
-    private var offsetsToCommit: [TopicPartition: Int64] = [:]
 
     /// - Parameter storedOffsets: the offsets the store holds at the start.
     init(storedOffsets: [TopicPartition: Int64]) {
@@ -91,7 +86,6 @@ struct CheckpointPipeline {
         switch (state, result) {
         case (.writing, .success(let offsets)), (.stopping, .success(let offsets)):
             storedOffsets.merge(offsets) { $1 }
-            offsetsToCommit.merge(offsets) { $1 }
             if case .stopping = state { state = .stopped } else { state = .idle }
         case (.writing, .failure(let error)), (.stopping, .failure(let error)):
             state = .failed(error)
@@ -119,12 +113,6 @@ struct CheckpointPipeline {
         case .stopped, .failed:
             return .stopThread
         }
-    }
-
-    /// The offsets written since the last call, for the loop to commit to the group; forgets them.
-    mutating func takeOffsetsToCommit() -> [TopicPartition: Int64] {
-        defer { offsetsToCommit = [:] }
-        return offsetsToCommit
     }
 
     /// The failure that stopped the writing, if any.

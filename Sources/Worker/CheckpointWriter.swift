@@ -9,8 +9,8 @@ import StateStore
 /// A checkpoint is written only once every record sent before it was taken has been delivered; then its
 /// changed devices and next input offsets go into one transaction. That is the processing guarantee of
 /// docs/ARCHITECTURE.md, unchanged by the move to another thread: the stored state never covers a message
-/// whose events are not delivered. The offsets written then wait for the loop to commit them to the consumer
-/// group (``takeOffsetsToCommit()``), on the consumer's thread.
+/// whose events are not delivered. The loop commits what the store holds to the consumer group itself, on the
+/// consumer's thread (``storedOffsets``).
 ///
 /// What may happen when is decided by ``CheckpointPipeline``; this type carries its actions out.
 final class CheckpointWriter: @unchecked Sendable {
@@ -89,13 +89,6 @@ final class CheckpointWriter: @unchecked Sendable {
             case .fail(let error): throw error
             }
         }
-    }
-
-    /// The offsets written since the last call, for a group commit; forgets them.
-    func takeOffsetsToCommit() -> [TopicPartition: Int64] {
-        condition.lock()
-        defer { condition.unlock() }
-        return pipeline.takeOffsetsToCommit()
     }
 
     /// Lets the checkpoint in hand finish, then ends the writing thread.

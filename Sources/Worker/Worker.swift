@@ -16,8 +16,8 @@ import Synchronization
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
 /// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
 /// the ``CheckpointWriter``, which waits for every record it covers to be delivered, then writes the devices
-/// and offsets in one SQLite transaction while the loop goes on; the loop then commits the written offsets to
-/// the consumer group. SQLite is the source of truth for where to resume: on assignment each partition starts
+/// and offsets in one SQLite transaction while the loop goes on; at each checkpoint the loop commits to the
+/// consumer group the stored offsets it has not acknowledged yet. SQLite is the source of truth for where to resume: on assignment each partition starts
 /// at its stored offset. A crash replays at most what came after the last written checkpoint, re-emitting
 /// the same events with the same ids. Where the worker is in its life is ``WorkerLifecycle``'s to say.
 public final class Worker: @unchecked Sendable {
@@ -35,6 +35,8 @@ public final class Worker: @unchecked Sendable {
     /// The partition pairs' merges, and the next offsets of what they released since the last checkpoint.
     private var merge: InputMerge<ConsumerRecord>
     private let checkpoints: CheckpointWriter
+    /// This process's claim on the state directory, for the worker's life.
+    private let directoryLock: StateDirectoryLock
     /// The consumer, while ``run()`` has one: the revoke hook commits with it.
     private var consumer: Consumer?
     /// How long a pair waits for a side that has given nothing since the assignment (see
@@ -71,6 +73,7 @@ public final class Worker: @unchecked Sendable {
         }
         let states: [DeviceState]
         do {
+            directoryLock = try StateDirectoryLock(directory: configuration.stateDirectory)
             let store = try StateStore(directory: configuration.stateDirectory)
             checkpoints = CheckpointWriter(store: store, storedOffsets: try store.loadOffsets())
             states = try store.loadDevices()
@@ -176,7 +179,6 @@ public final class Worker: @unchecked Sendable {
                 try checkpoint(consumer)
                 lastCheckpoint = clock.now
             }
-            commitWrittenOffsets(consumer)
             if stopRequested.load(ordering: .acquiring) {
                 next = lifecycle.stopRequested()
             } else if configuration.untilCaughtUp && merge.isEmpty && consumer.hasReachedEndOfAssignment {
@@ -187,7 +189,7 @@ public final class Worker: @unchecked Sendable {
         guard case .finish(let caughtUp) = next else { return }
         try checkpoint(consumer)
         try checkpoints.waitUntilWritten()
-        commitWrittenOffsets(consumer, waitForAnswer: true)
+        commitStoredOffsets(of: consumer.assignment, consumer, waitForAnswer: true)
         lifecycle.finished()
         health.enter(lifecycle.phase)
         if caughtUp {
@@ -206,12 +208,14 @@ public final class Worker: @unchecked Sendable {
 
     // MARK: Checkpoint hand-off
 
-    /// Takes a checkpoint, hands it to the writer (which first finishes the previous one), and records lag
-    /// and holdings.
+    /// Takes a checkpoint and hands it to the writer (which first finishes the previous one); commits what the
+    /// store holds and the group does not yet; records lag and holdings.
     private func checkpoint(_ consumer: Consumer) throws(WorkerError) {
         try submitCheckpoint()
+        let assigned = consumer.assignment
+        commitStoredOffsets(of: assigned, consumer)
         metrics.recordLag(
-            highWatermarks: consumer.cachedHighWatermarks(for: consumer.assignment),
+            highWatermarks: consumer.cachedHighWatermarks(for: assigned),
             storedOffsets: checkpoints.storedOffsets
         )
         metrics.recordHoldings(shards.holdings)
@@ -223,11 +227,22 @@ public final class Worker: @unchecked Sendable {
         try checkpoints.submit(taken)
     }
 
-    /// Commits the offsets written since the last commit to the consumer group, on the consumer's thread:
-    /// for lag monitoring and as a fallback, since SQLite is the source of truth. Without `waitForAnswer` the
-    /// commit goes out in the background and the loop does not wait a round trip for it.
-    private func commitWrittenOffsets(_ consumer: Consumer, waitForAnswer: Bool = false) {
-        let offsets = checkpoints.takeOffsetsToCommit()
+    /// Commits to the consumer group, on the consumer's thread, the stored offset of each of `partitions` that
+    /// the group has not acknowledged: for lag monitoring and as a fallback, since SQLite is the source of
+    /// truth. Asked at every checkpoint, with or without new input, so a commit the group refused (while it
+    /// rebalanced) or one that never came (a partition just assigned, with nothing new to read) is made good.
+    /// Without `waitForAnswer` the commit goes out in the background and the loop does not wait a round trip.
+    private func commitStoredOffsets(
+        of partitions: some Sequence<TopicPartition>,
+        _ consumer: Consumer,
+        waitForAnswer: Bool = false
+    ) {
+        let stored = checkpoints.storedOffsets
+        let acknowledged = consumer.acknowledgedCommits
+        var offsets: [TopicPartition: Int64] = [:]
+        for partition in partitions {
+            if let offset = stored[partition], acknowledged[partition] != offset { offsets[partition] = offset }
+        }
         guard !offsets.isEmpty else { return }
         do {
             if waitForAnswer {
@@ -236,7 +251,7 @@ public final class Worker: @unchecked Sendable {
                 try consumer.commitInBackground(offsets)
             }
         } catch {
-            // The next checkpoint commits newer offsets; the group may refuse commits while it rebalances.
+            // The next checkpoint tries again; the group refuses commits while it rebalances.
             logger.debug("group offset commit deferred: \(error)")
         }
     }
@@ -270,13 +285,9 @@ public final class Worker: @unchecked Sendable {
         } catch {
             _ = lifecycle.failed(error)
         }
-        // Committed now, while the partitions are still this member's, or never: a later commit could move a
-        // new owner's offsets back. The group may refuse it while it rebalances; the stored offsets count.
-        if let consumer, !isLost {
-            commitWrittenOffsets(consumer, waitForAnswer: true)
-        } else {
-            _ = checkpoints.takeOffsetsToCommit()
-        }
+        // Committed now, while the partitions are still this member's (the group may refuse it while it
+        // rebalances; the stored offsets are what counts). Lost partitions are another member's already.
+        if let consumer, !isLost { commitStoredOffsets(of: partitions, consumer, waitForAnswer: true) }
         for partition in partitions { merge.removeAll(partition: partition.partition) }
     }
 }

@@ -111,6 +111,73 @@ struct ServiceOperationsTests {
         #expect(consumerOnly.errors.contains("property 'no.such.property' was refused"), "\(consumerOnly.errors)")
     }
 
+    @Test("one instance per state directory: a second run refuses, naming the holder; a SIGKILL frees it")
+    func oneInstancePerStateDirectory() async throws {
+        let bed = try ServiceTestBed()
+        let first = try bed.start()
+        try await waitUntil("the first instance runs") {
+            first.errors.contains("geoworker running") || !first.isRunning
+        }
+        #expect(first.isRunning, "\(first.errors.suffix(2000))")
+
+        let second = try bed.start()
+        #expect(await second.waitForExit(timeout: .seconds(30)) == .exited(1), "\(second.errors.suffix(2000))")
+        #expect(
+            second.errors.contains(
+                "state directory \(bed.stateDirectory) is in use by process \(first.processIdentifier)"
+            )
+        )
+        #expect(first.isRunning, "the holder is not disturbed")
+
+        // The operating system releases the lock of a killed process: a restart is never blocked.
+        first.send(SIGKILL)
+        _ = await first.waitForExit(timeout: .seconds(10))
+        let restarted = try bed.start()
+        try await waitUntil("the restarted instance runs") {
+            restarted.errors.contains("geoworker running") || !restarted.isRunning
+        }
+        #expect(restarted.isRunning, "\(restarted.errors.suffix(2000))")
+        restarted.send(SIGTERM)
+        #expect(await restarted.waitForExit(timeout: .seconds(30)) == .exited(0))
+    }
+
+    @Test(
+        "the group's committed offsets reach the stored ones though the group refused the commits and no input follows"
+    )
+    func groupOffsetsFollowTheStore() async throws {
+        let bed = try ServiceTestBed()
+        let child = try bed.start()
+        try await waitUntil("partitions are assigned") {
+            child.errors.contains("Partitions assigned") || !child.isRunning
+        }
+        // Every commit of the next few seconds is refused, as a coordinator does while the group rebalances.
+        bed.cluster.refuseNext(25, .offsetCommit, with: .rebalanceInProgress)
+        let traffic = BorderTraffic(devices: 8, positionsPerDevice: 10, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+
+        var inputs: [TopicPartition: Int64] = [:]
+        for topic in [bed.topics.positions, bed.topics.commands] {
+            for partition in 0..<Int32(bed.partitions) {
+                let end = try await bed.messageCount(topic, partition: partition)
+                if end > 0 { inputs[TopicPartition(topic, partition)] = end }
+            }
+        }
+        let group = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: bed.cluster.bootstrapServers, groupID: bed.group),
+            subscription: .partitions([:]),
+            logger: ServiceTestBed.logger
+        )
+        var committed: [TopicPartition: Int64] = [:]
+        try await waitUntil("the group holds the end of every input partition", timeout: .seconds(30)) {
+            committed = try await group.committedOffsets(for: Array(inputs.keys))
+            return committed == inputs || !child.isRunning
+        }
+        await group.close()
+        #expect(committed == inputs, "\(child.errors.suffix(2000))")
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0))
+    }
+
     // MARK: Helpers
 
     /// The port the child's HTTP endpoints listen on (it was started with `--http-port 0`), from its log.

@@ -125,6 +125,18 @@ final class ServiceTestBed: @unchecked Sendable {
         return try await readAll(instance.events, partitions: partitions).map(Event.init)
     }
 
+    /// How many messages one partition holds (its high watermark).
+    func messageCount(_ topic: String, partition: Int32) async throws -> Int64 {
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "count"),
+            subscription: .partitions([:]),
+            logger: Self.logger
+        )
+        let high = try await consumer.watermarks(of: TopicPartition(topic, partition)).high
+        await consumer.close()
+        return high
+    }
+
     /// How many messages `topic` holds (the sum of its partitions' high watermarks).
     func messageCount(_ topic: String, partitions: Int) async throws -> Int64 {
         let consumer = try Consumer(

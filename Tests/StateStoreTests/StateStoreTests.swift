@@ -180,6 +180,21 @@ struct StateStoreTests {
         #expect(try StateStore(directory: directory).loadDevices() == [truck, bare, van])
     }
 
+    @Test("a state directory's lock is held by one holder at a time, naming it, and freed with it")
+    func directoryLock() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var holder: StateDirectoryLock? = try StateDirectoryLock(directory: directory)
+        let error = try #require(throws: StateStoreError.self) { try StateDirectoryLock(directory: directory) }
+        #expect(error.code == .lock)
+        #expect(error.message.contains("\(directory) is in use by process \(getpid())"), "\(error.message)")
+        // A reader of the store (pins list) takes no lock.
+        #expect(try StateStore(directory: directory).loadDevices().isEmpty)
+        withExtendedLifetime(holder) {}
+        holder = nil
+        #expect(throws: Never.self) { _ = try StateDirectoryLock(directory: directory) }
+    }
+
     @Test("a directory that cannot be used gives a clear error")
     func unusableDirectory() throws {
         let file = temporaryDirectory()
