@@ -8,19 +8,10 @@ public import Kafka
 /// cannot be decoded or carried out becomes a dead-letter record holding its original key and bytes and
 /// the reason. Nothing is published here: the caller sends ``takeOutput()`` and checkpoints.
 public struct InputProcessor: Sendable {
-    /// Header names on dead-letter records.
-    public enum DeadLetterHeader {
-        /// A short stable code: a decoding reason (`invalid-json`, `missing-field`, ...), `empty-message` or
-        /// `rejected`.
-        public static let reason = "geoworker-reason"
-        /// What was wrong, in words.
-        public static let error = "geoworker-error"
-        /// Where the message came from: `topic:partition:offset`.
-        public static let origin = "geoworker-origin"
-    }
-
     public private(set) var registry: DeviceRegistry
     public let topics: WorkerConfiguration.Topics
+    /// How much of a refused message its dead letter carries.
+    public let deadLetterLimits: DeadLetter.Limits
     public private(set) var counters = ProcessingCounters()
     private let encoder: CloudEventEncoder
     private var output: [ProducerRecord] = []
@@ -30,10 +21,12 @@ public struct InputProcessor: Sendable {
     public init(
         registry: DeviceRegistry,
         topics: WorkerConfiguration.Topics,
+        deadLetterLimits: DeadLetter.Limits = DeadLetter.Limits(),
         encoder: CloudEventEncoder = CloudEventEncoder()
     ) {
         self.registry = registry
         self.topics = topics
+        self.deadLetterLimits = deadLetterLimits
         self.encoder = encoder
     }
 
@@ -116,18 +109,14 @@ public struct InputProcessor: Sendable {
     ) {
         counters.deadLettered[reason, default: 0] += 1
         output.append(
-            ProducerRecord(
+            DeadLetter.record(
                 topic: topics.deadLetters,
-                key: key.map { Array($0) },
-                value: value.map { Array($0) },
-                headers: [
-                    KafkaHeader(name: DeadLetterHeader.reason, value: reason),
-                    KafkaHeader(name: DeadLetterHeader.error, value: error),
-                    KafkaHeader(
-                        name: DeadLetterHeader.origin,
-                        value: "\(origin.topic):\(origin.partition):\(origin.offset)"
-                    ),
-                ]
+                value: value,
+                key: key,
+                origin: origin,
+                reason: reason,
+                error: error,
+                limits: deadLetterLimits
             )
         )
     }

@@ -81,7 +81,11 @@ public final class Worker: @unchecked Sendable {
             throw WorkerError(.state, "state directory \(configuration.stateDirectory)", underlying: error)
         }
         shards = DeviceShards(states: states, routing: DeviceRouting(shardCount: max(1, configuration.applyThreads))) {
-            InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: configuration.topics)
+            InputProcessor(
+                registry: DeviceRegistry(tracker: tracker, states: $0),
+                topics: configuration.topics,
+                deadLetterLimits: configuration.deadLetters
+            )
         }
     }
 

@@ -10,12 +10,14 @@ extension WorkerConfiguration {
     /// upper snake case once the executable scopes the reader):
     /// `brokers`, `groupId`, `stateDir`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`,
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
-    /// as secret), `topics.*` (``Topics/init(config:)``) and `tracker.*` (`TrackerConfiguration(config:)`).
+    /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
+    /// `deadLetters.*` (``DeadLetter/Limits/init(config:messageMaxBytes:)``).
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
     public init(config: ConfigReader) throws(WorkerError) {
         let defaults = WorkerConfiguration()
+        let kafkaProperties = try config.kafkaProperties()
         self.init(
             brokers: try config.text("brokers", default: defaults.brokers),
             topics: try config.settings(under: "topics") { config throws(WorkerError) in try Topics(config: config) },
@@ -42,8 +44,47 @@ extension WorkerConfiguration {
             tracker: try config.settings(under: "tracker") { config throws(WorkerError) in
                 try TrackerConfiguration(config: config)
             },
-            kafkaProperties: try config.kafkaProperties()
+            deadLetters: try config.settings(under: "deadLetters") { config throws(WorkerError) in
+                try DeadLetter.Limits(
+                    config: config,
+                    messageMaxBytes: try Self.producerMessageMaxBytes(kafkaProperties)
+                )
+            },
+            kafkaProperties: kafkaProperties
         )
+    }
+
+    /// The producer's `message.max.bytes` among the `--kafka` properties, else librdkafka's default.
+    private static func producerMessageMaxBytes(_ properties: [String: String]) throws(WorkerError) -> Int {
+        guard let text = kafkaProperties(properties, for: .producer)["message.max.bytes"] else { return 1_000_000 }
+        guard let value = Int(text), value > 0 else {
+            throw WorkerError(.configuration, "kafka property message.max.bytes must be a positive integer")
+        }
+        return value
+    }
+}
+
+extension DeadLetter.Limits {
+    /// Reads `maxValueBytes` and `maxKeyBytes` (under `deadLetters.` for the executable); the defaults fit a
+    /// producer whose `message.max.bytes` is `messageMaxBytes`.
+    ///
+    /// - Throws: ``WorkerError`` when a value is unusable or the two with their headroom would not fit.
+    public init(config: ConfigReader, messageMaxBytes: Int) throws(WorkerError) {
+        let defaults = Self.defaults(messageMaxBytes: messageMaxBytes)
+        let maxKeyBytes = try config.integer("maxKeyBytes", default: defaults.maxKeyBytes, in: 1...messageMaxBytes)
+        let maxValueBytes = try config.integer(
+            "maxValueBytes",
+            default: max(1, messageMaxBytes - maxKeyBytes - Self.headroom),
+            in: 1...messageMaxBytes
+        )
+        guard maxValueBytes + maxKeyBytes + Self.headroom <= messageMaxBytes else {
+            throw WorkerError(
+                .configuration,
+                "maxValueBytes (\(maxValueBytes)) and maxKeyBytes (\(maxKeyBytes)) with \(Self.headroom) bytes for "
+                    + "headers must fit under the producer's message.max.bytes (\(messageMaxBytes))"
+            )
+        }
+        self.init(maxValueBytes: maxValueBytes, maxKeyBytes: maxKeyBytes)
     }
 }
 

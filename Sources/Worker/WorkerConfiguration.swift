@@ -62,6 +62,9 @@ public struct WorkerConfiguration: Sendable {
     /// Default: 22,224 (12 nautical miles).
     public var coastalTolerance: Double
     public var tracker: TrackerConfiguration
+    /// How much of a refused message its dead letter carries; see ``DeadLetter/Limits``. Read from the
+    /// configuration, the default leaves room under the producer's `message.max.bytes`.
+    public var deadLetters: DeadLetter.Limits
     /// Raw librdkafka properties (SASL/SSL, tuning). Never logged. A key goes to both the consumer and the
     /// producer, unless it starts with `consumer.` or `producer.`: then it goes to that client only, without
     /// the prefix (see ``kafkaProperties(for:)``).
@@ -79,6 +82,7 @@ public struct WorkerConfiguration: Sendable {
         untilCaughtUp: Bool = false,
         coastalTolerance: Double = CountryIndex.territorialSea,
         tracker: TrackerConfiguration = TrackerConfiguration(),
+        deadLetters: DeadLetter.Limits = DeadLetter.Limits(),
         kafkaProperties: [String: String] = [:]
     ) {
         self.brokers = brokers
@@ -92,6 +96,7 @@ public struct WorkerConfiguration: Sendable {
         self.untilCaughtUp = untilCaughtUp
         self.coastalTolerance = coastalTolerance
         self.tracker = tracker
+        self.deadLetters = deadLetters
         self.kafkaProperties = kafkaProperties
     }
 }

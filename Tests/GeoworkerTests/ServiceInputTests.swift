@@ -1,7 +1,9 @@
+import Crypto
 import Foundation
 import Kafka
 import TestSupport
 import Testing
+import Worker
 
 /// What goes in and comes out of `geoworker run`: bad input, the message contract, another client's view.
 @Suite("geoworker run: input and output", .serialized)
@@ -94,6 +96,120 @@ struct ServiceInputTests {
         let events = try await bed.events()
         #expect(events.count == 80)
         #expect(Set(try events.map(withoutID)) == Set(try await clean.events().map(withoutID)))
+    }
+
+    @Test("messages of 1.5, 2 and 5 MB and a 100 KB key are dead-lettered truncated; the worker goes on, unaffected")
+    func oversizedDeadLetters() async throws {
+        // The valid traffic on partitions 0 to 3, the large messages alone on 4 and 5: the mock broker keeps
+        // only about 5 MB per partition and would drop older messages to make room.
+        func pinned(_ records: [ProducerRecord]) -> [ProducerRecord] {
+            records.map { record in
+                var pinned = record
+                let device = Int(String(decoding: record.key ?? [], as: UTF8.self).dropFirst("device-".count)) ?? 0
+                pinned.partition = Int32(device % 4)
+                return pinned
+            }
+        }
+        func bytes(_ count: Int, seed: Int) -> [UInt8] {
+            (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 31) &+ seed) }
+        }
+        func letters(_ count: Int, seed: Int) -> [UInt8] {
+            (0..<count).map { UInt8(97 + (($0 &* 7) &+ seed) % 26) }
+        }
+        // Eight dead letters of up to 1 MB: more than one dead-letter partition of the mock could keep.
+        let bed = try ServiceTestBed(partitions: 6, deadLetterPartitions: 4)
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        var large: [ProducerRecord] = []
+        for (index, topic) in [bed.topics.positions, bed.topics.commands].enumerated() {
+            large += [
+                ProducerRecord(
+                    topic: topic,
+                    partition: 4,
+                    key: Array("device-1".utf8),
+                    value: bytes(1_500_000, seed: index)
+                ),
+                ProducerRecord(
+                    topic: topic,
+                    partition: 4,
+                    key: Array("device-2".utf8),
+                    value: bytes(2_000_000, seed: index)
+                ),
+                ProducerRecord(topic: topic, partition: 4, key: letters(100_000, seed: index), value: Array("{".utf8)),
+                ProducerRecord(
+                    topic: topic,
+                    partition: 5,
+                    key: Array("device-3".utf8),
+                    value: bytes(5_000_000, seed: index)
+                ),
+            ]
+        }
+        let positions = pinned(traffic.positions())
+        try await bed.produce(
+            pinned(traffic.commands()) + positions.prefix(150) + large + positions.dropFirst(150),
+            properties: ["message.max.bytes": "10000000"]
+        )
+        try await bed.runUntilCaughtUp()
+
+        let deadLetters = try await bed.readAll(bed.topics.deadLetters, partitions: 4)
+        #expect(deadLetters.count == large.count)
+        let limits = DeadLetter.Limits()
+        for original in large {
+            let value = original.value ?? []
+            let key = original.key ?? []
+            let keptValue = Array(value.prefix(limits.maxValueBytes))
+            let keptKey = String(decoding: key.prefix(limits.maxKeyBytes), as: UTF8.self)
+            let letter = deadLetters.first { letter in
+                let sameTopic = letter.headers["geoworker-origin"]?.hasPrefix(original.topic + ":") == true
+                return sameTopic && letter.value == keptValue && letter.key == keptKey
+            }
+            let found = try #require(letter, "the dead letter of \(value.count) bytes keyed with \(key.count) bytes")
+            #expect(found.headers["geoworker-reason"] == "invalid-json")
+            if value.count > limits.maxValueBytes {
+                #expect(found.headers["geoworker-truncated"] == "true")
+                #expect(found.headers["geoworker-original-size"] == "\(value.count)")
+                #expect(found.headers["geoworker-original-sha256"] == Self.sha256(value))
+            } else {
+                #expect(found.headers["geoworker-truncated"] == nil)
+            }
+            if key.count > limits.maxKeyBytes {
+                #expect(found.headers["geoworker-key-truncated"] == "true")
+                #expect(found.headers["geoworker-original-key-size"] == "\(key.count)")
+                #expect(found.headers["geoworker-original-key-sha256"] == Self.sha256(key))
+            }
+        }
+
+        // Every input partition was processed to its end and committed, the large ones included.
+        var ends: [TopicPartition: Int64] = [:]
+        for topic in [bed.topics.positions, bed.topics.commands] {
+            for partition in Int32(0)..<6 {
+                ends[TopicPartition(topic, partition)] = try await bed.messageCount(topic, partition: partition)
+            }
+        }
+        let group = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: bed.cluster.bootstrapServers, groupID: bed.group),
+            subscription: .partitions([:]),
+            logger: ServiceTestBed.logger
+        )
+        #expect(try await group.committedOffsets(for: Array(ends.keys)) == ends.filter { $0.value > 0 })
+        await group.close()
+
+        // The same valid traffic alone gives exactly the same events, ids included (same partitions and offsets).
+        let clean = try ServiceTestBed(partitions: 6)
+        let cleanTraffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: clean.topics)
+        try await clean.produce(pinned(cleanTraffic.commands()) + pinned(cleanTraffic.positions()))
+        try await clean.runUntilCaughtUp()
+        let events = try await bed.events()
+        #expect(events.count == 80)
+        // Event ids name the input topic; the clean run's topics have other names.
+        let cleanEvents = try await clean.events().map {
+            $0.json.replacingOccurrences(of: clean.topics.positions, with: bed.topics.positions)
+                .replacingOccurrences(of: clean.topics.commands, with: bed.topics.commands)
+        }
+        #expect(Set(events.map(\.json)) == Set(cleanEvents))
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
     @Test("every message produced and every event emitted validates against Schemas/; refused messages do not")

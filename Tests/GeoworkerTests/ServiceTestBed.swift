@@ -20,7 +20,9 @@ final class ServiceTestBed: @unchecked Sendable {
         return logger
     }()
 
-    init(partitions: Int = 4, brokers: Int = 1) throws {
+    /// - Parameter deadLetterPartitions: more than 1 where the dead letters hold more than the 5 MB the mock
+    ///   broker keeps per partition.
+    init(partitions: Int = 4, brokers: Int = 1, deadLetterPartitions: Int = 1) throws {
         cluster = try MockCluster(brokers: brokers, logger: Self.logger)
         let suffix = UUID().uuidString.prefix(8)
         topics = WorkerConfiguration.Topics(
@@ -33,7 +35,7 @@ final class ServiceTestBed: @unchecked Sendable {
         for topic in [topics.positions, topics.commands, topics.events] {
             try cluster.createTopic(topic, partitions: partitions)
         }
-        try cluster.createTopic(topics.deadLetters, partitions: 1)
+        try cluster.createTopic(topics.deadLetters, partitions: deadLetterPartitions)
     }
 
     deinit {
@@ -41,9 +43,11 @@ final class ServiceTestBed: @unchecked Sendable {
     }
 
     /// Produces `records` and waits until every one is delivered.
-    func produce(_ records: [ProducerRecord]) async throws {
+    ///
+    /// - Parameter properties: librdkafka producer properties (`message.max.bytes` for large records).
+    func produce(_ records: [ProducerRecord], properties: [String: String] = [:]) async throws {
         let producer = try Producer(
-            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers, properties: properties),
             logger: Self.logger
         )
         let reports = await producer.send(records).reports()

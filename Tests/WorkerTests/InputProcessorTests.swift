@@ -78,11 +78,11 @@ struct InputProcessorTests {
         let output = processor.takeOutput()
         let deadLetters = output.filter { $0.topic == "dl" }
         #expect(
-            deadLetters.map { header($0, InputProcessor.DeadLetterHeader.reason) } == [
+            deadLetters.map { header($0, DeadLetter.Header.reason) } == [
                 "invalid-json", "invalid-field", "empty-message", "unknown-command", "rejected",
             ]
         )
-        #expect(deadLetters.map { header($0, InputProcessor.DeadLetterHeader.origin) }.last == "c:0:5")
+        #expect(deadLetters.map { header($0, DeadLetter.Header.origin) }.last == "c:0:5")
         #expect(deadLetters.first?.value == Array("not json".utf8))
         #expect(deadLetters.allSatisfy { $0.key == Array("dev-1".utf8) })
         #expect(

@@ -30,6 +30,26 @@ struct WorkerConfigurationTests {
         #expect(configuration.coastalTolerance == 22_224)
         #expect(configuration.tracker == TrackerConfiguration())
         #expect(configuration.kafkaProperties.isEmpty)
+        #expect(configuration.deadLetters == DeadLetter.Limits.defaults(messageMaxBytes: 1_000_000))
+    }
+
+    @Test("the dead-letter limits: set, derived from the producer's message.max.bytes, or refused when too large")
+    func deadLetterLimits() throws {
+        let set = try WorkerConfiguration(
+            config: ConfigReader.inMemory(["deadLetters.maxValueBytes": 500_000, "deadLetters.maxKeyBytes": 1_000])
+        )
+        #expect(set.deadLetters == DeadLetter.Limits(maxValueBytes: 500_000, maxKeyBytes: 1_000))
+        let larger = try WorkerConfiguration(
+            config: ConfigReader.inMemory([
+                "kafka": ConfigValue(.stringArray(["producer.message.max.bytes=4000000"]), isSecret: true)
+            ])
+        )
+        #expect(larger.deadLetters == DeadLetter.Limits.defaults(messageMaxBytes: 4_000_000))
+        let error = try #require(throws: WorkerError.self) {
+            try WorkerConfiguration(config: ConfigReader.inMemory(["deadLetters.maxValueBytes": 999_000]))
+        }
+        #expect(error.message.contains("deadLetters.maxValueBytes (999000)"), "\(error.message)")
+        #expect(error.message.contains("message.max.bytes (1000000)"), "\(error.message)")
     }
 
     @Test("every key is read, the nested ones through their scopes")
@@ -39,6 +59,7 @@ struct WorkerConfigurationTests {
                 "brokers": "kafka-1:9092,kafka-2:9092",
                 "topics.positions": "fleet.positions", "topics.commands": "fleet.commands",
                 "topics.events": "fleet.events", "topics.deadLetters": "fleet.dlq",
+                "deadLetters.maxValueBytes": 400_000, "deadLetters.maxKeyBytes": 2_048,
                 "groupId": "fleet-workers", "stateDir": "/var/lib/geoworker",
                 "mergeWaitMs": 50, "checkpointIntervalMs": 2_500, "maxBatch": 500, "applyThreads": 3,
                 "untilCaughtUp": true, "coastalToleranceMeters": 0,
@@ -78,6 +99,7 @@ struct WorkerConfigurationTests {
                 )
         )
         #expect(configuration.kafkaProperties == ["security.protocol": "SASL_SSL", "sasl.password": "a=b"])
+        #expect(configuration.deadLetters == DeadLetter.Limits(maxValueBytes: 400_000, maxKeyBytes: 2_048))
     }
 
     @Test(
