@@ -3,7 +3,7 @@
 
 SWIFT_FORMAT_PATHS := Package.swift Sources Tests
 
-.PHONY: setup build demo test lint format bench countries
+.PHONY: setup build demo test lint format bench countries fuzz
 
 setup:
 	@scripts/setup.sh
@@ -47,3 +47,18 @@ countries: setup
 	swift run -c release country-index-builder $(BOUNDARIES) Sources/Countries/Resources/countries.idx
 	python3 tools/countries/generate_languages.py Sources/Countries/Resources/languages.tsv
 	python3 tools/countries/generate_reference_points.py $(BOUNDARIES) Tests/CountriesTests/Fixtures/reference-points.bin
+
+## Fuzzing, not part of `make test`: each parser of untrusted input (position and command decoders, RFC 3339
+## timestamps, geocode's lat,lon lines) under libFuzzer with AddressSanitizer for FUZZ_SECONDS each, from the
+## committed seeds in Fuzz/corpus/<target>; new inputs go to .build-fuzz/corpus, crashes to .build-fuzz/findings.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= position command timestamp geocode-line
+fuzz: setup
+	swift build --scratch-path .build-fuzz --product geoworker-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+	@for target in $(FUZZ_TARGETS); do \
+		mkdir -p .build-fuzz/corpus/$$target .build-fuzz/findings/$$target; \
+		echo "fuzz: $$target for $(FUZZ_SECONDS) s"; \
+		GEOWORKER_FUZZ=$$target SWIFT_BACKTRACE=enable=no .build-fuzz/debug/geoworker-fuzz .build-fuzz/corpus/$$target Fuzz/corpus/$$target \
+			-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=.build-fuzz/findings/$$target/ -print_final_stats=1 \
+			|| exit 1; \
+	done

@@ -112,6 +112,9 @@ let package = Package(
             dependencies: [.product(name: "Configuration", package: "swift-configuration")],
             swiftSettings: strictSwift
         ),
+        // libFuzzer entry point for the parsers of untrusted input (`make fuzz`); a corpus replayer when built
+        // without the fuzzer.
+        .executableTarget(name: "geoworker-fuzz", dependencies: ["GeoCore"], swiftSettings: strictSwift),
         // Test helper: writes state-store batches until killed (StateStoreTests kill it with SIGKILL).
         .executableTarget(
             name: "state-store-crash-writer",

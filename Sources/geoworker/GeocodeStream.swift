@@ -29,7 +29,7 @@ struct GeocodeStream {
             lineNumber += 1
             var line = line
             if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-            if let point = Self.coordinate(line) {
+            if let point = Coordinate(latLon: line) {
                 if let country = index.country(at: point) { output.append(contentsOf: country.code.utf8) }
             } else {
                 failures += 1
@@ -63,24 +63,6 @@ struct GeocodeStream {
             FileHandle.standardError.write(Data("geocode: \(failures) malformed lines in all\n".utf8))
         }
         return failures
-    }
-
-    /// `lat,lon` with optional spaces or tabs around each number.
-    static func coordinate(_ line: ArraySlice<UInt8>) -> Coordinate? {
-        guard let comma = line.firstIndex(of: UInt8(ascii: ",")) else { return nil }
-        func number(_ bytes: ArraySlice<UInt8>) -> Double? {
-            // Trimmed as bytes: a coordinate's text is short enough to be a small string, so this line of a
-            // multi-million-line stream allocates nothing.
-            let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-            guard let first = bytes.firstIndex(where: { !isBlank($0) }),
-                let last = bytes.lastIndex(where: { !isBlank($0) })
-            else {
-                return nil
-            }
-            return Double(String(decoding: bytes[first...last], as: UTF8.self))
-        }
-        guard let latitude = number(line[..<comma]), let longitude = number(line[(comma + 1)...]) else { return nil }
-        return Coordinate(latitude: latitude, longitude: longitude)
     }
 }
 

@@ -34,6 +34,9 @@ struct TimestampTests {
             "2026-13-01T10:00:00Z", "2026-11-31T10:00:00Z", "2026-11-21T24:00:00Z", "2026-11-21T10:60:00Z",
             "2026-11-21T10:00:61Z", "2026-11-21T10:00:00.Z", "2026-11-21T10:00:00+1:00", "2026-11-21T10:00:00+01:00x",
             "26-11-21T10:00:00Z", "2026-11-21T10:00:00+24:00", "", "now",
+            // Found by fuzzing: instants beyond the years RFC 3339 can write once the offset or leap second
+            // is applied; their text could not be written back.
+            "9999-12-31T23:59:60.9Z", "9999-12-31T23:30:00-01:00", "0000-01-01T00:00:00+00:01",
         ]
     )
     func refuses(text: String) {
@@ -48,6 +51,18 @@ struct TimestampTests {
         let text = Timestamp.rfc3339(milliseconds)
         #expect(text.hasSuffix("Z") && text.count == 24)
         #expect(Array(text.utf8).withUnsafeBytes { Timestamp.parseRFC3339($0) } == milliseconds)
+    }
+
+    @Test(
+        "an instant RFC 3339 cannot write (a Kafka timestamp may be any 64-bit value) is written as the nearest it can",
+        arguments: [
+            (Int64.max, "9999-12-31T23:59:59.999Z"), (253_402_300_800_000, "9999-12-31T23:59:59.999Z"),
+            (Int64.min, "0000-01-01T00:00:00.000Z"), (-62_167_219_200_001, "0000-01-01T00:00:00.000Z"),
+            (-1, "1969-12-31T23:59:59.999Z"),
+        ]
+    )
+    func clampsToWhatItCanWrite(milliseconds: Int64, text: String) {
+        #expect(Timestamp.rfc3339(milliseconds) == text)
     }
 
     @Test("the example instant formats as expected")
