@@ -217,6 +217,21 @@ public final class Consumer: Sendable {
         try Self.check(rd_kafka_pause_partitions(handle.pointer, list), list: list, operation: "pause")
     }
 
+    /// Moves the read position of assigned `partitions` to these offsets (the next offset to read): the next
+    /// messages they give start there, and whatever was fetched beyond is dropped.
+    ///
+    /// - Throws: ``KafkaError`` naming the partitions whose position could not be moved.
+    @available(*, noasync, message: "blocks the calling thread; seek from the consumer's thread")
+    public func seek(_ offsets: [TopicPartition: Int64], timeout: Duration = .seconds(10)) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        if let error = rd_kafka_seek_partitions(handle.pointer, list, Int32(timeout.wholeMilliseconds)) {
+            throw KafkaError(consuming: error)
+        }
+        try Self.check(RD_KAFKA_RESP_ERR_NO_ERROR, list: list, operation: "seek")
+    }
+
     /// Fetches again from paused `partitions`, where they stopped.
     public func resume(_ partitions: [TopicPartition]) throws(KafkaError) {
         let list = TopicPartition.makeList(partitions.map { ($0, 0) })

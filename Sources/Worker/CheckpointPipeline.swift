@@ -10,8 +10,9 @@ import Kafka
 /// nothing later is written (a later checkpoint would cover messages whose events were lost) and every
 /// call reports that first failure. A stop lets the write in hand finish.
 ///
-/// Room for what comes next: a refused delivery that backs off and retries instead of failing, and
-/// rewinding to the last written checkpoint, are further states beside ``State/failed(_:)``.
+/// A record the broker refused for good (``WorkerError/Code/delivery``) is not the end: the pipeline is
+/// ``State/refused(_:)`` until the worker has rewound to the last written checkpoint (``rewound()``), then
+/// idle again; any other failure (SQLite) is final.
 struct CheckpointPipeline {
     enum State {
         /// No checkpoint with the writing thread.
@@ -22,6 +23,8 @@ struct CheckpointPipeline {
         case stopping
         /// Stopped with everything submitted written; the writing thread may end.
         case stopped
+        /// A checkpoint's records were refused by the broker; nothing is written until the worker rewinds.
+        case refused(WorkerError)
         /// A write failed; nothing is written from now on.
         case failed(WorkerError)
     }
@@ -29,6 +32,8 @@ struct CheckpointPipeline {
     private(set) var state = State.idle
     /// The next offset of every input partition as the store holds it: what a restart resumes from.
     private(set) var storedOffsets: [TopicPartition: Int64]
+    /// How many checkpoints have been written: the worker learns from it that deliveries succeed again.
+    private(set) var writes = 0
 
     /// - Parameter storedOffsets: the offsets the store holds at the start.
     init(storedOffsets: [TopicPartition: Int64]) {
@@ -55,7 +60,7 @@ struct CheckpointPipeline {
             return .write(checkpoint)
         case .writing:
             return .waitForWriter
-        case .failed(let error):
+        case .refused(let error), .failed(let error):
             return .fail(error)
         case .stopping, .stopped:
             preconditionFailure("checkpoint submitted to a stopped CheckpointWriter")
@@ -76,7 +81,7 @@ struct CheckpointPipeline {
         switch state {
         case .idle, .stopped: .done
         case .writing, .stopping: .waitForWriter
-        case .failed(let error): .fail(error)
+        case .refused(let error), .failed(let error): .fail(error)
         }
     }
 
@@ -86,12 +91,22 @@ struct CheckpointPipeline {
         switch (state, result) {
         case (.writing, .success(let offsets)), (.stopping, .success(let offsets)):
             storedOffsets.merge(offsets) { $1 }
+            writes += 1
             if case .stopping = state { state = .stopped } else { state = .idle }
+        case (.writing, .failure(let error)) where error.code == .delivery:
+            state = .refused(error)
         case (.writing, .failure(let error)), (.stopping, .failure(let error)):
             state = .failed(error)
-        case (.idle, _), (.stopped, _), (.failed, _):
+        case (.idle, _), (.stopped, _), (.refused, _), (.failed, _):
             preconditionFailure("a write finished that was never started")
         }
+    }
+
+    /// The worker has put its state and input back as of ``storedOffsets``: what was refused will be applied
+    /// and sent again, so checkpoints may be written again. Nothing else changes.
+    mutating func rewound() {
+        guard case .refused = state else { return }
+        state = .idle
     }
 
     enum StopAction {
@@ -110,14 +125,16 @@ struct CheckpointPipeline {
         case .writing, .stopping:
             state = .stopping
             return .waitForWriter
-        case .stopped, .failed:
+        case .stopped, .refused, .failed:
             return .stopThread
         }
     }
 
-    /// The failure that stopped the writing, if any.
+    /// The failure that stopped the writing, if any: a refusal until the worker rewinds, or a final failure.
     var failure: WorkerError? {
-        if case .failed(let error) = state { return error }
-        return nil
+        switch state {
+        case .refused(let error), .failed(let error): error
+        case .idle, .writing, .stopping, .stopped: nil
+        }
     }
 }

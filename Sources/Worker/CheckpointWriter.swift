@@ -55,6 +55,21 @@ final class CheckpointWriter: @unchecked Sendable {
         return pipeline.failure
     }
 
+    /// How many checkpoints have been written since the start.
+    var writes: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return pipeline.writes
+    }
+
+    /// After a refused delivery: the worker has rewound to the stored state and offsets, checkpoints may be
+    /// written again.
+    func rewound() {
+        condition.lock()
+        defer { condition.unlock() }
+        pipeline.rewound()
+    }
+
     /// Hands a checkpoint to the writing thread, after waiting for the previous one to be written.
     ///
     /// - Throws: the failure of an earlier checkpoint; this one is then dropped.
@@ -111,9 +126,13 @@ final class CheckpointWriter: @unchecked Sendable {
     /// Waits for the deliveries, then writes the devices and offsets in one transaction; returns the offsets.
     private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
         for batch in checkpoint.deliveries {
-            if let failed = batch.wait().first(where: { !$0.isDelivered }) {
-                throw WorkerError(.delivery, "could not deliver to \(failed.topic)", underlying: failed.error)
-            }
+            let refused = batch.wait().filter { !$0.isDelivered }
+            guard let first = refused.first else { continue }
+            throw WorkerError(
+                .delivery,
+                "could not deliver \(refused.count) records to \(first.topic)",
+                underlying: DeliveryRefusal(reports: refused)
+            )
         }
         guard !checkpoint.devices.allSatisfy(\.isEmpty) || !checkpoint.offsets.isEmpty else { return [:] }
         do {

@@ -25,6 +25,9 @@ struct InputMerge<Record: MergeableRecord> {
     /// Each pair's merge, at its partition number.
     private var pairs: [PartitionPairMerge<Record>] = []
     private var offsets: [TopicPartition: Int64] = [:]
+    /// Each pair's first offset appended per side since its assignment: where to rewind a partition that has
+    /// nothing stored yet.
+    private var firstOffsets: [(positions: Int64?, commands: Int64?)] = []
 
     init(topics: WorkerConfiguration.Topics, mergeWait: Duration, unfetchedSideWait: Duration) {
         self.topics = topics
@@ -38,7 +41,14 @@ struct InputMerge<Record: MergeableRecord> {
     /// Buffers a record in its pair's merge.
     mutating func append(_ record: Record, kind: InputKind) {
         let pair = Int(record.partition)
-        if pair >= pairs.count { pairs += Array(repeating: PartitionPairMerge(), count: pair + 1 - pairs.count) }
+        if pair >= pairs.count {
+            pairs += Array(repeating: PartitionPairMerge(), count: pair + 1 - pairs.count)
+            firstOffsets += Array(repeating: (nil, nil), count: pair + 1 - firstOffsets.count)
+        }
+        switch kind {
+        case .positions: if firstOffsets[pair].positions == nil { firstOffsets[pair].positions = record.offset }
+        case .commands: if firstOffsets[pair].commands == nil { firstOffsets[pair].commands = record.offset }
+        }
         pairs[pair].append(
             record,
             timestamp: record.timestampMilliseconds ?? 0,
@@ -89,6 +99,27 @@ struct InputMerge<Record: MergeableRecord> {
 
     /// Drops what is buffered for a revoked pair (its next owner reads it again from the checkpoint).
     mutating func removeAll(partition: Int32) {
-        if Int(partition) < pairs.count { pairs[Int(partition)].removeAll() }
+        guard Int(partition) < pairs.count else { return }
+        pairs[Int(partition)].removeAll()
+        firstOffsets[Int(partition)] = (nil, nil)
+    }
+
+    /// The first offset appended for each input partition since it was assigned: where a rewind takes a
+    /// partition that has no stored offset.
+    var firstAppendedOffsets: [TopicPartition: Int64] {
+        var result: [TopicPartition: Int64] = [:]
+        for (pair, first) in firstOffsets.enumerated() {
+            if let offset = first.positions { result[TopicPartition(topics.positions, Int32(pair))] = offset }
+            if let offset = first.commands { result[TopicPartition(topics.commands, Int32(pair))] = offset }
+        }
+        return result
+    }
+
+    /// Drops everything buffered and released since the offsets were last taken (a rewind: the consumer is
+    /// taken back to the stored offsets and reads it all again). What was first appended is kept: a
+    /// partition with nothing stored rewinds there again, however often.
+    mutating func rewind() {
+        for pair in pairs.indices { pairs[pair].removeAll() }
+        offsets = [:]
     }
 }

@@ -4,8 +4,11 @@ import Logging
 /// The worker's two Kafka clients, built with the settings the worker tunes (each one the operator's
 /// `--kafka` properties override), and the start-up check of its topics.
 struct KafkaClients {
-    let producer: Producer
+    /// Replaced after a refused delivery (``replaceProducer()``): the old one's queue is purged with it.
+    private(set) var producer: Producer
     let consumer: Consumer
+    private let configuration: WorkerConfiguration
+    private let logger: Logger
 
     /// librdkafka consumer properties the worker sets unless the operator sets them (`--kafka`).
     static let consumerDefaults = [
@@ -23,23 +26,9 @@ struct KafkaClients {
     /// - Throws: ``WorkerError`` `kafka`, with the ``KafkaError`` underneath, when librdkafka refuses a
     ///   property or cannot start a client.
     init(configuration: WorkerConfiguration, rebalanceHandler: RebalanceHandler, logger: Logger) throws(WorkerError) {
-        do {
-            producer = try Producer(
-                configuration: ProducerConfiguration(
-                    bootstrapServers: configuration.brokers,
-                    // The loop hands over each poll's events at once, so librdkafka's 5 ms wait for a fuller
-                    // batch mostly adds to every event's latency (service-bench: median send -> delivered
-                    // 10 -> 7 ms, catch-up rate unchanged).
-                    linger: .milliseconds(1),
-                    // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost.
-                    deliveryTimeout: .zero,
-                    properties: configuration.kafkaProperties(for: .producer)
-                ),
-                logger: logger
-            )
-        } catch {
-            throw WorkerError(.kafka, "cannot create the producer", underlying: error)
-        }
+        self.configuration = configuration
+        self.logger = logger
+        producer = try Self.makeProducer(configuration, logger: logger)
         do {
             consumer = try Consumer(
                 configuration: ConsumerConfiguration(
@@ -54,6 +43,38 @@ struct KafkaClients {
         } catch {
             producer.close()
             throw WorkerError(.kafka, "cannot create the consumer", underlying: error)
+        }
+    }
+
+    /// Drops the producer with everything it has not delivered yet (purged at once, so nothing sent after a
+    /// refused record reaches the broker later) and starts a new one.
+    ///
+    /// - Throws: ``WorkerError`` `kafka` when the new producer cannot start.
+    mutating func replaceProducer() throws(WorkerError) {
+        producer.close(timeout: .zero)
+        producer = try Self.makeProducer(configuration, logger: logger)
+    }
+
+    private static func makeProducer(
+        _ configuration: WorkerConfiguration,
+        logger: Logger
+    ) throws(WorkerError) -> Producer {
+        do {
+            return try Producer(
+                configuration: ProducerConfiguration(
+                    bootstrapServers: configuration.brokers,
+                    // The loop hands over each poll's events at once, so librdkafka's 5 ms wait for a fuller
+                    // batch mostly adds to every event's latency (service-bench: median send -> delivered
+                    // 10 -> 7 ms, catch-up rate unchanged).
+                    linger: .milliseconds(1),
+                    // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost.
+                    deliveryTimeout: .zero,
+                    properties: configuration.kafkaProperties(for: .producer)
+                ),
+                logger: logger
+            )
+        } catch {
+            throw WorkerError(.kafka, "cannot create the producer", underlying: error)
         }
     }
 

@@ -5,9 +5,10 @@ public import Prometheus
 
 /// The HTTP endpoints operators and orchestrators poll:
 /// - `GET /metrics`: the Prometheus text exposition of `registry`;
-/// - `GET /health`: liveness, 200 unless the worker has failed (a broker outage is not a failure: it waits);
+/// - `GET /health`: 200 unless the worker has failed or backs off from a refused delivery (a broker outage
+///   is neither: deliveries wait);
 /// - `GET /ready`: readiness, 200 only while the worker is consuming.
-/// Both probes answer with the worker's phase as the body.
+/// Both probes answer with the worker's phase as the body, and the reason on a second line when there is one.
 public enum OperationsServer {
     /// Settings of the HTTP endpoints.
     public struct Configuration: Sendable {
@@ -43,10 +44,10 @@ public enum OperationsServer {
             )
         }
         router.get("health") { _, _ in
-            probeResponse(health.isHealthy, phase: health.phase)
+            probeResponse(health.isHealthy, phase: health.phase, reason: health.reason)
         }
         router.get("ready") { _, _ in
-            probeResponse(health.isReady, phase: health.phase)
+            probeResponse(health.isReady, phase: health.phase, reason: health.reason)
         }
         return Application(
             router: router,
@@ -63,11 +64,11 @@ public enum OperationsServer {
         )
     }
 
-    private static func probeResponse(_ isOK: Bool, phase: WorkerHealth.Phase) -> Response {
+    private static func probeResponse(_ isOK: Bool, phase: WorkerHealth.Phase, reason: String?) -> Response {
         Response(
             status: isOK ? .ok : .serviceUnavailable,
             headers: [.contentType: "text/plain; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: "\(phase)\n"))
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "\(phase)\n" + (reason.map { $0 + "\n" } ?? "")))
         )
     }
 }

@@ -1,4 +1,5 @@
 import Countries
+import Foundation
 import GeoCore
 import Kafka
 public import Logging
@@ -29,9 +30,13 @@ public final class Worker: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     /// Where the worker is in its life, for health and readiness probes.
     public let health = WorkerHealth()
-    private var lifecycle = WorkerLifecycle()
+    private var lifecycle: WorkerLifecycle
     private var metrics: WorkerMetrics
-    private let shards: DeviceShards
+    /// Replaced by the stored state when the worker rewinds after a refused delivery.
+    private var shards: DeviceShards
+    /// What the shards had counted before the last rewind replaced them (metrics only grow).
+    private var countedBeforeRewinds = ProcessingCounters()
+    private let rewinder: CheckpointRewind
     /// The partition pairs' merges, and the next offsets of what they released since the last checkpoint.
     private var merge: InputMerge<ConsumerRecord>
     private let checkpoints: CheckpointWriter
@@ -56,6 +61,12 @@ public final class Worker: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.metrics = WorkerMetrics(factory: metricsFactory)
+        self.lifecycle = WorkerLifecycle(
+            backoff: .init(
+                initial: configuration.deliveryRetry.initialBackoff,
+                maximum: configuration.deliveryRetry.maximumBackoff
+            )
+        )
         self.merge = InputMerge(
             topics: configuration.topics,
             mergeWait: configuration.mergeWait,
@@ -71,30 +82,37 @@ public final class Worker: @unchecked Sendable {
         } catch {
             throw WorkerError(.countries, "cannot read the bundled country data", underlying: error)
         }
-        let states: [DeviceState]
+        let store: StateStore
         do {
             directoryLock = try StateDirectoryLock(directory: configuration.stateDirectory)
-            let store = try StateStore(directory: configuration.stateDirectory)
+            store = try StateStore(directory: configuration.stateDirectory)
             checkpoints = CheckpointWriter(store: store, storedOffsets: try store.loadOffsets())
-            states = try store.loadDevices()
         } catch {
             throw WorkerError(.state, "state directory \(configuration.stateDirectory)", underlying: error)
         }
-        shards = DeviceShards(states: states, routing: DeviceRouting(shardCount: max(1, configuration.applyThreads))) {
-            InputProcessor(
-                registry: DeviceRegistry(tracker: tracker, states: $0),
-                topics: configuration.topics,
-                deadLetterLimits: configuration.deadLetters
-            )
+        let routing = DeviceRouting(shardCount: max(1, configuration.applyThreads))
+        rewinder = CheckpointRewind(store: store) { states in
+            DeviceShards(states: states, routing: routing) {
+                InputProcessor(
+                    registry: DeviceRegistry(tracker: tracker, states: $0),
+                    topics: configuration.topics,
+                    deadLetterLimits: configuration.deadLetters
+                )
+            }
         }
+        shards = try rewinder.storedShards()
     }
 
     deinit {
         checkpoints.stop()
     }
 
-    /// What has been processed so far.
-    public var counters: ProcessingCounters { shards.counters }
+    /// What has been processed so far (messages applied again after a rewind count again).
+    public var counters: ProcessingCounters {
+        var counters = countedBeforeRewinds
+        counters += shards.counters
+        return counters
+    }
 
     /// Asks ``run()`` to finish: it completes the batch in flight, checkpoints, leaves the group and returns.
     /// Safe from any thread (a signal handler's task, for example).
@@ -125,7 +143,7 @@ public final class Worker: @unchecked Sendable {
     }
 
     private func consumeUntilStopped() throws(WorkerError) {
-        let clients = try KafkaClients(
+        var clients = try KafkaClients(
             configuration: configuration,
             rebalanceHandler: RebalanceHandler(
                 onAssign: { [unowned self] partitions in startOffsets(for: partitions) },
@@ -158,7 +176,19 @@ public final class Worker: @unchecked Sendable {
         let clock = ContinuousClock()
         var lastCheckpoint = clock.now
         var firstMessage: ContinuousClock.Instant?
-        while case .consume = next {
+        var writes = checkpoints.writes
+        loop: while true {
+            switch next {
+            case .consume:
+                break
+            case .rewindAndWait(let reason, let refusals, let delay):
+                try rewind(&clients, after: reason, refusals: refusals, delay: delay)
+                next = waitOutBackoff(clock)
+                if case .consume = next { resume(consumer) }
+                continue loop
+            case .finish, .fail, .none:
+                break loop
+            }
             let batch: ConsumerBatch
             do {
                 batch = try consumer.poll(maxMessages: configuration.maximumBatch, timeout: .milliseconds(100))
@@ -166,7 +196,11 @@ public final class Worker: @unchecked Sendable {
                 throw WorkerError(.kafka, "consumer failed", underlying: error)
             }
             // A rebalance hook inside the poll, or the checkpoint thread, may have met a failure.
-            if let failure = lifecycle.failure ?? checkpoints.failed { throw failure }
+            if let failure = lifecycle.failure { throw failure }
+            if let failure = checkpoints.failed {
+                next = try refused(failure, now: clock.now)
+                continue loop
+            }
             let batchStart = clock.now
             if firstMessage == nil && !batch.isEmpty { firstMessage = batchStart }
             for record in batch {
@@ -177,28 +211,43 @@ public final class Worker: @unchecked Sendable {
             }
             shards.applyPending(producer: clients.producer)
             if !batch.isEmpty { metrics.recordBatch(clock.now - batchStart) }
-            metrics.publish(shards.counters)
+            metrics.publish(counters)
 
             if clock.now - lastCheckpoint >= configuration.checkpointInterval {
-                try checkpoint(consumer)
+                do {
+                    try checkpoint(consumer)
+                } catch {
+                    next = try refused(error, now: clock.now)
+                    continue loop
+                }
                 lastCheckpoint = clock.now
+                if checkpoints.writes != writes {
+                    writes = checkpoints.writes
+                    lifecycle.checkpointWritten()
+                }
             }
             if stopRequested.load(ordering: .acquiring) {
                 next = lifecycle.stopRequested()
             } else if configuration.untilCaughtUp && merge.isEmpty && consumer.hasReachedEndOfAssignment {
                 next = lifecycle.caughtUp()
             }
-            health.enter(lifecycle.phase)
+            health.enter(lifecycle.phase, reason: lifecycle.reason)
         }
         guard case .finish(let caughtUp) = next else { return }
-        try checkpoint(consumer)
-        try checkpoints.waitUntilWritten()
+        do {
+            try checkpoint(consumer)
+            try checkpoints.waitUntilWritten()
+        } catch  where error.code == .delivery {
+            // No going back while stopping: the stored state stays as it was, and a restart replays the rest.
+            logger.warning("stopping with records the broker refused; the state stays as last stored: \(error)")
+            _ = lifecycle.deliveryRefused(error, now: clock.now)
+        }
         commitStoredOffsets(of: consumer.assignment, consumer, waitForAnswer: true)
         lifecycle.finished()
         health.enter(lifecycle.phase)
         if caughtUp {
             // From the first message to the last checkpoint: what replays and benchmarks want to know.
-            let counters = shards.counters
+            let counters = counters
             logger.info(
                 "caught up with every assigned partition",
                 metadata: [
@@ -208,6 +257,73 @@ public final class Worker: @unchecked Sendable {
             )
         }
         logger.info("geoworker stopped", metadata: ["devices": "\(shards.holdings.devices)"])
+    }
+
+    // MARK: A refused delivery: rewind and back off
+
+    /// What to do about a failure met by a checkpoint: a refused delivery rewinds and backs off; anything
+    /// else stops the worker (thrown).
+    private func refused(
+        _ error: WorkerError,
+        now: ContinuousClock.Instant
+    ) throws(WorkerError) -> WorkerLifecycle.Action {
+        guard error.code == .delivery else { throw error }
+        return lifecycle.deliveryRefused(error, now: now)
+    }
+
+    /// Takes the worker back to its last written checkpoint: a new producer (the old one's queue purged, so
+    /// nothing sent after the refused records gets out), the devices as stored, the merges emptied, and the
+    /// offsets to read again from (sought in ``resume(_:)``).
+    private func rewind(
+        _ clients: inout KafkaClients,
+        after error: WorkerError,
+        refusals: Int,
+        delay: Duration
+    ) throws(WorkerError) {
+        logger.error(
+            "delivery refused; rewinding to the last checkpoint",
+            metadata: ["error": "\(error)", "refusals": "\(refusals)", "retryIn": "\(delay)"]
+        )
+        health.enter(lifecycle.phase, reason: lifecycle.reason)
+        if let refusal = error.underlying as? DeliveryRefusal { metrics.recordDeliveryFailures(refusal.counts) }
+        try clients.replaceProducer()
+        countedBeforeRewinds += shards.counters
+        shards = try rewinder.storedShards()
+        rewindOffsets = CheckpointRewind.offsets(
+            assigned: clients.consumer.assignment,
+            stored: checkpoints.storedOffsets,
+            firstRead: merge.firstAppendedOffsets
+        )
+        merge.rewind()
+        checkpoints.rewound()
+    }
+
+    /// Where the assigned partitions read again from after a rewind, sought when the back-off is over.
+    private var rewindOffsets: [TopicPartition: Int64] = [:]
+
+    /// Waits out the back-off without polling (the group keeps the member for `max.poll.interval.ms`, longer
+    /// than the longest back-off); a stop request ends the wait at once.
+    private func waitOutBackoff(_ clock: ContinuousClock) -> WorkerLifecycle.Action {
+        while true {
+            if stopRequested.load(ordering: .acquiring) { return lifecycle.stopRequested() }
+            let next = lifecycle.backoffElapsed(now: clock.now)
+            if case .consume = next { return next }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// Reads again from the rewind offsets.
+    private func resume(_ consumer: Consumer) {
+        let assigned = consumer.assignment
+        do {
+            try consumer.seek(rewindOffsets.filter { assigned.contains($0.key) })
+        } catch {
+            // A partition revoked meanwhile cannot be sought; its next owner starts at the stored offset.
+            logger.warning("rewinding the read positions: \(error)")
+        }
+        rewindOffsets = [:]
+        health.enter(lifecycle.phase)
+        logger.info("resuming after a refused delivery", metadata: ["partitions": "\(assigned.count)"])
     }
 
     // MARK: Checkpoint hand-off
@@ -266,8 +382,10 @@ public final class Worker: @unchecked Sendable {
     private func startOffsets(for partitions: [TopicPartition]) -> [TopicPartition: Int64] {
         do {
             try checkpoints.waitUntilWritten()
-        } catch {
+        } catch  where error.code != .delivery {
             _ = lifecycle.failed(error)
+        } catch {
+            // A refused delivery: the loop rewinds after this poll.
         }
         let storedOffsets = checkpoints.storedOffsets
         var starts: [TopicPartition: Int64] = [:]
@@ -286,8 +404,10 @@ public final class Worker: @unchecked Sendable {
         do {
             try submitCheckpoint()
             try checkpoints.waitUntilWritten()
-        } catch {
+        } catch  where error.code != .delivery {
             _ = lifecycle.failed(error)
+        } catch {
+            // A refused delivery: the loop rewinds after this poll, to the state as last stored.
         }
         // Committed now, while the partitions are still this member's (the group may refuse it while it
         // rebalances; the stored offsets are what counts). Lost partitions are another member's already.

@@ -11,7 +11,8 @@ extension WorkerConfiguration {
     /// `brokers`, `groupId`, `stateDir`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`,
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
-    /// `deadLetters.*` (``DeadLetter/Limits/init(config:messageMaxBytes:)``).
+    /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``) and `deadLetters.*`
+    /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``).
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
@@ -44,6 +45,9 @@ extension WorkerConfiguration {
             tracker: try config.settings(under: "tracker") { config throws(WorkerError) in
                 try TrackerConfiguration(config: config)
             },
+            deliveryRetry: try config.settings(under: "deliveryRetry") { config throws(WorkerError) in
+                try DeliveryRetry(config: config)
+            },
             deadLetters: try config.settings(under: "deadLetters") { config throws(WorkerError) in
                 try DeadLetter.Limits(
                     config: config,
@@ -61,6 +65,32 @@ extension WorkerConfiguration {
             throw WorkerError(.configuration, "kafka property message.max.bytes must be a positive integer")
         }
         return value
+    }
+}
+
+extension WorkerConfiguration.DeliveryRetry {
+    /// Reads `initialBackoffMs` and `maxBackoffMs` (under `deliveryRetry.` for the executable).
+    ///
+    /// - Throws: ``WorkerError`` when a value is out of range or the maximum is below the initial wait.
+    public init(config: ConfigReader) throws(WorkerError) {
+        let defaults = Self()
+        let initial = try config.integer(
+            "initialBackoffMs",
+            default: defaults.initialBackoff.wholeMilliseconds,
+            in: 1...240_000
+        )
+        let maximum = try config.integer(
+            "maxBackoffMs",
+            default: defaults.maximumBackoff.wholeMilliseconds,
+            in: 1...240_000
+        )
+        guard maximum >= initial else {
+            throw WorkerError(
+                .configuration,
+                "maxBackoffMs (\(maximum)) must not be below initialBackoffMs (\(initial))"
+            )
+        }
+        self.init(initialBackoff: .milliseconds(initial), maximumBackoff: .milliseconds(maximum))
     }
 }
 

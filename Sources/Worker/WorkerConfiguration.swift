@@ -62,6 +62,10 @@ public struct WorkerConfiguration: Sendable {
     /// Default: 22,224 (12 nautical miles).
     public var coastalTolerance: Double
     public var tracker: TrackerConfiguration
+    /// After the broker refuses a delivery for good, the worker rewinds to its last checkpoint and waits this
+    /// long before retrying: `initialBackoff` (default 1 s), doubling with each refusal in a row up to
+    /// `maximumBackoff` (default 60 s).
+    public var deliveryRetry: DeliveryRetry
     /// How much of a refused message its dead letter carries; see ``DeadLetter/Limits``. Read from the
     /// configuration, the default leaves room under the producer's `message.max.bytes`.
     public var deadLetters: DeadLetter.Limits
@@ -82,6 +86,7 @@ public struct WorkerConfiguration: Sendable {
         untilCaughtUp: Bool = false,
         coastalTolerance: Double = CountryIndex.territorialSea,
         tracker: TrackerConfiguration = TrackerConfiguration(),
+        deliveryRetry: DeliveryRetry = DeliveryRetry(),
         deadLetters: DeadLetter.Limits = DeadLetter.Limits(),
         kafkaProperties: [String: String] = [:]
     ) {
@@ -96,8 +101,25 @@ public struct WorkerConfiguration: Sendable {
         self.untilCaughtUp = untilCaughtUp
         self.coastalTolerance = coastalTolerance
         self.tracker = tracker
+        self.deliveryRetry = deliveryRetry
         self.deadLetters = deadLetters
         self.kafkaProperties = kafkaProperties
+    }
+}
+
+extension WorkerConfiguration {
+    /// How the worker backs off after a refused delivery.
+    public struct DeliveryRetry: Hashable, Sendable {
+        /// The wait after the first refusal. Default: 1 s.
+        public var initialBackoff: Duration
+        /// The longest wait, reached by doubling. Default: 60 s. At most 240 s: the worker does not poll while
+        /// it waits, and the group drops a member that does not poll within `max.poll.interval.ms` (300 s).
+        public var maximumBackoff: Duration
+
+        public init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60)) {
+            self.initialBackoff = initialBackoff
+            self.maximumBackoff = maximumBackoff
+        }
     }
 }
 

@@ -8,6 +8,9 @@ public final class WorkerHealth: Sendable {
         case starting
         /// Consuming: the topics were found co-partitioned and the loop runs.
         case running
+        /// The broker refused a delivery: rewound to the last checkpoint, waiting before retrying (see
+        /// ``WorkerHealth/reason``). Not healthy, and not ready, until deliveries go through again.
+        case backingOff
         /// Finishing the batch in flight and the last checkpoint after a stop request.
         case stopping
         /// Stopped after the last checkpoint.
@@ -17,19 +20,24 @@ public final class WorkerHealth: Sendable {
     }
 
     private let current = Atomic<Int>(Phase.starting.rawValue)
+    private let why = Mutex<String?>(nil)
 
     public init() {}
 
     public var phase: Phase { Phase(rawValue: current.load(ordering: .acquiring)) ?? .failed }
 
-    /// Alive: anything but failed. A broker outage keeps the worker alive (it waits, then resumes), so a
-    /// liveness probe must not restart it for that.
-    public var isHealthy: Bool { phase != .failed }
+    /// Why the worker is not healthy (a refused delivery, a failure), in words; nil when it is.
+    public var reason: String? { why.withLock { $0 } }
+
+    /// Healthy: neither failed nor backing off from a refused delivery. A broker outage keeps the worker
+    /// healthy (deliveries wait, then resume), so a liveness probe must not restart it for that.
+    public var isHealthy: Bool { phase != .failed && phase != .backingOff }
 
     /// Ready: consuming. Starting, stopping and stopped instances take no part.
     public var isReady: Bool { phase == .running }
 
-    func enter(_ phase: Phase) {
+    func enter(_ phase: Phase, reason: String? = nil) {
+        why.withLock { $0 = reason }
         current.store(phase.rawValue, ordering: .releasing)
     }
 }

@@ -5,21 +5,28 @@
 ///
 /// ```
 /// starting ──clientsReady──> running ──stopRequested / caughtUp──> stopping ──finished──> stopped
-///     │                         │                                     │
-///     └─────────────────────────┴──────────────failed─────────────────┴──> failed
+///     │                      │     ^                                  │
+///     │      deliveryRefused │     │ backoffElapsed                   │
+///     │                      v     │                                  │
+///     │                     backingOff ──stopRequested──> stopping    │
+///     └───────────────────────────────────────failed──────────────────┴──> failed
 /// ```
 /// A stop asked for while starting is kept: the loop stops as soon as the clients are up. The first
-/// failure is the one reported.
+/// failure is the one reported. A delivery the broker refused rewinds the worker to its last checkpoint and
+/// backs off before it retries: 1 s, doubling up to 60 s (``Backoff``), counted from the last refusal until
+/// a checkpoint is written again.
 ///
-/// Room for what comes next: a refused delivery backing off, rewinding to the last checkpoint and restoring
-/// assigned partitions from the changelog are further states between `running` and `stopping`, each with
-/// its own action for the loop.
+/// Room for what comes next: restoring assigned partitions from a changelog is a further state between
+/// `running` and `stopping`, with its own action for the loop.
 struct WorkerLifecycle {
     enum State {
         /// Loading state, connecting, checking the topics.
         case starting(stopRequested: Bool)
         /// Consuming.
         case running
+        /// A delivery was refused: the worker has rewound to its last checkpoint and waits until `until`
+        /// before it reads and sends again; `refusals` in a row since the last written checkpoint.
+        case backingOff(reason: WorkerError, refusals: Int, until: ContinuousClock.Instant)
         /// Finishing the batch in flight and the last checkpoint; `caughtUp` when every assigned partition
         /// was processed to its end (``WorkerConfiguration/untilCaughtUp``) rather than a stop asked for.
         case stopping(caughtUp: Bool)
@@ -30,11 +37,33 @@ struct WorkerLifecycle {
     }
 
     private(set) var state = State.starting(stopRequested: false)
+    let backoff: Backoff
+    /// Refusals since the last checkpoint written after one; the next back-off grows with it.
+    private var refusals = 0
+
+    /// How long to wait before retrying after refusals in a row: `initial`, doubling, at most `maximum`.
+    struct Backoff: Hashable, Sendable {
+        var initial: Duration
+        var maximum: Duration
+
+        func delay(afterRefusals count: Int) -> Duration {
+            var delay = initial
+            for _ in 1..<max(1, count) where delay < maximum { delay *= 2 }
+            return min(delay, maximum)
+        }
+    }
+
+    init(backoff: Backoff = Backoff(initial: .seconds(1), maximum: .seconds(60))) {
+        self.backoff = backoff
+    }
 
     /// What the loop does next.
     enum Action {
         /// Poll and apply.
         case consume
+        /// Rewind to the last checkpoint (stored state and offsets, a new producer) and wait `delay` before
+        /// reading again; `refusals` in a row so far.
+        case rewindAndWait(reason: WorkerError, refusals: Int, delay: Duration)
         /// Take the last checkpoint, wait until it is written, leave the group.
         case finish(caughtUp: Bool)
         /// Nothing changes.
@@ -54,18 +83,19 @@ struct WorkerLifecycle {
             return .finish(caughtUp: false)
         case .failed(let error):
             return .fail(error)
-        case .running, .stopping, .stopped:
+        case .running, .backingOff, .stopping, .stopped:
             preconditionFailure("clients ready twice")
         }
     }
 
-    /// Someone asked the worker to stop (a signal, a test, the service group).
+    /// Someone asked the worker to stop (a signal, a test, the service group). While backing off there is
+    /// nothing new to checkpoint: it stops at once, its state as last stored.
     mutating func stopRequested() -> Action {
         switch state {
         case .starting:
             state = .starting(stopRequested: true)
             return .none
-        case .running:
+        case .running, .backingOff:
             state = .stopping(caughtUp: false)
             return .finish(caughtUp: false)
         case .stopping, .stopped, .failed:
@@ -80,6 +110,36 @@ struct WorkerLifecycle {
         return .finish(caughtUp: true)
     }
 
+    /// The broker refused a checkpoint's records for good: rewind and back off, longer with each refusal in
+    /// a row. While stopping, there is no going back: the stop ends there, nothing after the last written
+    /// checkpoint stored (a restart replays it).
+    mutating func deliveryRefused(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
+        switch state {
+        case .running, .backingOff:
+            refusals += 1
+            let delay = backoff.delay(afterRefusals: refusals)
+            state = .backingOff(reason: error, refusals: refusals, until: now + delay)
+            return .rewindAndWait(reason: error, refusals: refusals, delay: delay)
+        case .stopping:
+            state = .stopped(caughtUp: false)
+            return .none
+        case .starting, .stopped, .failed:
+            return .none
+        }
+    }
+
+    /// The back-off is over when `now` has reached its end: consume again.
+    mutating func backoffElapsed(now: ContinuousClock.Instant) -> Action {
+        guard case .backingOff(_, _, let until) = state, now >= until else { return .none }
+        state = .running
+        return .consume
+    }
+
+    /// A checkpoint was written: deliveries go through again, the next refusal starts the back-off afresh.
+    mutating func checkpointWritten() {
+        refusals = 0
+    }
+
     /// Something failed for good (also from inside a rebalance hook, where it cannot be thrown).
     mutating func failed(_ error: WorkerError) -> Action {
         switch state {
@@ -87,7 +147,7 @@ struct WorkerLifecycle {
             return .fail(first)
         case .stopped:
             return .none
-        case .starting, .running, .stopping:
+        case .starting, .running, .backingOff, .stopping:
             state = .failed(error)
             return .fail(error)
         }
@@ -111,11 +171,21 @@ struct WorkerLifecycle {
         return nil
     }
 
+    /// Why the worker is not healthy, for the probes: the refused delivery while backing off, the failure.
+    var reason: String? {
+        switch state {
+        case .backingOff(let error, let refusals, _): "\(error) (refusal \(refusals) in a row; rewound, retrying)"
+        case .failed(let error): "\(error)"
+        case .starting, .running, .stopping, .stopped: nil
+        }
+    }
+
     /// The phase the health probes report.
     var phase: WorkerHealth.Phase {
         switch state {
         case .starting: .starting
         case .running: .running
+        case .backingOff: .backingOff
         case .stopping: .stopping
         case .stopped: .stopped
         case .failed: .failed

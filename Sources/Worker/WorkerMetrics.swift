@@ -19,6 +19,7 @@ struct WorkerMetrics {
         static let lag = "geoworker_consumer_lag"
         static let devices = "geoworker_devices"
         static let pins = "geoworker_pins"
+        static let deliveryFailures = "geoworker_delivery_failures_total"
     }
 
     private let factory: any MetricsFactory
@@ -70,6 +71,20 @@ struct WorkerMetrics {
     func recordBatch(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         batchDuration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// Counts records the broker refused, by topic and librdkafka error name.
+    func recordDeliveryFailures(_ counts: [String: [String: Int]]) {
+        for (topic, errors) in counts {
+            for (error, count) in errors {
+                Counter(
+                    label: Name.deliveryFailures,
+                    dimensions: [("topic", topic), ("error", error)],
+                    factory: factory
+                )
+                .increment(by: count)
+            }
+        }
     }
 
     /// Records how many devices and tracked pins the worker holds.

@@ -178,6 +178,56 @@ struct ServiceOperationsTests {
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0))
     }
 
+    @Test("a delivery the broker refuses: /health 503 with the reason, rewind, back off, recover; never exits")
+    func refusedDeliveries() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        // The next produce requests are refused as for a topic the worker may not write to; nothing but the
+        // worker produces now.
+        bed.cluster.refuseNext(4, .produce, with: .topicAuthorizationFailed)
+        let child = try bed.start()
+        let port = try await listeningPort(of: child)
+
+        var refusal: String?
+        var eventCount: Int64 = 0
+        try await waitUntil("refused, then recovered with every event", timeout: .seconds(90)) {
+            let health = try await get(port, "health")
+            if health.status == 503 { refusal = refusal ?? health.body }
+            eventCount = try await bed.messageCount(bed.topics.events, partitions: bed.partitions)
+            return (refusal != nil && health.status == 200 && eventCount >= 80) || !child.isRunning
+        }
+        #expect(child.isRunning, "the worker never exits: \(child.errors.suffix(2000))")
+        let reason = try #require(refusal, "/health went 503 while backing off")
+        #expect(reason.hasPrefix("backingOff\n") && reason.contains("TOPIC_AUTHORIZATION_FAILED"), "\(reason)")
+        #expect(try await get(port, "ready").status == 200)
+        let metrics = try await get(port, "metrics").body
+        #expect(
+            metrics.contains(#"error="TOPIC_AUTHORIZATION_FAILED""#)
+                && metrics.contains("geoworker_delivery_failures_total{"),
+            "\(metrics)"
+        )
+        #expect(child.errors.contains("delivery refused; rewinding to the last checkpoint"))
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0))
+
+        // Deduplicated by id, the events are a clean run's, by id and content, and each device's come in order.
+        let events = try await bed.events()
+        var firstCopies: [ServiceTestBed.Event] = []
+        var seen: Set<String> = []
+        for event in events where seen.insert(event.id).inserted { firstCopies.append(event) }
+        let reference = try await bed.referenceEvents()
+        #expect(Set(firstCopies.map(\.json)) == Set(reference.map(\.json)))
+        for device in 0..<10 {
+            let subject = traffic.deviceId(device)
+            #expect(
+                firstCopies.filter { $0.subject == subject }.map(\.id)
+                    == reference.filter { $0.subject == subject }.map(\.id),
+                "the events of \(subject) in order"
+            )
+        }
+    }
+
     // MARK: Helpers
 
     /// The port the child's HTTP endpoints listen on (it was started with `--http-port 0`), from its log.

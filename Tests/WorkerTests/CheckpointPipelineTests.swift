@@ -120,4 +120,30 @@ struct CheckpointPipelineTests {
         var pipeline = CheckpointPipeline(storedOffsets: [:])
         #expect(name(pipeline.stop()) == "stopThread", "idle: stop at once")
     }
+
+    @Test("a refused delivery holds the pipeline until the worker rewinds; then checkpoints are written again")
+    func refusalThenRewind() {
+        var pipeline = CheckpointPipeline(storedOffsets: [positions0: 5])
+        _ = pipeline.submit(checkpoint(next: 10))
+        pipeline.writeFinished(.failure(refused))
+        #expect(pipeline.failure?.code == .delivery)
+        #expect(name(pipeline.submit(checkpoint(next: 20))) == "fail(delivery)", "nothing is written meanwhile")
+        #expect(pipeline.storedOffsets == [positions0: 5], "the refused checkpoint never counts as stored")
+        #expect(pipeline.writes == 0)
+
+        pipeline.rewound()
+        #expect(pipeline.failure == nil)
+        #expect(written(pipeline.submit(checkpoint(next: 10))) != nil, "the same input, applied again, is written")
+        pipeline.writeFinished(.success([positions0: 10]))
+        #expect(pipeline.writes == 1 && pipeline.storedOffsets == [positions0: 10])
+    }
+
+    @Test("a failure of the store is final: rewinding does not undo it")
+    func storeFailureIsFinal() {
+        var pipeline = CheckpointPipeline(storedOffsets: [:])
+        _ = pipeline.submit(checkpoint(next: 10))
+        pipeline.writeFinished(.failure(WorkerError(.state, "disk full")))
+        pipeline.rewound()
+        #expect(name(pipeline.submit(checkpoint(next: 10))) == "fail(state)")
+    }
 }

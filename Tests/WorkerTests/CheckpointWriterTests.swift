@@ -121,7 +121,7 @@ struct CheckpointWriterTests {
             }
             #expect(writer.failed?.code == .delivery)
             // The cause survives: the librdkafka code, and that retrying this write cannot help.
-            #expect((writer.failed?.underlying as? KafkaError)?.code == .messageTimedOut)
+            #expect((writer.failed?.underlying as? DeliveryRefusal)?.firstError?.code == .messageTimedOut)
             #expect(writer.failed?.isRetriable == false)
             #expect(try store.loadOffsets().isEmpty)
             #expect(try store.loadDevices().isEmpty)

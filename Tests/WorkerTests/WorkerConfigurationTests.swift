@@ -31,6 +31,26 @@ struct WorkerConfigurationTests {
         #expect(configuration.tracker == TrackerConfiguration())
         #expect(configuration.kafkaProperties.isEmpty)
         #expect(configuration.deadLetters == DeadLetter.Limits.defaults(messageMaxBytes: 1_000_000))
+        #expect(configuration.deliveryRetry == .init(initialBackoff: .seconds(1), maximumBackoff: .seconds(60)))
+    }
+
+    @Test("the back-off after a refused delivery: set, and refused when the maximum is below the start")
+    func deliveryRetry() throws {
+        let set = try WorkerConfiguration(
+            config: ConfigReader.inMemory(["deliveryRetry.initialBackoffMs": 250, "deliveryRetry.maxBackoffMs": 4_000])
+        )
+        #expect(set.deliveryRetry == .init(initialBackoff: .milliseconds(250), maximumBackoff: .seconds(4)))
+        let error = try #require(throws: WorkerError.self) {
+            try WorkerConfiguration(
+                config: ConfigReader.inMemory([
+                    "deliveryRetry.initialBackoffMs": 5_000, "deliveryRetry.maxBackoffMs": 1_000,
+                ])
+            )
+        }
+        #expect(error.message.contains("deliveryRetry.maxBackoffMs (1000) must not be below initialBackoffMs"))
+        #expect(throws: WorkerError.self) {
+            try WorkerConfiguration(config: ConfigReader.inMemory(["deliveryRetry.maxBackoffMs": 600_000]))
+        }
     }
 
     @Test("the dead-letter limits: set, derived from the producer's message.max.bytes, or refused when too large")

@@ -102,4 +102,58 @@ struct WorkerLifecycleTests {
         #expect(health.isHealthy == healthy)
         #expect(health.isReady == ready)
     }
+
+    func rewinds(_ action: WorkerLifecycle.Action) -> Duration? {
+        if case .rewindAndWait(_, _, let delay) = action { return delay }
+        return nil
+    }
+
+    @Test("a refused delivery rewinds and backs off 1 s, doubling to 60 s, until a checkpoint is written again")
+    func backoff() {
+        var life = WorkerLifecycle()
+        _ = life.clientsReady()
+        let refusal = WorkerError(.delivery, "could not deliver 3 records to events")
+        let start = ContinuousClock.now
+        var delays: [Duration] = []
+        for _ in 0..<8 {
+            guard let delay = rewinds(life.deliveryRefused(refusal, now: start)) else {
+                Issue.record("a refusal rewinds")
+                return
+            }
+            delays.append(delay)
+            #expect(life.phase == .backingOff && !life.isConsuming)
+            #expect(life.reason?.contains("could not deliver 3 records to events") == true)
+            if case .none = life.backoffElapsed(now: start + delay - .milliseconds(1)) {
+            } else {
+                Issue.record("still backing off just before the delay is over")
+            }
+            #expect(isConsume(life.backoffElapsed(now: start + delay)))
+            #expect(life.phase == .running && life.reason == nil)
+        }
+        #expect(delays == [1, 2, 4, 8, 16, 32, 60, 60].map { Duration.seconds($0) })
+
+        life.checkpointWritten()
+        #expect(rewinds(life.deliveryRefused(refusal, now: start)) == .seconds(1), "the count starts afresh")
+    }
+
+    @Test("a stop while backing off finishes at once; a refusal while stopping ends the stop")
+    func stopAndRefusal() {
+        var life = WorkerLifecycle(backoff: .init(initial: .milliseconds(200), maximum: .seconds(5)))
+        _ = life.clientsReady()
+        let refusal = WorkerError(.delivery, "refused")
+        #expect(rewinds(life.deliveryRefused(refusal, now: .now)) == .milliseconds(200))
+        #expect(finishes(life.stopRequested()) == false)
+        if case .none = life.deliveryRefused(refusal, now: .now) {} else { Issue.record("no rewinding while stopping") }
+        #expect(life.phase == .stopped)
+    }
+
+    @Test("backing off is neither healthy nor ready, and says why")
+    func backingOffProbes() {
+        let health = WorkerHealth()
+        health.enter(.backingOff, reason: "could not deliver to events")
+        #expect(!health.isHealthy && !health.isReady)
+        #expect(health.reason == "could not deliver to events")
+        health.enter(.running)
+        #expect(health.isHealthy && health.reason == nil)
+    }
 }

@@ -1,0 +1,21 @@
+public import Kafka
+
+/// Records the producer could not deliver for good (not an outage, which deliveries wait out): the broker
+/// refused them (authorization, a deleted topic, a record it rejects) or the producer failed.
+public struct DeliveryRefusal: Error, Sendable, CustomStringConvertible {
+    /// How many records were refused, by topic and by librdkafka error name.
+    public let counts: [String: [String: Int]]
+    /// The first refused record's error.
+    public let firstError: KafkaError?
+
+    init(reports: [DeliveryReport]) {
+        var counts: [String: [String: Int]] = [:]
+        for report in reports {
+            counts[report.topic, default: [:]][report.error?.code.name ?? "unknown", default: 0] += 1
+        }
+        self.counts = counts
+        self.firstError = reports.first?.error
+    }
+
+    public var description: String { firstError.map { "\($0)" } ?? "refused" }
+}
