@@ -128,7 +128,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "geocore-bench",
-            dependencies: ["GeoCore", "StateStore", "Kafka", "TestSupport"],
+            dependencies: ["GeoCore", "StateStore", "Kafka", "Countries", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .executableTarget(

@@ -6,14 +6,38 @@ import Darwin
 
 extension CountryIndex {
     /// The country with land nearest to a point at sea, if within `metres`.
-    ///
-    /// Land ends at boundary edges, and boundary edges are only in mixed subcells, so the search looks at
-    /// the mixed subcells within reach, nearest first, and stops at the first subcell farther away than the
-    /// nearest edge found so far (an edge's nearest point lies in a subcell that lists the edge, and that
-    /// subcell is no farther than the edge). Distances are measured in a local equirectangular frame around
-    /// the point (within 0.5 % of the great-circle distance at these ranges). Equal distances go to the
-    /// country first in code order.
     func nearestCountry(x: Int64, y: Int64, within metres: Double) -> Int? {
+        boundary(nearX: x, y: y, within: metres, finding: .nearestCountry).nearest?.country
+    }
+
+    /// What a search of the boundary near a point looks for.
+    enum BoundarySearch {
+        /// The country of the nearest edge (its distance may be larger than the nearest's once only one
+        /// country is in reach: the first edge found answers).
+        case nearestCountry
+        /// The nearest edge and its exact distance.
+        case nearestEdge
+        /// The nearest edge of every country in reach.
+        case everyCountry
+    }
+
+    /// Whose boundary edges lie within reach of a point.
+    struct BoundaryNearby {
+        /// The nearest edge within reach: its distance in metres and its country.
+        var nearest: (distance: Double, country: Int)?
+        /// With ``BoundarySearch/everyCountry``: the distance in metres to the nearest edge of each country.
+        var distances: [Int: Double] = [:]
+    }
+
+    /// The boundary edges within `metres` of a point: the nearest (with its country), and whose they are.
+    ///
+    /// Boundary edges are only in mixed subcells, so the search looks at the mixed subcells within reach,
+    /// nearest first, and stops at the first subcell farther away than the nearest edge found so far (an
+    /// edge's nearest point lies in a subcell that lists the edge, and that subcell is no farther than the
+    /// edge); with no mixed subcell in reach it tests no edge at all. Distances are measured in a local
+    /// equirectangular frame around the point (within 0.5 % of the great-circle distance at these ranges).
+    /// Equal distances go to the country first in code order.
+    func boundary(nearX x: Int64, y: Int64, within metres: Double, finding search: BoundarySearch) -> BoundaryNearby {
         let frame = LocalFrame(x: x, y: y)
         let reachY = Int64(metres / frame.metresPerUnit) + 1
         let reachX = min(Int64(Double(reachY) / frame.cosine) + 1, 180 * FixedPoint.unitsPerDegree)
@@ -66,11 +90,21 @@ extension CountryIndex {
                     }
                 }
             }
+            if case .everyCountry = search {
+                // Every edge in reach, nearest per country: all the subcells are needed.
+                var squared: [Int: Double] = [:]
+                for candidate in 0..<count {
+                    nearestEdges(in: nearby[candidate].mixed, frame: frame, limit: limit, into: &squared)
+                }
+                let distances = squared.mapValues { $0.squareRoot() }
+                let nearest = distances.min { ($0.value, $0.key) < ($1.value, $1.key) }
+                return BoundaryNearby(nearest: nearest.map { ($0.value, $0.key) }, distances: distances)
+            }
             var best: (distance: Double, country: Int)?
             let oneCountryInReach = onlyCountry != IndexTables.severalCountries
             // Nearest subcell first; usually the first one or two settle it.
             while count > 0 {
-                if oneCountryInReach, best != nil { break }
+                if case .nearestCountry = search, oneCountryInReach, best != nil { break }
                 var nearest = 0
                 for candidate in 1..<count where nearby[candidate].distance < nearby[nearest].distance {
                     nearest = candidate
@@ -80,7 +114,32 @@ extension CountryIndex {
                 count -= 1
                 nearby.swapAt(nearest, count)
             }
-            return best?.country
+            return BoundaryNearby(nearest: best.map { (distance: $0.distance.squareRoot(), country: $0.country) })
+        }
+    }
+
+    /// Lowers each country's squared distance in `squared` to its nearest edge in one mixed subcell within
+    /// `limit` (squared metres).
+    private func nearestEdges(in mixed: Int, frame: LocalFrame, limit: Double, into squared: inout [Int: Double]) {
+        var word = Int(tables.recordStarts[mixed])
+        let end = Int(tables.recordStarts[mixed + 1])
+        while word < end {
+            let header = IndexLayout.CandidateHeader(word: tables.records[word])
+            var best: Double?
+            let runsEnd = word + header.wordCount
+            word += 1
+            while word < runsEnd {
+                let start = Int(tables.records[word])
+                var a = frame.local(tables.vertices[start])
+                for next in (start + 1)...(start + Int(tables.records[word + 1])) {
+                    let b = frame.local(tables.vertices[next])
+                    let distance = LocalFrame.squaredDistanceToOrigin(a, b)
+                    a = b
+                    if distance <= limit && distance < (best ?? .infinity) { best = distance }
+                }
+                word += 2
+            }
+            if let best, best < squared[header.country, default: .infinity] { squared[header.country] = best }
         }
     }
 

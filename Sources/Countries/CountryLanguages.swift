@@ -107,6 +107,9 @@ public struct CountryLanguages: LanguageAdvisor, Sendable {
 
 extension CountryIndex: CountryResolver {
     public func countryCode(at coordinate: Coordinate) -> String? { country(at: coordinate)?.code }
+    public func countryCode(at coordinate: Coordinate, within radius: Double) -> String? {
+        country(at: coordinate, within: radius)?.code
+    }
 
     public func countryName(for code: String) -> String { country(code: code)?.name ?? code }
 }

@@ -3,6 +3,10 @@ public protocol CountryResolver: Sendable {
     /// The ISO 3166-1 alpha-2 code of the country at `coordinate`, or nil where there is none
     /// (open sea, Antarctica's unclaimed parts).
     func countryCode(at coordinate: Coordinate) -> String?
+    /// The code of the country every point within `radius` metres of `coordinate` is in, or nil when they
+    /// are not all in one (a border or a coast within reach, open sea): whether a fix of that accuracy
+    /// decides the device's country.
+    func countryCode(at coordinate: Coordinate, within radius: Double) -> String?
     /// The English name of the country with this code.
     func countryName(for code: String) -> String
 }

@@ -16,10 +16,15 @@
 ///   are part of the persisted state, so a restart never announces them again.
 /// - A position no newer than the newest applied one (by its own timestamp) changes nothing and is
 ///   reported as stale or duplicate.
-/// - Countries: the first fix on land announces the country (`from: null`); a different country is
-///   announced once ``TrackerConfiguration/countryConfirmations`` consecutive fixes agree on it; fixes
-///   with no country (at sea) keep the last one. Each announcement comes with a language suggestion
-///   when the ``LanguageAdvisor`` has one.
+/// - Countries follow the fix's accuracy, the same idea as the geofences' hysteresis: a fix *decides* a
+///   country only when the whole disc of its accuracy radius (reported, else the assumed accuracy) lies in
+///   it (``CountryResolver/countryCode(at:within:)``, coastal tolerance included). A deciding fix in another
+///   country announces the change at once (a device that reports once an hour gets it on that one fix;
+///   ``TrackerConfiguration/countryConfirmations`` can ask for more deciding fixes in a row); a fix within
+///   its accuracy of a border decides nothing, so hovering along a border never flaps; fixes at sea beyond
+///   the coastal tolerance keep the last country. The first fix of a device announces the country its
+///   position lies in (`from: null`): there is nothing to flap from. Each announcement comes with a language
+///   suggestion when the ``LanguageAdvisor`` has one.
 /// - `untrack` and `untrackAll` emit no exit. Tracking a pin id again replaces the pin; an identical
 ///   pin is left as it is (commands may be retried), a changed one gets a fresh initial check.
 public struct DeviceTracker: Sendable {
@@ -90,7 +95,7 @@ public struct DeviceTracker: Sendable {
                 decide(&state.pins[index], at: fix, margin: margin, numbering: &numbering, events: &events)
             }
         }
-        updateCountry(of: &state, at: fix, numbering: &numbering, events: &events)
+        updateCountry(of: &state, at: fix, accuracy: margin, numbering: &numbering, events: &events)
         return Outcome(kind: usable ? .applied : .appliedWithoutGeofences, pinSetChanged: false)
     }
 
@@ -143,10 +148,16 @@ public struct DeviceTracker: Sendable {
     private func updateCountry(
         of state: inout DeviceState,
         at fix: Fix,
+        accuracy: Double,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
-        guard let code = countries.countryCode(at: fix.coordinate) else { return }  // at sea: keep the last
+        // The first fix: the country the position lies in. Later: only a fix whose whole accuracy disc lies
+        // in one country decides (nil: near a border, or at sea beyond the tolerance: keep the last).
+        let decided =
+            state.country == nil
+            ? countries.countryCode(at: fix.coordinate) : countries.countryCode(at: fix.coordinate, within: accuracy)
+        guard let code = decided else { return }
         if code == state.country {
             state.countryCandidate = nil
             state.countryCandidateFixes = 0

@@ -7,16 +7,17 @@ public struct TrackerConfiguration: Hashable, Sendable {
     public var maximumAccuracy: Double
     /// The hysteresis margin, in metres, for fixes that report no accuracy. Default: 10 m.
     public var assumedAccuracy: Double
-    /// How many consecutive fixes must place a device in another country before it is announced there,
-    /// so that jitter along a border does not flap. The first country is announced at the first fix.
-    /// Default: 2.
+    /// How many deciding fixes in a row (each with its whole accuracy disc in the other country) must place a
+    /// device in another country before it is announced there. The accuracy rule alone keeps a device along
+    /// a border from flapping, so one is enough; more delay every crossing. The first country is announced at
+    /// the first fix. Default: 1.
     public var countryConfirmations: Int
 
     public init(
         maximumPinsPerDevice: Int = 100,
         maximumAccuracy: Double = 500,
         assumedAccuracy: Double = 10,
-        countryConfirmations: Int = 2
+        countryConfirmations: Int = 1
     ) {
         self.maximumPinsPerDevice = maximumPinsPerDevice
         self.maximumAccuracy = maximumAccuracy

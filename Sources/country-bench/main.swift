@@ -34,12 +34,18 @@ func uniformPoint(_ random: inout SplitMix64) -> Coordinate {
     return Coordinate(latitude: latitude, longitude: longitude)!
 }
 
-func measure(_ label: String, _ points: [Coordinate], index: CountryIndex = index) {
+func measure(
+    _ label: String,
+    _ points: [Coordinate],
+    index: CountryIndex = index,
+    lookup: ((Coordinate) -> CountryIndex.Country?)? = nil
+) {
+    let lookup = lookup ?? { index.country(at: $0) }
     var found = 0
     // Warm up, then the mean over all lookups.
-    for point in points.prefix(10_000) where index.country(at: point) != nil { found += 1 }
+    for point in points.prefix(10_000) where lookup(point) != nil { found += 1 }
     let start = nanoseconds()
-    for point in points where index.country(at: point) != nil { found += 1 }
+    for point in points where lookup(point) != nil { found += 1 }
     let mean = Double(nanoseconds() - start) / Double(points.count)
     // Each lookup alone, for the tail; the clock's own cost is measured the same way and subtracted.
     var clock: [UInt64] = []
@@ -53,7 +59,7 @@ func measure(_ label: String, _ points: [Coordinate], index: CountryIndex = inde
     single.reserveCapacity(points.count)
     for point in points {
         let a = nanoseconds()
-        if index.country(at: point) != nil { found += 1 }
+        if lookup(point) != nil { found += 1 }
         single.append(nanoseconds() - a)
     }
     single.sort()
@@ -114,3 +120,10 @@ measure(
 )
 measure("on land", land)
 measure("within 1 km of a border or coast", nearBorders)
+// The accuracy disc a device's country is decided by (a fix and its accuracy radius), beside the point lookup.
+for radius in [20.0, 100.0] {
+    measure("accuracy disc \(Int(radius)) m, on land", land) { index.country(at: $0, within: radius) }
+    measure("accuracy disc \(Int(radius)) m, within 1 km of a border or coast", nearBorders) {
+        index.country(at: $0, within: radius)
+    }
+}

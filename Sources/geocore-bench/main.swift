@@ -10,6 +10,7 @@
 //    Countries come from a stand-in resolver (two hemispheres), so this measures the tracker itself.
 // 3. Encode: the tracker's events as CloudEvents JSON, one buffer each, as the worker publishes them.
 // 4. Store: batches of 10,000 changed devices written to SQLite (position-only, then with pins rewritten).
+import Countries
 import Foundation
 import GeoCore
 import Kafka
@@ -136,6 +137,9 @@ if runs("decode") {
 
 struct Hemispheres: CountryResolver {
     func countryCode(at coordinate: Coordinate) -> String? { coordinate.longitude < 0 ? "WW" : "EE" }
+    func countryCode(at coordinate: Coordinate, within radius: Double) -> String? {
+        abs(coordinate.longitude) * 111_000 > radius ? countryCode(at: coordinate) : nil
+    }
     func countryName(for code: String) -> String { code }
 }
 
@@ -212,6 +216,44 @@ report(
     unit: "positions"
 )
 print("  \(events.count) events (\(events.filter { $0.type.hasPrefix("geofence") }.count) geofence)")
+
+// The tracker with the bundled country index: the accuracy-disc rule (a fix decides its country only when its
+// whole accuracy disc lies in it) beside the point lookup the tracker used before, in alternating runs over
+// the same positions (Europe, land and sea, borders and coasts, 10 m accuracy).
+/// The rule before: the country at the fix's point, whatever its accuracy.
+struct PointLookup: CountryResolver {
+    let index: CountryIndex
+    func countryCode(at coordinate: Coordinate) -> String? { index.country(at: coordinate)?.code }
+    func countryCode(at coordinate: Coordinate, within radius: Double) -> String? { countryCode(at: coordinate) }
+    func countryName(for code: String) -> String { index.country(code: code)?.name ?? code }
+}
+if runs("tracker") {
+    let countryIndex = try CountryIndex.bundled()
+    let sample = Array(positions.prefix(1_000_000))
+    for round in 1...2 {
+        for (label, resolver) in [
+            ("accuracy disc", countryIndex as any CountryResolver), ("point lookup", PointLookup(index: countryIndex)),
+        ] {
+            var real = DeviceRegistry(tracker: DeviceTracker(countries: resolver))
+            var realEvents: [DeviceEvent] = []
+            realEvents.reserveCapacity(1 << 20)
+            let time = seconds { applyAll(sample, to: &real, events: &realEvents) }
+            report(
+                "tracker with the country index (\(label), round \(round))",
+                count: sample.count,
+                seconds: time,
+                unit: "positions"
+            )
+            print(
+                String(
+                    format: "  %.0f ns per position; %d country changes",
+                    time * 1e9 / Double(sample.count),
+                    realEvents.filter { $0.type == "country.changed" }.count
+                )
+            )
+        }
+    }
+}
 
 // MARK: 3. Encode
 

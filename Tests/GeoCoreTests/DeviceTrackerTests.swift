@@ -217,37 +217,68 @@ struct CountryRuleTests {
         #expect(suggestion.alternatives == ["fr-AA"])
     }
 
-    @Test("crossing a border is announced once, after the confirming fix")
+    @Test("one deciding fix across a border announces the change at once (a device that reports rarely)")
     func crossing() {
         var device = DeviceScenario()
         _ = device.move(from: Self.inAA, at: 1)
-        #expect(device.move(from: Self.inBB, at: 2).isEmpty, "one fix is not yet a crossing")
-        #expect(device.move(from: Self.inBB, at: 3).map(\.summary) == ["country AA->BB", "language nl-BB"])
-        #expect(device.move(from: Self.inBB, at: 4).isEmpty)
+        #expect(device.move(from: Self.inBB, at: 3_600).map(\.summary) == ["country AA->BB", "language nl-BB"])
+        #expect(device.move(from: Self.inBB, at: 7_200).isEmpty)
         #expect(device.state.country == "BB")
     }
 
-    @Test("jitter along a border does not flap")
-    func noFlapping() {
-        var device = DeviceScenario()
-        _ = device.move(from: Self.borderAA, at: 0)
-        for second in 1...20 {
-            let side = second.isMultiple(of: 2) ? Self.borderAA : Self.borderBB
-            #expect(device.move(from: side, at: Int64(second)).isEmpty)
-        }
-        #expect(device.state.country == "AA")
+    @Test("with countryConfirmations 2, a change waits for a second deciding fix in a row")
+    func confirmations() {
+        var device = DeviceScenario(configuration: TrackerConfiguration(countryConfirmations: 2))
+        _ = device.move(from: Self.inAA, at: 1)
+        #expect(device.move(from: Self.inBB, at: 2).isEmpty, "one fix is not yet a crossing")
+        #expect(device.move(from: Self.inBB, at: 3).map(\.summary) == ["country AA->BB", "language nl-BB"])
     }
 
-    @Test("fixes at sea keep the last country and do not interrupt a confirmation")
+    @Test(
+        "a fix decides only when its whole accuracy disc lies in one country",
+        arguments: [
+            // 11 m from the border: decided by a 5 m fix, not by a 20 m one, nor by one without accuracy
+            // when the assumed accuracy is larger than the distance.
+            (5.0 as Double?, "BB" as String?), (20, nil), (nil, "BB"),
+        ]
+    )
+    func accuracyDecides(accuracy: Double?, expected: String?) {
+        var device = DeviceScenario()
+        _ = device.move(from: Self.inAA, at: 1)
+        _ = device.move(from: Self.borderBB, at: 2, accuracy: accuracy)
+        #expect(device.state.country == (expected ?? "AA"))
+    }
+
+    @Test("hovering along a border within its accuracy never flaps; then clearly across, at once")
+    func noFlapping() {
+        var device = DeviceScenario()
+        _ = device.move(from: Self.borderAA, at: 0, accuracy: 20)
+        #expect(device.state.country == "AA", "the first fix: the country its position lies in")
+        for second in 1...20 {
+            let side = second.isMultiple(of: 2) ? Self.borderAA : Self.borderBB
+            #expect(device.move(from: side, at: Int64(second), accuracy: 20).isEmpty)
+        }
+        #expect(device.state.country == "AA")
+        #expect(device.move(from: Self.inBB, at: 21).map(\.summary).first == "country AA->BB")
+    }
+
+    @Test("a poor fix just across decides nothing; an accurate one there does")
+    func poorFix() {
+        var device = DeviceScenario()
+        _ = device.move(from: Self.inAA, at: 0)
+        let justAcross = Coordinate(latitude: 0.5, longitude: 1.002)!  // about 220 m into BB
+        #expect(device.move(from: justAcross, at: 1, accuracy: 500).isEmpty)
+        #expect(device.move(from: justAcross, at: 2, accuracy: 50).map(\.summary).first == "country AA->BB")
+    }
+
+    @Test("fixes at sea keep the last country")
     func atSeaKeepsCountry() {
         var device = DeviceScenario()
         #expect(device.move(from: Self.atSea, at: 0).isEmpty, "no country yet, none at sea")
         #expect(device.move(from: Self.inAA, at: 1).map(\.summary).first == "country nil->AA")
         #expect(device.move(from: Self.atSea, at: 2).isEmpty)
         #expect(device.state.country == "AA")
-        #expect(device.move(from: Self.inBB, at: 3).isEmpty)
-        #expect(device.move(from: Self.atSea, at: 4).isEmpty)
-        #expect(device.move(from: Self.inBB, at: 5).map(\.summary).first == "country AA->BB")
+        #expect(device.move(from: Self.inBB, at: 3).map(\.summary).first == "country AA->BB")
     }
 
     @Test("the device's languages are remembered from the last position that listed any")

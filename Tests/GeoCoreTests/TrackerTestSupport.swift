@@ -1,3 +1,4 @@
+import Foundation
 import GeoCore
 import Testing
 
@@ -18,6 +19,22 @@ struct RectangleCountries: CountryResolver {
     func countryCode(at coordinate: Coordinate) -> String? {
         rectangles.first { $0.latitudes.contains(coordinate.latitude) && $0.longitudes.contains(coordinate.longitude) }?
             .code
+    }
+
+    /// The rectangle's code when the whole disc lies in it (distances on the sphere's degree lengths).
+    func countryCode(at coordinate: Coordinate, within radius: Double) -> String? {
+        guard let code = countryCode(at: coordinate),
+            let rectangle = rectangles.first(where: { $0.code == code })
+        else { return nil }
+        let metresPerDegree = Coordinate.earthRadius * Double.pi / 180
+        let east = metresPerDegree * cos(coordinate.latitude * Double.pi / 180)
+        let margins = [
+            (coordinate.latitude - rectangle.latitudes.lowerBound) * metresPerDegree,
+            (rectangle.latitudes.upperBound - coordinate.latitude) * metresPerDegree,
+            (coordinate.longitude - rectangle.longitudes.lowerBound) * east,
+            (rectangle.longitudes.upperBound - coordinate.longitude) * east,
+        ]
+        return margins.allSatisfy { $0 > radius } ? code : nil
     }
 
     func countryName(for code: String) -> String { "Country \(code)" }

@@ -11,6 +11,13 @@ struct HemisphereCountries: CountryResolver {
         abs(coordinate.latitude) > 60 ? nil : (coordinate.longitude < 0 ? "WW" : "EE")
     }
 
+    /// The hemisphere when the whole disc lies in it (a degree of longitude is at most 111 km).
+    func countryCode(at coordinate: Coordinate, within radius: Double) -> String? {
+        let degrees = radius / 111_000
+        guard abs(coordinate.latitude) + degrees <= 60, abs(coordinate.longitude) > degrees else { return nil }
+        return countryCode(at: coordinate)
+    }
+
     func countryName(for code: String) -> String { code == "WW" ? "Westland" : "Eastland" }
 }
 

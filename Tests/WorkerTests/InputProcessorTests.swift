@@ -8,6 +8,7 @@ struct InputProcessorTests {
     /// Everywhere is the same country: these tests are about the processor's routing, not geography.
     struct OneCountry: CountryResolver {
         func countryCode(at coordinate: Coordinate) -> String? { "FR" }
+        func countryCode(at coordinate: Coordinate, within radius: Double) -> String? { "FR" }
         func countryName(for code: String) -> String { "France" }
     }
 
