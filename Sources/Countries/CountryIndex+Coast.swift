@@ -121,25 +121,8 @@ extension CountryIndex {
     /// Lowers each country's squared distance in `squared` to its nearest edge in one mixed subcell within
     /// `limit` (squared metres).
     private func nearestEdges(in mixed: Int, frame: LocalFrame, limit: Double, into squared: inout [Int: Double]) {
-        var word = Int(tables.recordStarts[mixed])
-        let end = Int(tables.recordStarts[mixed + 1])
-        while word < end {
-            let header = IndexLayout.CandidateHeader(word: tables.records[word])
-            var best: Double?
-            let runsEnd = word + header.wordCount
-            word += 1
-            while word < runsEnd {
-                let start = Int(tables.records[word])
-                var a = frame.local(tables.vertices[start])
-                for next in (start + 1)...(start + Int(tables.records[word + 1])) {
-                    let b = frame.local(tables.vertices[next])
-                    let distance = LocalFrame.squaredDistanceToOrigin(a, b)
-                    a = b
-                    if distance <= limit && distance < (best ?? .infinity) { best = distance }
-                }
-                word += 2
-            }
-            if let best, best < squared[header.country, default: .infinity] { squared[header.country] = best }
+        forEachEdge(in: mixed, frame: frame) { country, distance in
+            if distance <= limit && distance < squared[country, default: .infinity] { squared[country] = distance }
         }
     }
 
@@ -150,6 +133,18 @@ extension CountryIndex {
         limit: Double,
         best: inout (distance: Double, country: Int)?
     ) {
+        forEachEdge(in: mixed, frame: frame) { country, distance in
+            guard distance <= limit else { return }
+            if best == nil || distance < best!.distance || (distance == best!.distance && country < best!.country) {
+                best = (distance, country)
+            }
+        }
+    }
+
+    /// Calls `body` with the country and the squared distance (m²) from the frame's origin of every edge of one
+    /// mixed subcell.
+    @inline(__always)
+    private func forEachEdge(in mixed: Int, frame: LocalFrame, _ body: (_ country: Int, _ squared: Double) -> Void) {
         var word = Int(tables.recordStarts[mixed])
         let end = Int(tables.recordStarts[mixed + 1])
         while word < end {
@@ -163,14 +158,8 @@ extension CountryIndex {
                 var a = frame.local(tables.vertices[start])
                 for next in (start + 1)...(start + Int(tables.records[word + 1])) {
                     let b = frame.local(tables.vertices[next])
-                    let distance = LocalFrame.squaredDistanceToOrigin(a, b)
+                    body(country, LocalFrame.squaredDistanceToOrigin(a, b))
                     a = b
-                    guard distance <= limit else { continue }
-                    if best == nil || distance < best!.distance
-                        || (distance == best!.distance && country < best!.country)
-                    {
-                        best = (distance, country)
-                    }
                 }
                 word += 2
             }
