@@ -12,6 +12,42 @@ struct CheckpointRewind {
     let store: StateStore
     /// Splits devices among the apply threads, each with its processor.
     let makeShards: ([DeviceState]) -> DeviceShards
+    /// Where the assigned partitions read again from, from ``rewind(_:merge:checkpoints:)`` until
+    /// ``resume(_:)``.
+    private(set) var pendingOffsets: [TopicPartition: Int64] = [:]
+
+    /// Takes the pipeline back to the last written checkpoint and returns the devices as stored: a new
+    /// producer (the old one's queue purged, so nothing sent after the refused records gets out), the merges
+    /// emptied, the checkpoints writable again, and the offsets to read again from noted for ``resume(_:)``.
+    ///
+    /// - Throws: ``WorkerError`` when the new producer cannot start or the store cannot be read.
+    mutating func rewind(
+        _ clients: inout KafkaClients,
+        merge: inout InputMerge<ConsumerRecord>,
+        checkpoints: CheckpointWriter
+    ) throws(WorkerError) -> DeviceShards {
+        try clients.replaceProducer()
+        let shards = try storedShards()
+        pendingOffsets = Self.offsets(
+            assigned: clients.consumer.assignment,
+            stored: checkpoints.storedOffsets,
+            firstRead: merge.firstAppendedOffsets
+        )
+        merge.rewind()
+        checkpoints.rewound()
+        return shards
+    }
+
+    /// Moves the read positions of the partitions still assigned back to where ``rewind(_:merge:checkpoints:)``
+    /// put the state, and forgets them.
+    ///
+    /// - Throws: ``KafkaError`` when a position cannot be moved (a partition revoked meanwhile: its next owner
+    ///   starts at the stored offset anyway).
+    mutating func resume(_ consumer: Consumer) throws(KafkaError) {
+        defer { pendingOffsets = [:] }
+        let assigned = consumer.assignment
+        try consumer.seek(pendingOffsets.filter { assigned.contains($0.key) })
+    }
 
     /// The devices as stored, split among the apply threads.
     ///

@@ -36,7 +36,7 @@ public final class Worker: @unchecked Sendable {
     private var shards: DeviceShards
     /// What the shards had counted before the last rewind replaced them (metrics only grow).
     private var countedBeforeRewinds = ProcessingCounters()
-    private let rewinder: CheckpointRewind
+    private var rewinder: CheckpointRewind
     /// The partition pairs' merges, and the next offsets of what they released since the last checkpoint.
     private var merge: InputMerge<ConsumerRecord>
     private let checkpoints: CheckpointWriter
@@ -271,9 +271,7 @@ public final class Worker: @unchecked Sendable {
         return lifecycle.deliveryRefused(error, now: now)
     }
 
-    /// Takes the worker back to its last written checkpoint: a new producer (the old one's queue purged, so
-    /// nothing sent after the refused records gets out), the devices as stored, the merges emptied, and the
-    /// offsets to read again from (sought in ``resume(_:)``).
+    /// Takes the worker back to its last written checkpoint (``CheckpointRewind``), and says so.
     private func rewind(
         _ clients: inout KafkaClients,
         after error: WorkerError,
@@ -286,20 +284,9 @@ public final class Worker: @unchecked Sendable {
         )
         health.enter(lifecycle.phase, reason: lifecycle.reason)
         if let refusal = error.underlying as? DeliveryRefusal { metrics.recordDeliveryFailures(refusal.counts) }
-        try clients.replaceProducer()
         countedBeforeRewinds += shards.counters
-        shards = try rewinder.storedShards()
-        rewindOffsets = CheckpointRewind.offsets(
-            assigned: clients.consumer.assignment,
-            stored: checkpoints.storedOffsets,
-            firstRead: merge.firstAppendedOffsets
-        )
-        merge.rewind()
-        checkpoints.rewound()
+        shards = try rewinder.rewind(&clients, merge: &merge, checkpoints: checkpoints)
     }
-
-    /// Where the assigned partitions read again from after a rewind, sought when the back-off is over.
-    private var rewindOffsets: [TopicPartition: Int64] = [:]
 
     /// Waits out the back-off without polling (the group keeps the member for `max.poll.interval.ms`, longer
     /// than the longest back-off); a stop request ends the wait at once.
@@ -312,18 +299,15 @@ public final class Worker: @unchecked Sendable {
         }
     }
 
-    /// Reads again from the rewind offsets.
+    /// Reads again from where the rewind put the state.
     private func resume(_ consumer: Consumer) {
-        let assigned = consumer.assignment
         do {
-            try consumer.seek(rewindOffsets.filter { assigned.contains($0.key) })
+            try rewinder.resume(consumer)
         } catch {
-            // A partition revoked meanwhile cannot be sought; its next owner starts at the stored offset.
             logger.warning("rewinding the read positions: \(error)")
         }
-        rewindOffsets = [:]
         health.enter(lifecycle.phase)
-        logger.info("resuming after a refused delivery", metadata: ["partitions": "\(assigned.count)"])
+        logger.info("resuming after a refused delivery")
     }
 
     // MARK: Checkpoint hand-off
