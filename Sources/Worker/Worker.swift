@@ -18,9 +18,11 @@ import Synchronization
 /// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
 /// the ``CheckpointWriter``, which waits for every record it covers to be delivered, then writes the devices
 /// and offsets in one SQLite transaction while the loop goes on; at each checkpoint the loop commits to the
-/// consumer group the stored offsets it has not acknowledged yet. SQLite is the source of truth for where to resume: on assignment each partition starts
-/// at its stored offset. A crash replays at most what came after the last written checkpoint, re-emitting
-/// the same events with the same ids. Where the worker is in its life is ``WorkerLifecycle``'s to say.
+/// consumer group the stored offsets it has not acknowledged yet. SQLite is the source of truth for where to
+/// resume: on assignment each partition starts at its stored offset. A crash replays at most what came after
+/// the last written checkpoint, re-emitting the same events with the same ids; a record the broker refuses
+/// takes the worker back to that checkpoint in process (``CheckpointRewind``) and it retries after a back-off.
+/// Where the worker is in its life is ``WorkerLifecycle``'s to say.
 public final class Worker: @unchecked Sendable {
     // @unchecked: all mutable state below is touched only by the thread in `run()` (the rebalance hooks run
     // inside `poll`, on that thread), except each shard, which its apply task has to itself while the loop
