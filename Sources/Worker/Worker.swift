@@ -45,7 +45,7 @@ public final class Worker: @unchecked Sendable {
     /// This process's claim on the state directory, for the worker's life.
     private let directoryLock: StateDirectoryLock
     /// The consumer, while ``run()`` has one: the revoke hook commits with it.
-    private var consumer: Consumer?
+    private var hookConsumer: Consumer?
     /// How long a pair waits for a side that has given nothing since the assignment (see
     /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
     /// does not stop its partner for ever.
@@ -134,7 +134,7 @@ public final class Worker: @unchecked Sendable {
             try consumeUntilStopped()
         } catch {
             _ = lifecycle.failed(error)
-            health.enter(lifecycle.phase)
+            reportHealth()
             throw lifecycle.failure ?? error
         }
     }
@@ -153,10 +153,10 @@ public final class Worker: @unchecked Sendable {
             ),
             logger: logger
         )
-        consumer = clients.consumer
+        hookConsumer = clients.consumer
         defer {
             clients.close()
-            consumer = nil
+            hookConsumer = nil
         }
         try clients.checkTopics(configuration.topics)
         let consumer = clients.consumer
@@ -164,7 +164,7 @@ public final class Worker: @unchecked Sendable {
         metrics.recordHoldings(holdings)
         if stopRequested.load(ordering: .acquiring) { _ = lifecycle.stopRequested() }
         var next = lifecycle.clientsReady()
-        health.enter(lifecycle.phase)
+        reportHealth()
         logger.info(
             "geoworker running",
             metadata: [
@@ -233,7 +233,7 @@ public final class Worker: @unchecked Sendable {
             } else if configuration.untilCaughtUp && merge.isEmpty && consumer.hasReachedEndOfAssignment {
                 next = lifecycle.caughtUp()
             }
-            health.enter(lifecycle.phase, reason: lifecycle.reason)
+            reportHealth()
         }
         guard case .finish(let caughtUp) = next else { return }
         do {
@@ -246,7 +246,7 @@ public final class Worker: @unchecked Sendable {
         }
         commitStoredOffsets(of: consumer.assignment, consumer, waitForAnswer: true)
         lifecycle.finished()
-        health.enter(lifecycle.phase)
+        reportHealth()
         if caughtUp {
             // From the first message to the last checkpoint: what replays and benchmarks want to know.
             let counters = counters
@@ -259,6 +259,11 @@ public final class Worker: @unchecked Sendable {
             )
         }
         logger.info("geoworker stopped", metadata: ["devices": "\(shards.holdings.devices)"])
+    }
+
+    /// Tells the probes where the worker is, and why it is unhealthy when it is (a refusal, a failure).
+    private func reportHealth() {
+        health.enter(lifecycle.phase, reason: lifecycle.reason)
     }
 
     // MARK: A refused delivery: rewind and back off
@@ -284,7 +289,7 @@ public final class Worker: @unchecked Sendable {
             "delivery refused; rewinding to the last checkpoint",
             metadata: ["error": "\(error)", "refusals": "\(refusals)", "retryIn": "\(delay)"]
         )
-        health.enter(lifecycle.phase, reason: lifecycle.reason)
+        reportHealth()
         if let refusal = error.underlying as? DeliveryRefusal { metrics.recordDeliveryFailures(refusal.counts) }
         countedBeforeRewinds += shards.counters
         shards = try rewinder.rewind(&clients, merge: &merge, checkpoints: checkpoints)
@@ -308,7 +313,7 @@ public final class Worker: @unchecked Sendable {
         } catch {
             logger.warning("rewinding the read positions: \(error)")
         }
-        health.enter(lifecycle.phase)
+        reportHealth()
         logger.info("resuming after a refused delivery")
     }
 
@@ -397,7 +402,7 @@ public final class Worker: @unchecked Sendable {
         }
         // Committed now, while the partitions are still this member's (the group may refuse it while it
         // rebalances; the stored offsets are what counts). Lost partitions are another member's already.
-        if let consumer, !isLost { commitStoredOffsets(of: partitions, consumer, waitForAnswer: true) }
+        if let hookConsumer, !isLost { commitStoredOffsets(of: partitions, hookConsumer, waitForAnswer: true) }
         for partition in partitions { merge.removeAll(partition: partition.partition) }
     }
 }

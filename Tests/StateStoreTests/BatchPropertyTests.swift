@@ -21,24 +21,19 @@ struct HemisphereCountries: CountryResolver {
     func countryName(for code: String) -> String { code == "WW" ? "Westland" : "Eastland" }
 }
 
-/// One input message as the pipeline sees it.
-struct InputMessage {
-    enum Body {
-        case position(Position)
-        case command(DeviceCommand)
-    }
-
-    let body: Body
+/// One input message as the pipeline sees it: decoded, with where it came from.
+struct StreamedMessage {
+    let body: InputMessage
     let origin: MessageOrigin
 }
 
 /// A random but reproducible stream: 30 devices wandering around a few pins near the prime meridian (so
 /// they cross pins and the WW/EE border), tracking and untracking pins, with late and repeated positions.
-func randomStream(count: Int, seed: UInt64) -> [InputMessage] {
+func randomStream(count: Int, seed: UInt64) -> [StreamedMessage] {
     var random = SplitMix64(seed: seed)
     let pinCenters = [(0.0, 0.0), (0.0, 0.01), (0.01, -0.01), (59.99, 0.0)]
     var clocks = [Int64](repeating: 1_795_000_000_000, count: 30)
-    var messages: [InputMessage] = []
+    var messages: [StreamedMessage] = []
     for offset in 0..<count {
         let device = random.next(below: 30)
         let deviceId = "device-\(device)"
@@ -64,7 +59,7 @@ func randomStream(count: Int, seed: UInt64) -> [InputMessage] {
                 )!
                 command = .track(deviceId: deviceId, pin: pin)
             }
-            messages.append(InputMessage(body: .command(command), origin: origin))
+            messages.append(StreamedMessage(body: .command(command), origin: origin))
         } else {
             // Mostly forward in time; sometimes a late or a repeated fix.
             switch random.next(below: 10) {
@@ -83,7 +78,7 @@ func randomStream(count: Int, seed: UInt64) -> [InputMessage] {
                 accuracy: random.next(below: 5) == 0 ? nil : random.uniform(1, 80),
                 languages: random.next(below: 4) == 0 ? ["fr-BE"] : []
             )
-            messages.append(InputMessage(body: .position(position), origin: origin))
+            messages.append(StreamedMessage(body: .position(position), origin: origin))
         }
     }
     return messages
@@ -91,7 +86,7 @@ func randomStream(count: Int, seed: UInt64) -> [InputMessage] {
 
 extension DeviceRegistry {
     /// Applies a batch of messages in order, returning their events.
-    mutating func apply(_ messages: ArraySlice<InputMessage>) -> [DeviceEvent] {
+    mutating func apply(_ messages: ArraySlice<StreamedMessage>) -> [DeviceEvent] {
         var events: [DeviceEvent] = []
         for message in messages {
             switch message.body {
@@ -159,7 +154,7 @@ struct BatchPropertyTests {
     }
 
     /// The next offset of each input partition a batch covered.
-    static func nextOffsets(_ batch: ArraySlice<InputMessage>) -> [TopicPartition: Int64] {
+    static func nextOffsets(_ batch: ArraySlice<StreamedMessage>) -> [TopicPartition: Int64] {
         var offsets: [TopicPartition: Int64] = [:]
         for message in batch {
             let key = TopicPartition(message.origin.topic, message.origin.partition)
