@@ -66,8 +66,9 @@ public struct DeviceRegistry: Sendable {
         events: inout [DeviceEvent]
     ) -> DeviceTracker.Outcome {
         let slot = slot(of: position.deviceId)
+        if slots[slot].state.reflects(origin, kind: .positions) { return .alreadyApplied }
         let outcome = tracker.apply(position, origin: origin, to: &slots[slot].state, events: &events)
-        record(outcome, slot: slot, partition: origin.partition)
+        record(outcome, slot: slot, origin: origin, kind: .positions)
         return outcome
     }
 
@@ -78,10 +79,11 @@ public struct DeviceRegistry: Sendable {
         events: inout [DeviceEvent]
     ) -> DeviceTracker.Outcome {
         let slot = slot(of: command.deviceId)
+        if slots[slot].state.reflects(origin, kind: .commands) { return .alreadyApplied }
         let pinsBefore = slots[slot].state.pins.count
         let outcome = tracker.apply(command, origin: origin, to: &slots[slot].state, events: &events)
         pinCount += slots[slot].state.pins.count - pinsBefore
-        record(outcome, slot: slot, partition: origin.partition)
+        record(outcome, slot: slot, origin: origin, kind: .commands)
         return outcome
     }
 
@@ -114,17 +116,37 @@ public struct DeviceRegistry: Sendable {
         return slot
     }
 
-    private mutating func record(_ outcome: DeviceTracker.Outcome, slot: Int, partition: Int32) {
+    private mutating func record(_ outcome: DeviceTracker.Outcome, slot: Int, origin: MessageOrigin, kind: InputKind) {
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences:
             if !slots[slot].changed {
                 slots[slot].changed = true
                 changedSlots.append(slot)
             }
-            slots[slot].state.inputPartition = partition
+            slots[slot].state.recordApplied(origin, kind: kind)
             if outcome.pinSetChanged { slots[slot].pinSetChanged = true }
-        case .stale, .duplicate, .rejected:
+        case .stale, .duplicate, .rejected, .alreadyApplied:
             break  // nothing changed
         }
+    }
+}
+
+extension DeviceState {
+    /// Whether the state already reflects this message: it comes from the device's input partition at or
+    /// below the last offset applied from that topic. Offsets only grow within a partition, so such a message
+    /// is a replay (after a crash, or of input another instance applied before this one restored the
+    /// device from the changelog).
+    func reflects(_ origin: MessageOrigin, kind: InputKind) -> Bool {
+        origin.partition == inputPartition && origin.offset <= appliedOffsets[kind]
+    }
+
+    /// Notes a message as applied. Offsets are only comparable within one partition: a device whose messages
+    /// move to another partition (its key changed, or the topics were repartitioned) starts counting afresh.
+    mutating func recordApplied(_ origin: MessageOrigin, kind: InputKind) {
+        if origin.partition != inputPartition {
+            inputPartition = origin.partition
+            appliedOffsets = AppliedOffsets()
+        }
+        appliedOffsets[kind] = origin.offset
     }
 }

@@ -20,6 +20,10 @@ public struct DeviceState: Hashable, Sendable {
     /// the state changelog keeps the device's record in its partition of the same number, next to the input
     /// it reflects, so that whoever is assigned that partition restores exactly its devices.
     public var inputPartition: Int32
+    /// The offset of the last message applied to the device from each input topic's partition
+    /// `inputPartition`. A message at or below it is one the state already reflects: replayed after a crash or
+    /// after another instance's changelog record was restored, it is skipped, so it never counts twice.
+    public var appliedOffsets: AppliedOffsets
 
     public init(
         deviceId: String,
@@ -29,7 +33,8 @@ public struct DeviceState: Hashable, Sendable {
         country: String? = nil,
         countryCandidate: String? = nil,
         countryCandidateFixes: Int = 0,
-        inputPartition: Int32 = 0
+        inputPartition: Int32 = 0,
+        appliedOffsets: AppliedOffsets = AppliedOffsets()
     ) {
         self.deviceId = deviceId
         self.pins = pins
@@ -39,6 +44,34 @@ public struct DeviceState: Hashable, Sendable {
         self.countryCandidate = countryCandidate
         self.countryCandidateFixes = countryCandidateFixes
         self.inputPartition = inputPartition
+        self.appliedOffsets = appliedOffsets
+    }
+}
+
+/// The offset of the last message applied to a device from each input topic, in its input partition;
+/// -1 where none has been.
+public struct AppliedOffsets: Hashable, Sendable {
+    public var positions: Int64
+    public var commands: Int64
+
+    public init(positions: Int64 = -1, commands: Int64 = -1) {
+        self.positions = positions
+        self.commands = commands
+    }
+
+    public subscript(kind: InputKind) -> Int64 {
+        get {
+            switch kind {
+            case .positions: positions
+            case .commands: commands
+            }
+        }
+        set {
+            switch kind {
+            case .positions: positions = newValue
+            case .commands: commands = newValue
+            }
+        }
     }
 }
 

@@ -41,6 +41,9 @@ public struct DeviceTracker: Sendable {
             case duplicate
             /// A command that cannot be carried out, with the reason (for the dead-letter topic).
             case rejected(String)
+            /// A message the device's state already reflects (``DeviceState/appliedOffsets``), met again on a
+            /// replay: skipped by the ``DeviceRegistry``, never given to the tracker.
+            case alreadyApplied
         }
 
         public let kind: Kind
@@ -54,6 +57,7 @@ public struct DeviceTracker: Sendable {
         }
 
         static let applied = Outcome(kind: .applied, pinSetChanged: false)
+        static let alreadyApplied = Outcome(kind: .alreadyApplied, pinSetChanged: false)
     }
 
     public let configuration: TrackerConfiguration

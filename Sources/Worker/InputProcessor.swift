@@ -67,6 +67,7 @@ public struct InputProcessor: Sendable {
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences: break
         case .stale: counters.stalePositions += 1
+        case .alreadyApplied: counters.alreadyApplied += 1
         case .duplicate: counters.duplicatePositions += 1
         case .rejected(let why): deadLetter(value: value, key: key, origin: origin, reason: "rejected", error: why)
         }
@@ -129,6 +130,9 @@ public struct ProcessingCounters: Hashable, Sendable {
     /// Positions older than (or as old as) the newest applied for their device: applied as no-ops.
     public var stalePositions = 0
     public var duplicatePositions = 0
+    /// Messages skipped because their device's state already reflected them (a replay after a crash, or
+    /// input that another instance applied before this one restored the device from the changelog).
+    public var alreadyApplied = 0
     /// Applied messages whose Kafka key is missing or is not their deviceId (the contract keys both input
     /// topics by deviceId; other keys can split a device between apply threads or instances).
     public var keyNotDeviceId = 0
@@ -145,6 +149,7 @@ public struct ProcessingCounters: Hashable, Sendable {
         total.commands += part.commands
         total.stalePositions += part.stalePositions
         total.duplicatePositions += part.duplicatePositions
+        total.alreadyApplied += part.alreadyApplied
         total.keyNotDeviceId += part.keyNotDeviceId
         total.events.merge(part.events, uniquingKeysWith: +)
         total.deadLettered.merge(part.deadLettered, uniquingKeysWith: +)

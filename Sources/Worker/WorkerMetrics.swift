@@ -15,6 +15,7 @@ struct WorkerMetrics {
         static let stale = "geoworker_stale_positions_total"
         static let duplicates = "geoworker_duplicate_positions_total"
         static let keyNotDeviceId = "geoworker_key_not_device_id_total"
+        static let alreadyApplied = "geoworker_already_applied_total"
         static let batchDuration = "geoworker_batch_duration_seconds"
         static let lag = "geoworker_consumer_lag"
         static let devices = "geoworker_devices"
@@ -28,6 +29,7 @@ struct WorkerMetrics {
     private let stale: Counter
     private let duplicates: Counter
     private let keyNotDeviceId: Counter
+    private let alreadyApplied: Counter
     private let batchDuration: Metrics.Timer
     private let devices: Gauge
     private let pins: Gauge
@@ -43,6 +45,7 @@ struct WorkerMetrics {
         stale = Counter(label: Name.stale, factory: factory)
         duplicates = Counter(label: Name.duplicates, factory: factory)
         keyNotDeviceId = Counter(label: Name.keyNotDeviceId, factory: factory)
+        alreadyApplied = Counter(label: Name.alreadyApplied, factory: factory)
         batchDuration = Metrics.Timer(label: Name.batchDuration, factory: factory)
         devices = Gauge(label: Name.devices, factory: factory)
         pins = Gauge(label: Name.pins, factory: factory)
@@ -56,6 +59,7 @@ struct WorkerMetrics {
         stale.increment(by: counters.stalePositions - published.stalePositions)
         duplicates.increment(by: counters.duplicatePositions - published.duplicatePositions)
         keyNotDeviceId.increment(by: counters.keyNotDeviceId - published.keyNotDeviceId)
+        alreadyApplied.increment(by: counters.alreadyApplied - published.alreadyApplied)
         for (type, count) in counters.events where count != published.events[type] {
             Self.counter(in: &events, Name.events, factory: factory, label: "type", value: type)
                 .increment(by: count - published.events[type, default: 0])

@@ -18,7 +18,8 @@ struct DeviceRegistryTests {
                     coordinate: Coordinate(latitude: Double(index % 90), longitude: Double(round))!,
                     timestamp: 1_795_000_000_000 + Int64(round)
                 )
-                let origin = MessageOrigin(topic: "p", partition: Int32(index % 8), offset: Int64(index), timestamp: 0)
+                let offset = Int64(round * ids.count + index)
+                let origin = MessageOrigin(topic: "p", partition: Int32(index % 8), offset: offset, timestamp: 0)
                 #expect(registry.apply(position, origin: origin, events: &events).kind == .applied)
             }
         }
@@ -81,6 +82,78 @@ struct DeviceRegistryTests {
         #expect(registry.pinCount == 3)
         apply(.untrackAll(deviceId: "d"))
         #expect(registry.pinCount == 2)
+    }
+
+    @Test("a replay skips what a device's state already reflects, by partition and offset of each input topic")
+    func replaySkipsWhatIsReflected() {
+        // On partition 3: a track command, positions walking into the pin, an untrack, positions walking on.
+        let center = Coordinate(latitude: 10, longitude: 10)!
+        var messages: [(InputMessage, MessageOrigin)] = [
+            (
+                .command(.track(deviceId: "d", pin: Self.pin("a"))),
+                MessageOrigin(topic: "c", partition: 3, offset: 40, timestamp: 1)
+            )
+        ]
+        for step in 0..<9 {
+            if step == 5 {
+                let untrack = DeviceCommand.untrack(deviceId: "d", pinId: "a")
+                messages.append((.command(untrack), MessageOrigin(topic: "c", partition: 3, offset: 41, timestamp: 1)))
+            }
+            let latitude = center.latitude + Double(step - 4) * 0.002  // 222 m steps through a 100 m pin
+            let position = Position(
+                deviceId: "d",
+                coordinate: Coordinate(latitude: latitude, longitude: 10)!,
+                timestamp: 1_795_000_000_000 + Int64(step) * 1000,
+                accuracy: 5
+            )
+            messages.append(
+                (.position(position), MessageOrigin(topic: "p", partition: 3, offset: Int64(100 + step), timestamp: 1))
+            )
+        }
+        func run(
+            _ registry: inout DeviceRegistry,
+            _ slice: ArraySlice<(InputMessage, MessageOrigin)>
+        ) -> ([DeviceEvent], [DeviceTracker.Outcome.Kind]) {
+            var events: [DeviceEvent] = []
+            var kinds: [DeviceTracker.Outcome.Kind] = []
+            for (message, origin) in slice {
+                switch message {
+                case .position(let position):
+                    kinds.append(registry.apply(position, origin: origin, events: &events).kind)
+                case .command(let command): kinds.append(registry.apply(command, origin: origin, events: &events).kind)
+                }
+            }
+            return (events, kinds)
+        }
+        var once = DeviceRegistry(tracker: Self.tracker)
+        let (allEvents, _) = run(&once, messages[...])
+        #expect(allEvents.map(\.type) == ["geofence.entered"])
+
+        // A checkpoint after the untrack, then a replay of everything from the start, as a new owner whose
+        // input starts before what the changelog reflects: the track command applied again would track the
+        // pin anew and announce an initial entry that never happened.
+        var first = DeviceRegistry(tracker: Self.tracker)
+        let (before, _) = run(&first, messages[..<7])
+        let stored = first.takeChanges().map(\.state)
+        #expect(stored.first?.appliedOffsets == AppliedOffsets(positions: 104, commands: 41))
+        #expect(stored.first?.inputPartition == 3)
+        var restored = DeviceRegistry(tracker: Self.tracker, states: stored)
+        let (after, kinds) = run(&restored, messages[...])
+        #expect(kinds.prefix(7).allSatisfy { $0 == .alreadyApplied }, "\(kinds)")
+        #expect(before + after == allEvents, "the replay neither repeats nor loses an event")
+        #expect(restored.state(of: "d") == once.state(of: "d"))
+
+        // Another partition's offsets say nothing about this one's: a lower offset there is applied.
+        let moved = Position(deviceId: "d", coordinate: center, timestamp: 1_795_000_100_000, accuracy: 5)
+        var events: [DeviceEvent] = []
+        let outcome = restored.apply(
+            moved,
+            origin: MessageOrigin(topic: "p", partition: 5, offset: 1, timestamp: 1),
+            events: &events
+        )
+        #expect(outcome.kind == .applied)
+        #expect(restored.state(of: "d")?.appliedOffsets == AppliedOffsets(positions: 1, commands: -1))
+        #expect(restored.state(of: "d")?.inputPartition == 5)
     }
 
     static func pin(_ id: String) -> Pin {
