@@ -3,19 +3,6 @@
 /// Still pure: it applies messages through the ``DeviceTracker`` and remembers what it must persist;
 /// the caller persists ``takeChanges()`` together with the input offsets, in one transaction.
 public struct DeviceRegistry: Sendable {
-    /// A device whose state must be written at the next checkpoint.
-    public struct ChangedDevice: Hashable, Sendable {
-        public let state: DeviceState
-        /// Its set of pins changed (tracked, untracked, replaced), so their definitions must be rewritten;
-        /// otherwise only the device's own row (position, country, announced states) changed.
-        public let pinSetChanged: Bool
-
-        public init(state: DeviceState, pinSetChanged: Bool) {
-            self.state = state
-            self.pinSetChanged = pinSetChanged
-        }
-    }
-
     public let tracker: DeviceTracker
     /// Where each device's state is in `slots`: one hash lookup per message, the rest is array indexing.
     private var index: DeviceIndex
@@ -26,7 +13,6 @@ public struct DeviceRegistry: Sendable {
     private struct Slot {
         var state: DeviceState
         var changed = false
-        var pinSetChanged = false
     }
 
     public init(tracker: DeviceTracker, states: [DeviceState] = []) {
@@ -89,15 +75,12 @@ public struct DeviceRegistry: Sendable {
 
     /// The devices changed since the last call, in the order they first changed, and forgets them.
     /// (Not sorted: the worker takes them on its loop at every checkpoint, and the store needs no order.)
-    public mutating func takeChanges() -> [ChangedDevice] {
-        var changes: [ChangedDevice] = []
+    public mutating func takeChanges() -> [DeviceState] {
+        var changes: [DeviceState] = []
         changes.reserveCapacity(changedSlots.count)
         for slot in changedSlots {
-            changes.append(
-                ChangedDevice(state: slots[slot].state, pinSetChanged: slots[slot].pinSetChanged)
-            )
+            changes.append(slots[slot].state)
             slots[slot].changed = false
-            slots[slot].pinSetChanged = false
         }
         changedSlots.removeAll(keepingCapacity: true)
         return changes
@@ -124,7 +107,6 @@ public struct DeviceRegistry: Sendable {
                 changedSlots.append(slot)
             }
             slots[slot].state.recordApplied(origin, kind: kind)
-            if outcome.pinSetChanged { slots[slot].pinSetChanged = true }
         case .stale, .duplicate, .rejected, .alreadyApplied:
             break  // nothing changed
         }

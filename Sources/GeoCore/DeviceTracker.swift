@@ -47,17 +47,13 @@ public struct DeviceTracker: Sendable {
         }
 
         public let kind: Kind
-        /// The device's set of pins changed (tracked, untracked, replaced): their definitions must be
-        /// persisted. Announced states are not counted: they are stored with the device on every change.
-        public let pinSetChanged: Bool
 
-        public init(kind: Kind, pinSetChanged: Bool) {
+        public init(kind: Kind) {
             self.kind = kind
-            self.pinSetChanged = pinSetChanged
         }
 
-        static let applied = Outcome(kind: .applied, pinSetChanged: false)
-        static let alreadyApplied = Outcome(kind: .alreadyApplied, pinSetChanged: false)
+        static let applied = Outcome(kind: .applied)
+        static let alreadyApplied = Outcome(kind: .alreadyApplied)
     }
 
     public let configuration: TrackerConfiguration
@@ -84,8 +80,8 @@ public struct DeviceTracker: Sendable {
         events: inout [DeviceEvent]
     ) -> Outcome {
         if let last = state.lastFix {
-            if position.timestamp < last.timestamp { return Outcome(kind: .stale, pinSetChanged: false) }
-            if position.timestamp == last.timestamp { return Outcome(kind: .duplicate, pinSetChanged: false) }
+            if position.timestamp < last.timestamp { return Outcome(kind: .stale) }
+            if position.timestamp == last.timestamp { return Outcome(kind: .duplicate) }
         }
         let fix = Fix(position)
         state.lastFix = fix
@@ -100,7 +96,7 @@ public struct DeviceTracker: Sendable {
             }
         }
         updateCountry(of: &state, at: fix, accuracy: margin, numbering: &numbering, events: &events)
-        return Outcome(kind: usable ? .applied : .appliedWithoutGeofences, pinSetChanged: false)
+        return Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
     }
 
     /// Moves one pin's membership if the fix decides it, emitting what the change means.
@@ -208,7 +204,7 @@ public struct DeviceTracker: Sendable {
                 state.pins.remove(at: existing)
             } else if state.pins.count >= configuration.maximumPinsPerDevice {
                 let reason = "device '\(state.deviceId)' already tracks \(state.pins.count) pins, the most allowed"
-                return Outcome(kind: .rejected(reason), pinSetChanged: false)
+                return Outcome(kind: .rejected(reason))
             }
             // The initial-state check, from the last known position.
             if let fix = state.lastFix {
@@ -219,15 +215,13 @@ public struct DeviceTracker: Sendable {
                 }
             }
             state.pins.append(tracked)
-            return Outcome(kind: .applied, pinSetChanged: true)
+            return Outcome(kind: .applied)
         case .untrack(_, let pinId):
-            let before = state.pins.count
             state.pins.removeAll { $0.pin.id == pinId }
-            return Outcome(kind: .applied, pinSetChanged: state.pins.count != before)
+            return Outcome(kind: .applied)
         case .untrackAll:
-            let hadPins = !state.pins.isEmpty
             state.pins.removeAll()
-            return Outcome(kind: .applied, pinSetChanged: hadPins)
+            return Outcome(kind: .applied)
         }
     }
 }

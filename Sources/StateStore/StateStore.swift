@@ -5,9 +5,11 @@ public import Kafka
 
 /// Device state and input progress on disk, in SQLite: the worker's source of truth across restarts.
 ///
-/// One file (`state.sqlite` in the state directory), WAL mode, one writer. Each batch is written in one
-/// transaction with the next offset of every input partition it covered, so the stored state is never
-/// ahead of, nor behind, the stored progress: a process killed at any moment leaves the previous batch or
+/// One file (`state.sqlite` in the state directory), WAL mode, one writer. A device is one row: its id, its
+/// input partition and its whole state in ``DeviceStateEncoding`` (the bytes the changelog topic carries).
+/// Each batch is written in one transaction with the next offset of every input partition it covered and the
+/// changelog offset reached per partition, so the stored state is never ahead of, nor behind, the stored
+/// progress: a process killed at any moment leaves the previous batch or
 /// the new one, never a mix. `synchronous=NORMAL`: a power cut may lose the last transactions, never
 /// consistency, and the worker then reprocesses those messages into the same events with the same ids.
 ///
@@ -35,7 +37,7 @@ public final class StateStore: Sendable {
             throw StateStoreError(.open, error)
         }
         do {
-            try Self.migrator.migrate(database)
+            try StateStoreSchema.migrator.migrate(database)
         } catch {
             throw StateStoreError(.migrate, error)
         }
@@ -43,26 +45,30 @@ public final class StateStore: Sendable {
 
     // MARK: Reading
 
-    /// Every stored device with its pins (in the order they were tracked), by device id.
-    public func loadDevices() throws(StateStoreError) -> [DeviceState] {
+    /// The stored devices, by device id: all of them, or those whose input partition is one of `partitions`.
+    ///
+    /// - Throws: ``StateStoreError`` `read` when SQLite fails or a row does not decode (naming the device).
+    public func loadDevices(partitions: Set<Int32>? = nil) throws(StateStoreError) -> [DeviceState] {
         do {
             return try database.read { db in
                 var devices: [DeviceState] = []
-                var memberships: [[UInt8]] = []
-                var slots: [String: Int] = [:]
-                let rows = try Row.fetchCursor(db, sql: "SELECT * FROM device ORDER BY device_id")
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: "SELECT device_id, partition, state FROM device ORDER BY device_id"
+                )
                 while let row = try rows.next() {
-                    let state = try Self.deviceState(from: row)
-                    slots[state.deviceId] = devices.count
-                    devices.append(state)
-                    memberships.append(Array((row["memberships"] as Data?) ?? Data()))
+                    if let partitions, !partitions.contains(row[1]) { continue }
+                    let decoded = try row.withUnsafeData(atIndex: 2) { data in
+                        (data ?? Data()).withUnsafeBytes { bytes in
+                            Result { () throws(DeviceStateDecodingError) in try DeviceStateEncoding.decode(bytes) }
+                        }
+                    }
+                    do {
+                        devices.append(try decoded.get())
+                    } catch {
+                        throw StoredDataError("device \(row[0] as String): \(error)")
+                    }
                 }
-                let pins = try Row.fetchCursor(db, sql: "SELECT * FROM pin ORDER BY device_id, position")
-                while let row = try pins.next() {
-                    let deviceId: String = row["device_id"]
-                    if let slot = slots[deviceId] { devices[slot].pins.append(try Self.pin(from: row)) }
-                }
-                for slot in devices.indices { try Self.applyMemberships(memberships[slot], to: &devices[slot]) }
                 return devices
             }
         } catch {
@@ -85,68 +91,63 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// For each changelog partition the store has records from, the next changelog offset it lacks: a restore
+    /// reads on from there.
+    public func loadChangelogOffsets() throws(StateStoreError) -> [Int32: Int64] {
+        do {
+            return try database.read { db in
+                var offsets: [Int32: Int64] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT partition, next_offset FROM changelog_offset") {
+                    offsets[row["partition"]] = row["next_offset"]
+                }
+                return offsets
+            }
+        } catch {
+            throw StateStoreError(.read, error)
+        }
+    }
+
     // MARK: Writing
 
-    /// Writes the changed devices and the input progress of one batch in one transaction: all of it, or
-    /// (on any failure) none of it.
+    /// Writes changed devices, input progress and changelog progress in one transaction: all of it, or (on any
+    /// failure) none of it.
     ///
     /// - Parameters:
-    ///   - devices: devices whose state changed. Each one's row is rewritten, with its pins' announced
-    ///     states; the pins themselves only when `pinSetChanged` (positions never change them).
+    ///   - devices: devices whose state changed, encoded; each one's row is replaced.
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
+    ///   - changelogOffsets: for each changelog partition written to (or restored from), the next offset.
     public func commit(
-        devices: some Sequence<DeviceRegistry.ChangedDevice>,
-        offsets: [TopicPartition: Int64]
+        devices: some Sequence<EncodedDevice>,
+        offsets: [TopicPartition: Int64],
+        changelogOffsets: [Int32: Int64] = [:]
     ) throws(StateStoreError) {
         // In key order: a WITHOUT ROWID table keeps each row in its key's B-tree page, and visiting the pages
         // in order rather than at random (the order devices changed in) makes a checkpoint of 100k devices
-        // 1.7 times as fast, 2.2 times with their pins (geocore-bench: 282 -> 170 ms, 1.2 -> 0.54 s, the sort's
-        // 30 ms included). Swift orders ASCII ids as SQLite does, byte by byte; others a little differently,
-        // which only costs some of the gain.
+        // 1.7 times as fast (geocore-bench, schema v3: 282 -> 170 ms, the sort's 30 ms included). Swift orders
+        // ASCII ids as SQLite does, byte by byte; others a little differently, which only costs some of the gain.
         var ordered = Array(devices)  // a concrete array: sorting the generic sequence was ten times slower
-        ordered.sort { $0.state.deviceId < $1.state.deviceId }
+        ordered.sort { $0.deviceId < $1.deviceId }
         do {
             try database.write { db in
                 var upsertDevice = BoundStatement(try db.cachedStatement(sql: Self.upsertDeviceSQL))
-                var deletePins = BoundStatement(try db.cachedStatement(sql: "DELETE FROM pin WHERE device_id = ?"))
-                var insertPin = BoundStatement(try db.cachedStatement(sql: Self.insertPinSQL))
-                for change in ordered {
-                    let state = change.state
-                    let fix = state.lastFix
-                    upsertDevice.bind(state.deviceId)
-                    upsertDevice.bind(state.inputPartition)
-                    upsertDevice.bind(fix?.coordinate.latitude)
-                    upsertDevice.bind(fix?.coordinate.longitude)
-                    upsertDevice.bind(fix?.timestamp)
-                    upsertDevice.bind(fix?.accuracy)
-                    upsertDevice.bind(state.languages.joined(separator: ","))
-                    upsertDevice.bind(state.country)
-                    upsertDevice.bind(state.countryCandidate)
-                    upsertDevice.bind(state.countryCandidateFixes)
-                    upsertDevice.bind(Self.memberships(of: state))
+                for device in ordered {
+                    upsertDevice.bind(device.deviceId)
+                    upsertDevice.bind(Int64(device.partition))
+                    upsertDevice.bind(device.bytes)
                     try upsertDevice.execute()
-                    guard change.pinSetChanged else { continue }
-                    deletePins.bind(state.deviceId)
-                    try deletePins.execute()
-                    for (position, tracked) in state.pins.enumerated() {
-                        let pin = tracked.pin
-                        insertPin.bind(state.deviceId)
-                        insertPin.bind(pin.id)
-                        insertPin.bind(position)
-                        insertPin.bind(pin.center.latitude)
-                        insertPin.bind(pin.center.longitude)
-                        insertPin.bind(pin.radius)
-                        insertPin.bind(pin.title)
-                        insertPin.bind(pin.metadataJSON)
-                        try insertPin.execute()
-                    }
                 }
                 var upsertOffset = BoundStatement(try db.cachedStatement(sql: Self.upsertOffsetSQL))
                 for (key, offset) in offsets.sorted(by: { $0.key < $1.key }) {
                     upsertOffset.bind(key.topic)
-                    upsertOffset.bind(key.partition)
+                    upsertOffset.bind(Int64(key.partition))
                     upsertOffset.bind(offset)
                     try upsertOffset.execute()
+                }
+                var upsertChangelog = BoundStatement(try db.cachedStatement(sql: Self.upsertChangelogOffsetSQL))
+                for (partition, offset) in changelogOffsets.sorted(by: { $0.key < $1.key }) {
+                    upsertChangelog.bind(Int64(partition))
+                    upsertChangelog.bind(offset)
+                    try upsertChangelog.execute()
                 }
             }
         } catch {
@@ -154,88 +155,15 @@ public final class StateStore: Sendable {
         }
     }
 
-    // MARK: Schema
-
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        // Version 1. Later versions are new `registerMigration` calls, never edits of this one.
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE device (
-                        device_id TEXT PRIMARY KEY NOT NULL,
-                        partition INTEGER NOT NULL,          -- input partition: lets a worker load only its own
-                        last_lat REAL, last_lon REAL, last_timestamp INTEGER, last_accuracy REAL,
-                        languages TEXT NOT NULL,             -- BCP 47 tags joined by commas
-                        country TEXT,
-                        country_candidate TEXT,
-                        country_candidate_fixes INTEGER NOT NULL
-                    ) WITHOUT ROWID;
-                    CREATE INDEX device_by_partition ON device(partition);
-                    CREATE TABLE pin (
-                        device_id TEXT NOT NULL,
-                        pin_id TEXT NOT NULL,
-                        position INTEGER NOT NULL,           -- order of tracking, which orders events
-                        lat REAL NOT NULL, lon REAL NOT NULL, radius REAL NOT NULL,
-                        title TEXT,
-                        metadata TEXT,                       -- JSON object text, as the command carried it
-                        membership INTEGER NOT NULL,         -- 0 undetermined, 1 inside, 2 outside
-                        PRIMARY KEY (device_id, pin_id)
-                    ) WITHOUT ROWID;
-                    CREATE TABLE input_offset (
-                        topic TEXT NOT NULL,
-                        partition INTEGER NOT NULL,
-                        next_offset INTEGER NOT NULL,
-                        PRIMARY KEY (topic, partition)
-                    ) WITHOUT ROWID;
-                    """
-            )
-        }
-        // Version 2: no index on device(partition). Every checkpoint rewrites the row of each device that
-        // moved, and with the index each of those writes also replaced an index entry (a third of the cost);
-        // nothing reads devices by partition yet, and whatever will (restoring a partition's devices) can
-        // scan or bring it back.
-        migrator.registerMigration("v2") { db in
-            try db.execute(sql: "DROP INDEX device_by_partition")
-        }
-        // Version 3: the pins' announced states move into the device row, one byte each in tracking order
-        // (the order of `pin.position`). A position that moves a device in or out of a pin then rewrites
-        // one row instead of deleting and inserting every pin of the device: geocore-bench's checkpoint
-        // of 100k devices that crossed pins went from 0.53 s to 0.16 s.
-        migrator.registerMigration("v3") { db in
-            try db.execute(sql: "ALTER TABLE device ADD COLUMN memberships BLOB NOT NULL DEFAULT x''")
-            var memberships: [String: [UInt8]] = [:]
-            let pins = try Row.fetchCursor(
-                db,
-                sql: "SELECT device_id, membership FROM pin ORDER BY device_id, position"
-            )
-            while let row = try pins.next() {
-                memberships[row["device_id"], default: []].append(UInt8(clamping: row["membership"] as Int))
-            }
-            let update = try db.makeStatement(sql: "UPDATE device SET memberships = ? WHERE device_id = ?")
-            for (deviceId, states) in memberships {
-                try update.execute(arguments: [Data(states), deviceId])
-            }
-            try db.execute(sql: "ALTER TABLE pin DROP COLUMN membership")
-        }
-        return migrator
+    /// Writes changed devices (encoding each) and input progress in one transaction; see
+    /// ``commit(devices:offsets:changelogOffsets:)``.
+    public func commit(states: some Sequence<DeviceState>, offsets: [TopicPartition: Int64]) throws(StateStoreError) {
+        try commit(devices: states.map(EncodedDevice.init), offsets: offsets)
     }
 
     private static let upsertDeviceSQL = """
-        INSERT INTO device (device_id, partition, last_lat, last_lon, last_timestamp, last_accuracy, languages,
-                            country, country_candidate, country_candidate_fixes, memberships)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (device_id) DO UPDATE SET
-            partition = excluded.partition, last_lat = excluded.last_lat, last_lon = excluded.last_lon,
-            last_timestamp = excluded.last_timestamp, last_accuracy = excluded.last_accuracy,
-            languages = excluded.languages, country = excluded.country,
-            country_candidate = excluded.country_candidate,
-            country_candidate_fixes = excluded.country_candidate_fixes, memberships = excluded.memberships
-        """
-
-    private static let insertPinSQL = """
-        INSERT INTO pin (device_id, pin_id, position, lat, lon, radius, title, metadata)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO device (device_id, partition, state) VALUES (?, ?, ?)
+        ON CONFLICT (device_id) DO UPDATE SET partition = excluded.partition, state = excluded.state
         """
 
     private static let upsertOffsetSQL = """
@@ -243,65 +171,10 @@ public final class StateStore: Sendable {
         ON CONFLICT (topic, partition) DO UPDATE SET next_offset = excluded.next_offset
         """
 
-    // MARK: Rows
-
-    private static func deviceState(from row: Row) throws -> DeviceState {
-        let deviceId: String = row["device_id"]
-        var fix: Fix?
-        if let latitude: Double = row["last_lat"], let longitude: Double = row["last_lon"],
-            let timestamp: Int64 = row["last_timestamp"]
-        {
-            guard let coordinate = Coordinate(latitude: latitude, longitude: longitude) else {
-                throw StoredDataError("device \(deviceId) has an invalid last position")
-            }
-            fix = Fix(coordinate: coordinate, timestamp: timestamp, accuracy: row["last_accuracy"])
-        }
-        let languages: String = row["languages"]
-        return DeviceState(
-            deviceId: deviceId,
-            lastFix: fix,
-            languages: languages.isEmpty ? [] : languages.split(separator: ",").map(String.init),
-            country: row["country"],
-            countryCandidate: row["country_candidate"],
-            countryCandidateFixes: row["country_candidate_fixes"],
-            inputPartition: row["partition"]
-        )
-    }
-
-    /// The announced state of each pin, one byte each in tracking order: the device row's `memberships`.
-    private static func memberships(of state: DeviceState) -> [UInt8] {
-        state.pins.map(\.membership.rawValue)
-    }
-
-    /// Sets the announced states read from the device row on the pins read from the pin table.
-    ///
-    /// The two agree unless one device's messages reached two apply threads (the worker splits devices among
-    /// them by message key, so messages of one device with different keys), whose checkpoints can then leave
-    /// one's row beside the other's pins. That must not stop a
-    /// restart: a pin without a stored state is undetermined (its next deciding fix announces it), extra states
-    /// are dropped. A byte no version wrote is invalid data.
-    private static func applyMemberships(_ stored: [UInt8], to state: inout DeviceState) throws {
-        for (index, byte) in stored.prefix(state.pins.count).enumerated() {
-            guard let membership = Membership(rawValue: byte) else {
-                throw StoredDataError("device \(state.deviceId) has an invalid announced state \(byte)")
-            }
-            state.pins[index].membership = membership
-        }
-    }
-
-    private static func pin(from row: Row) throws -> TrackedPin {
-        let pinId: String = row["pin_id"]
-        guard let center = Coordinate(latitude: row["lat"], longitude: row["lon"]),
-            let pin = Pin(
-                id: pinId,
-                center: center,
-                radius: row["radius"],
-                title: row["title"],
-                metadataJSON: row["metadata"]
-            )
-        else { throw StoredDataError("pin \(pinId) of device \(row["device_id"] as String) is invalid") }
-        return TrackedPin(pin: pin)
-    }
+    private static let upsertChangelogOffsetSQL = """
+        INSERT INTO changelog_offset (partition, next_offset) VALUES (?, ?)
+        ON CONFLICT (partition) DO UPDATE SET next_offset = excluded.next_offset
+        """
 }
 
 /// A row that no version of geoworker would have written (edited by hand, or corrupt).

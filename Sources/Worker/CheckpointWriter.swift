@@ -6,10 +6,11 @@ import StateStore
 /// Writes the worker's checkpoints on a thread of its own, so that the loop goes on applying messages while
 /// a checkpoint waits for its deliveries and for SQLite.
 ///
-/// A checkpoint is written only once every record sent before it was taken has been delivered; then its
-/// changed devices and next input offsets go into one transaction. That is the processing guarantee of
-/// docs/ARCHITECTURE.md, unchanged by the move to another thread: the stored state never covers a message
-/// whose events are not delivered. The loop commits what the store holds to the consumer group itself, on the
+/// A checkpoint is written in the order of the processing guarantee (docs/ARCHITECTURE.md): every record
+/// sent before it was taken delivered; then each changed device's record delivered to the changelog topic
+/// (``DeviceChangelog``); then the changed devices, next input offsets and changelog offsets in one SQLite
+/// transaction. So neither the changelog nor the store ever covers a message whose events are not delivered,
+/// and a crash between any two steps replays into the same events with the same ids. The loop commits what the store holds to the consumer group itself, on the
 /// consumer's thread (``storedOffsets``).
 ///
 /// What may happen when is decided by ``CheckpointPipeline``; this type carries its actions out.
@@ -21,11 +22,14 @@ final class CheckpointWriter: @unchecked Sendable {
         /// Everything sent since the previous checkpoint: events and dead letters.
         var deliveries: [DeliveryBatch] = []
         /// The devices changed since the previous checkpoint, as they were when it was taken: one list per
-        /// shard, as each shard's registry gave it (joined only by the writer, so that taking a checkpoint
-        /// copies no device on the loop).
-        var devices: [[DeviceRegistry.ChangedDevice]] = []
+        /// shard, as each shard's registry gave it (joined and encoded only by the writer, so that taking a
+        /// checkpoint copies no device on the loop).
+        var devices: [[DeviceState]] = []
         /// For each input partition with messages applied since the previous checkpoint, the next offset.
         var offsets: [TopicPartition: Int64] = [:]
+        /// Where the changed devices' records go, through the worker's producer of the moment; nil when the
+        /// worker runs without a changelog.
+        var changelog: DeviceChangelog.Sink?
 
         var isEmpty: Bool { deliveries.isEmpty && devices.allSatisfy(\.isEmpty) && offsets.isEmpty }
     }
@@ -123,23 +127,34 @@ final class CheckpointWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits for the deliveries, then writes the devices and offsets in one transaction; returns the offsets.
+    /// Waits for the deliveries, sends the changed devices to the changelog and waits for those, then writes
+    /// devices and offsets in one transaction; returns the input offsets.
     private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
-        for batch in checkpoint.deliveries {
-            let refused = batch.wait().filter { !$0.isDelivered }
-            guard let first = refused.first else { continue }
-            throw WorkerError(
-                .delivery,
-                "could not deliver \(refused.count) records to \(first.topic)",
-                underlying: DeliveryRefusal(reports: refused)
-            )
-        }
+        for batch in checkpoint.deliveries { try Self.checkDelivered(batch.wait()) }
         guard !checkpoint.devices.allSatisfy(\.isEmpty) || !checkpoint.offsets.isEmpty else { return [:] }
+        let devices = checkpoint.devices.joined().map(EncodedDevice.init)
+        var changelogOffsets: [Int32: Int64] = [:]
+        if let changelog = checkpoint.changelog, !devices.isEmpty {
+            let reports = changelog.producer.send(changelog.records(for: devices)).wait()
+            try Self.checkDelivered(reports)
+            changelogOffsets = DeviceChangelog.nextOffsets(after: reports)
+        }
         do {
-            try store.commit(devices: checkpoint.devices.joined(), offsets: checkpoint.offsets)
+            try store.commit(devices: devices, offsets: checkpoint.offsets, changelogOffsets: changelogOffsets)
         } catch {
             throw WorkerError(.state, "cannot write state", underlying: error)
         }
         return checkpoint.offsets
+    }
+
+    /// - Throws: ``WorkerError`` `delivery` with the ``DeliveryRefusal`` when the broker refused any record.
+    private static func checkDelivered(_ reports: [DeliveryReport]) throws(WorkerError) {
+        let refused = reports.filter { !$0.isDelivered }
+        guard let first = refused.first else { return }
+        throw WorkerError(
+            .delivery,
+            "could not deliver \(refused.count) records to \(first.topic)",
+            underlying: DeliveryRefusal(reports: refused)
+        )
     }
 }

@@ -99,7 +99,7 @@ public struct InputProcessor: Sendable {
     }
 
     /// The devices whose state changed since the last call (see ``DeviceRegistry/takeChanges()``).
-    public mutating func takeChanges() -> [DeviceRegistry.ChangedDevice] { registry.takeChanges() }
+    public mutating func takeChanges() -> [DeviceState] { registry.takeChanges() }
 
     private mutating func deadLetter(
         value: UnsafeRawBufferPointer?,

@@ -24,16 +24,13 @@ do {
     let pin = Pin(id: "gate", center: center, radius: 100)!
     while true {
         let devices = (0..<100).map { index in
-            DeviceRegistry.ChangedDevice(
-                state: DeviceState(
-                    deviceId: "device-\(index)",
-                    pins: [TrackedPin(pin: pin, membership: batch.isMultiple(of: 2) ? .inside : .outside)],
-                    lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_000 + batch, accuracy: 5)
-                ),
-                pinSetChanged: true
+            DeviceState(
+                deviceId: "device-\(index)",
+                pins: [TrackedPin(pin: pin, membership: batch.isMultiple(of: 2) ? .inside : .outside)],
+                lastFix: Fix(coordinate: center, timestamp: 1_795_000_000_000 + batch, accuracy: 5)
             )
         }
-        try store.commit(devices: devices, offsets: [key: (batch + 1) * 100])
+        try store.commit(states: devices, offsets: [key: (batch + 1) * 100])
         if batch % 50 == 0 { FileHandle.standardOutput.write(Data("stored batch \(batch)\n".utf8)) }
         batch += 1
     }

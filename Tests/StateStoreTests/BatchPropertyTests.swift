@@ -145,7 +145,7 @@ struct BatchPropertyTests {
             )
             var registry = DeviceRegistry(tracker: Self.tracker, states: try store.loadDevices())
             events += registry.apply(stream[start..<end])
-            try store.commit(devices: registry.takeChanges(), offsets: Self.nextOffsets(stream[start..<end]))
+            try store.commit(states: registry.takeChanges(), offsets: Self.nextOffsets(stream[start..<end]))
             start = end
         }
         #expect(events == expected)

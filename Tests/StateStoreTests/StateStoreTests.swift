@@ -46,30 +46,37 @@ struct StateStoreTests {
         )
     }
 
-    @Test("devices, pins (in order, with their announced states), input partitions and offsets survive reopening")
+    @Test(
+        "devices, pins (in order, with their announced states), partitions, input and changelog offsets survive reopening"
+    )
     func roundTrip() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let full = try Self.truck()
+        var full = try Self.truck()
+        full.appliedOffsets = AppliedOffsets(positions: 1041, commands: 6)
         let bare = DeviceState(deviceId: "tr\u{fc}ck-\u{1F600}", inputPartition: 3)
+        let elsewhere = DeviceState(deviceId: "a-elsewhere", inputPartition: 1)
         let offsets: [TopicPartition: Int64] = [
             TopicPartition("positions", 3): 1042, TopicPartition("commands", 3): 7,
         ]
 
         let store = try StateStore(directory: directory)
         try store.commit(
-            devices: [
-                DeviceRegistry.ChangedDevice(state: full, pinSetChanged: true),
-                DeviceRegistry.ChangedDevice(state: bare, pinSetChanged: true),
-            ],
-            offsets: offsets
+            devices: [full, bare, elsewhere].map(EncodedDevice.init),
+            offsets: offsets,
+            changelogOffsets: [3: 12, 1: 4]
         )
         let reopened = try StateStore(directory: directory)
-        #expect(try reopened.loadDevices() == [full, bare])
+        #expect(try reopened.loadDevices() == [elsewhere, full, bare])
+        #expect(try reopened.loadDevices(partitions: [3]) == [full, bare])
+        #expect(try reopened.loadDevices(partitions: [2]) == [])
         #expect(try reopened.loadOffsets() == offsets)
+        #expect(try reopened.loadChangelogOffsets() == [3: 12, 1: 4])
+        try reopened.commit(devices: [], offsets: [:], changelogOffsets: [3: 20])
+        #expect(try reopened.loadChangelogOffsets() == [3: 20, 1: 4])
     }
 
-    @Test("a later batch replaces what an earlier one wrote; pins are rewritten only when they changed")
+    @Test("a later batch replaces what an earlier one wrote, pins and partition included")
     func laterBatchesReplace() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -81,68 +88,31 @@ struct StateStoreTests {
             pins: [pin],
             lastFix: Fix(coordinate: center, timestamp: 1, accuracy: nil)
         )
-        try store.commit(
-            devices: [.init(state: state, pinSetChanged: true)],
-            offsets: [TopicPartition("t", 0): 10]
-        )
+        try store.commit(states: [state], offsets: [TopicPartition("t", 0): 10])
 
         state.lastFix = Fix(coordinate: center, timestamp: 2, accuracy: 3)
         state.pins = []
-        try store.commit(
-            devices: [.init(state: state, pinSetChanged: true)],
-            offsets: [TopicPartition("t", 0): 20]
-        )
+        state.inputPartition = 4
+        try store.commit(states: [state], offsets: [TopicPartition("t", 0): 20])
         #expect(try store.loadDevices() == [state])
+        #expect(try store.loadDevices(partitions: [0]) == [])
         #expect(try store.loadOffsets() == [TopicPartition("t", 0): 20])
     }
 
-    @Test("a batch that only moves a device in or out of its pins stores the announced states without the pin set")
-    func announcedStatesWithoutPinSet() throws {
+    @Test("a device row that does not decode stops loading with an error naming the device")
+    func undecodableRow() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try StateStore(directory: directory)
-        let center = try #require(Coordinate(latitude: 1, longitude: 2))
-        var state = DeviceState(
-            deviceId: "d",
-            pins: [
-                TrackedPin(pin: try #require(Pin(id: "home", center: center, radius: 10))),
-                TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 500))),
-            ]
-        )
-        try store.commit(devices: [.init(state: state, pinSetChanged: true)], offsets: [:])
-
-        state.lastFix = Fix(coordinate: center, timestamp: 2, accuracy: 3)
-        state.pins[0].membership = .inside
-        state.pins[1].membership = .outside
-        try store.commit(devices: [.init(state: state, pinSetChanged: false)], offsets: [:])
-        #expect(try StateStore(directory: directory).loadDevices() == [state])
+        var bytes = DeviceStateEncoding.encode(DeviceState(deviceId: "d"))
+        bytes[0] = 99
+        try store.commit(devices: [EncodedDevice(deviceId: "d", partition: 0, bytes: bytes)], offsets: [:])
+        let error = #expect(throws: StateStoreError.self) { try store.loadDevices() }
+        #expect(error?.code == .read)
+        #expect(error?.description.contains("device d: encoding version 99") == true, "\(String(describing: error))")
     }
 
-    @Test("a device row whose announced states disagree with its pins still loads: the pins are undetermined")
-    func announcedStatesDisagreeingWithPins() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try StateStore(directory: directory)
-        let center = try #require(Coordinate(latitude: 1, longitude: 2))
-        let pins = [
-            TrackedPin(pin: try #require(Pin(id: "home", center: center, radius: 10)), membership: .inside),
-            TrackedPin(pin: try #require(Pin(id: "depot", center: center, radius: 500)), membership: .inside),
-        ]
-        try store.commit(
-            devices: [.init(state: DeviceState(deviceId: "d", pins: pins), pinSetChanged: true)],
-            offsets: [:]
-        )
-        // The same device as a second apply thread knew it, without the pins (its commands went elsewhere).
-        let pinless = DeviceState(deviceId: "d", lastFix: Fix(coordinate: center, timestamp: 5, accuracy: nil))
-        try store.commit(devices: [.init(state: pinless, pinSetChanged: false)], offsets: [:])
-
-        let loaded = try #require(try StateStore(directory: directory).loadDevices().first)
-        #expect(loaded.pins.map(\.pin) == pins.map(\.pin))
-        #expect(loaded.pins.map(\.membership) == [.undetermined, .undetermined])
-        #expect(loaded.lastFix == pinless.lastFix)
-    }
-
-    @Test("a store written by the previous schema (v2, pins' states in the pin rows) opens with nothing lost")
+    @Test("a store written by schema v2 (pins' states in the pin rows) opens through v3 and v4 with nothing lost")
     func migratesVersion2() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -176,7 +146,7 @@ struct StateStoreTests {
 
         // And the migrated store takes new batches.
         van.pins[0].membership = .outside
-        try store.commit(devices: [.init(state: van, pinSetChanged: false)], offsets: [:])
+        try store.commit(states: [van], offsets: [:])
         #expect(try StateStore(directory: directory).loadDevices() == [truck, bare, van])
     }
 

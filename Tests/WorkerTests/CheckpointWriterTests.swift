@@ -50,14 +50,7 @@ struct CheckpointWriterTests {
     func checkpoint(_ deliveries: DeliveryBatch, device: String, next offset: Int64) -> CheckpointWriter.Checkpoint {
         CheckpointWriter.Checkpoint(
             deliveries: [deliveries],
-            devices: [
-                [
-                    DeviceRegistry.ChangedDevice(
-                        state: DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR"),
-                        pinSetChanged: false
-                    )
-                ]
-            ],
+            devices: [[DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR")]],
             offsets: [TopicPartition("positions", 0): offset]
         )
     }
