@@ -100,6 +100,29 @@ public final class Producer: Sendable {
         }
     }
 
+    /// Asks the cluster to create `topic` with these settings and waits for its answer; a topic that exists
+    /// already is not an error. Blocks the calling thread up to `timeout` and a second.
+    ///
+    /// - Parameter replicationFactor: -1 takes the broker's `default.replication.factor`.
+    /// - Throws: ``KafkaError`` with the cluster's reason, `unsupportedFeature` from a broker that has no
+    ///   CreateTopics, or `timedOut`.
+    @available(*, noasync, message: "blocks the calling thread")
+    public func createTopic(
+        _ topic: String,
+        partitions: Int,
+        replicationFactor: Int = -1,
+        configuration: [String: String] = [:],
+        timeout: Duration = .seconds(10)
+    ) throws(KafkaError) {
+        try handle.createTopic(
+            topic,
+            partitions: partitions,
+            replicationFactor: replicationFactor,
+            configuration: configuration,
+            timeout: timeout
+        )
+    }
+
     /// Queues records from `start` on until librdkafka's queue is full; returns the index of the first
     /// record not queued (`records.count` when all were).
     private func enqueue(_ records: [ProducerRecord], from start: Int, into batch: DeliveryBatch) -> Int {

@@ -116,10 +116,12 @@ public final class StateStore: Sendable {
     ///   - devices: devices whose state changed, encoded; each one's row is replaced.
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
     ///   - changelogOffsets: for each changelog partition written to (or restored from), the next offset.
+    ///   - removing: ids of devices to forget (a changelog tombstone).
     public func commit(
         devices: some Sequence<EncodedDevice>,
         offsets: [TopicPartition: Int64],
-        changelogOffsets: [Int32: Int64] = [:]
+        changelogOffsets: [Int32: Int64] = [:],
+        removing removed: [String] = []
     ) throws(StateStoreError) {
         // In key order: a WITHOUT ROWID table keeps each row in its key's B-tree page, and visiting the pages
         // in order rather than at random (the order devices changed in) makes a checkpoint of 100k devices
@@ -135,6 +137,11 @@ public final class StateStore: Sendable {
                     upsertDevice.bind(Int64(device.partition))
                     upsertDevice.bind(device.bytes)
                     try upsertDevice.execute()
+                }
+                var deleteDevice = BoundStatement(try db.cachedStatement(sql: "DELETE FROM device WHERE device_id = ?"))
+                for deviceId in removed {
+                    deleteDevice.bind(deviceId)
+                    try deleteDevice.execute()
                 }
                 var upsertOffset = BoundStatement(try db.cachedStatement(sql: Self.upsertOffsetSQL))
                 for (key, offset) in offsets.sorted(by: { $0.key < $1.key }) {

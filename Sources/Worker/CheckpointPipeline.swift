@@ -102,6 +102,12 @@ struct CheckpointPipeline {
         }
     }
 
+    /// The worker wrote these offsets to the store itself, while nothing was being written (a new assignment's
+    /// start offsets).
+    mutating func advanceStoredOffsets(_ offsets: [TopicPartition: Int64]) {
+        storedOffsets.merge(offsets) { $1 }
+    }
+
     /// The worker has put its state and input back as of ``storedOffsets``: what was refused will be applied
     /// and sent again, so checkpoints may be written again. Nothing else changes.
     mutating func rewound() {

@@ -7,7 +7,7 @@ import StateStore
 /// ends. Applying and sending again from there re-emits the same events with the same ids (they derive from
 /// the input offsets), so nothing is lost and no id names two events.
 ///
-/// Also how the worker first loads its devices: a start is a rewind to the stored state.
+/// Also how an assignment loads its partitions' devices from the store.
 struct CheckpointRewind {
     let store: StateStore
     /// Splits devices among the apply threads, each with its processor.
@@ -16,7 +16,8 @@ struct CheckpointRewind {
     /// ``resume(_:)``.
     private(set) var pendingOffsets: [TopicPartition: Int64] = [:]
 
-    /// Takes the pipeline back to the last written checkpoint and returns the devices as stored: a new
+    /// Takes the pipeline back to the last written checkpoint and returns the devices of the held
+    /// `partitions` as stored: a new
     /// producer (the old one's queue purged, so nothing sent after the refused records gets out), the merges
     /// emptied, the checkpoints writable again, and the offsets to read again from noted for ``resume(_:)``.
     ///
@@ -24,10 +25,11 @@ struct CheckpointRewind {
     mutating func rewind(
         _ clients: inout KafkaClients,
         merge: inout InputMerge<ConsumerRecord>,
-        checkpoints: CheckpointWriter
+        checkpoints: CheckpointWriter,
+        partitions: Set<Int32>
     ) throws(WorkerError) -> DeviceShards {
         try clients.replaceProducer()
-        let shards = try storedShards()
+        let shards = try storedShards(partitions: partitions)
         pendingOffsets = Self.offsets(
             assigned: clients.consumer.assignment,
             stored: checkpoints.storedOffsets,
@@ -49,12 +51,13 @@ struct CheckpointRewind {
         try consumer.seek(pendingOffsets.filter { assigned.contains($0.key) })
     }
 
-    /// The devices as stored, split among the apply threads.
+    /// The devices of these input partitions as stored, split among the apply threads.
     ///
     /// - Throws: ``WorkerError`` `state` when the store cannot be read.
-    func storedShards() throws(WorkerError) -> DeviceShards {
+    func storedShards(partitions: Set<Int32>) throws(WorkerError) -> DeviceShards {
+        guard !partitions.isEmpty else { return makeShards([]) }
         do {
-            return makeShards(try store.loadDevices())
+            return makeShards(try store.loadDevices(partitions: partitions))
         } catch {
             throw WorkerError(.state, "cannot read the stored devices", underlying: error)
         }

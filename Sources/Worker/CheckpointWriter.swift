@@ -74,6 +74,23 @@ final class CheckpointWriter: @unchecked Sendable {
         pipeline.rewound()
     }
 
+    /// Moves the store's progress for these partitions up to where a new assignment starts them (see
+    /// ``PartitionHandover/Assignment/advanced``), once everything submitted is written.
+    ///
+    /// - Throws: the failure that stopped the writing, or ``WorkerError`` `state` when the store refuses.
+    func advanceStoredOffsets(_ offsets: [TopicPartition: Int64]) throws(WorkerError) {
+        guard !offsets.isEmpty else { return }
+        try waitUntilWritten()
+        do {
+            try store.commit(devices: [], offsets: offsets)
+        } catch {
+            throw WorkerError(.state, "cannot write the assigned partitions' start offsets", underlying: error)
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        pipeline.advanceStoredOffsets(offsets)
+    }
+
     /// Hands a checkpoint to the writing thread, after waiting for the previous one to be written.
     ///
     /// - Throws: the failure of an earlier checkpoint; this one is then dropped.

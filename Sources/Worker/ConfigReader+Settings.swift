@@ -68,6 +68,13 @@ extension ConfigReader {
         return value
     }
 
+    /// The non-empty string at `key`, or nil when no source sets it.
+    package func optionalText(_ key: ConfigKey) throws(WorkerError) -> String? {
+        guard let value = string(forKey: key) else { return nil }
+        guard !value.isEmpty else { throw WorkerError(.configuration, "\(key) must not be empty") }
+        return value
+    }
+
     /// Reads one component's settings from the keys under `scope` (`http`, `topics`, ...) with a scoped
     /// reader, so that the component knows only its own keys; an error still names the whole key.
     package func settings<Value>(

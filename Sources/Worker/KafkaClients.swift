@@ -1,3 +1,4 @@
+import Foundation
 import Kafka
 import Logging
 
@@ -44,6 +45,17 @@ struct KafkaClients {
             producer.close()
             throw WorkerError(.kafka, "cannot create the consumer", underlying: error)
         }
+    }
+
+    /// The changelog restore consumer's settings: the worker's brokers and consumer properties (SASL/SSL),
+    /// a group id of its own that it never joins nor commits to (it reads partitions it names).
+    static func restoreConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
+        ConsumerConfiguration(
+            bootstrapServers: configuration.brokers,
+            groupID: configuration.groupID + "-changelog-restore",
+            clientID: "geoworker-restore",
+            properties: consumerDefaults.merging(configuration.kafkaProperties(for: .consumer)) { $1 }
+        )
     }
 
     /// Drops the producer with everything it has not delivered yet (purged at once, so nothing sent after a
@@ -106,5 +118,62 @@ struct KafkaClients {
                     + "both keyed by deviceId)"
             )
         }
+        if configuration.changelog.enabled {
+            try checkChangelog(configuration.changelogTopic, partitions: counts[topics.positions]!)
+        }
+    }
+
+    /// Makes sure the changelog topic exists with the positions topic's partition count, creating it when it
+    /// is missing (Admin API, compacted).
+    ///
+    /// - Throws: ``WorkerError`` `topics` when its partition count differs, or when it is missing and the
+    ///   cluster did not create it: the message says how to create it by hand.
+    private func checkChangelog(_ topic: String, partitions: Int) throws(WorkerError) {
+        let existing: Int
+        do {
+            existing = try consumer.partitionCount(topic: topic)
+        } catch  where error.code == .unknownTopicOrPartition {
+            existing = try createChangelog(topic, partitions: partitions)
+        } catch {
+            throw WorkerError(.topics, "topic \(topic)", underlying: error)
+        }
+        guard existing == partitions else {
+            throw WorkerError(
+                .topics,
+                "the changelog topic \(topic) has \(existing) partitions and \(configuration.topics.positions) has "
+                    + "\(partitions): the changelog must be co-partitioned with the input (a device's record goes to "
+                    + "the partition of its input partition's number)"
+            )
+        }
+    }
+
+    private func createChangelog(_ topic: String, partitions: Int) throws(WorkerError) -> Int {
+        let replication = configuration.changelog.replicationFactor
+        do {
+            try producer.createTopic(
+                topic,
+                partitions: partitions,
+                replicationFactor: replication,
+                configuration: DeviceChangelog.topicConfiguration
+            )
+            logger.notice(
+                "created the changelog topic",
+                metadata: ["topic": "\(topic)", "partitions": "\(partitions)", "replicationFactor": "\(replication)"]
+            )
+        } catch {
+            let factor = replication > 0 ? "\(replication)" : "<replicas>"
+            throw WorkerError(
+                .topics,
+                "the changelog topic \(topic) is missing and the cluster did not create it (\(error)); create it "
+                    + "with: kafka-topics.sh --bootstrap-server \(configuration.brokers) --create --topic \(topic) "
+                    + "--partitions \(partitions) --replication-factor \(factor) --config cleanup.policy=compact"
+            )
+        }
+        // A new topic's metadata reaches every broker a moment later.
+        for _ in 0..<50 {
+            if let count = try? consumer.partitionCount(topic: topic) { return count }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw WorkerError(.topics, "the changelog topic \(topic) was created but does not show in the metadata")
     }
 }

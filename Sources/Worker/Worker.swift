@@ -36,16 +36,20 @@ public final class Worker: @unchecked Sendable {
     private var metrics: WorkerMetrics
     /// Replaced by the stored state when the worker rewinds after a refused delivery.
     private var shards: DeviceShards
-    /// What the shards had counted before the last rewind replaced them (metrics only grow).
-    private var countedBeforeRewinds = ProcessingCounters()
+    /// What the shards had counted before a rewind or an assignment replaced them (metrics only grow).
+    private var countedByReplacedShards = ProcessingCounters()
     private var rewinder: CheckpointRewind
+    /// Which partitions' devices are held, and how they arrive with an assignment (restored, loaded).
+    private var handover: PartitionHandover
     /// The partition pairs' merges, and the next offsets of what they released since the last checkpoint.
     private var merge: InputMerge<ConsumerRecord>
     private let checkpoints: CheckpointWriter
     /// This process's claim on the state directory, for the worker's life.
     private let directoryLock: StateDirectoryLock
-    /// The consumer, while ``run()`` has one: the revoke hook commits with it.
+    /// The consumer, while ``run()`` has one: the revoke hook commits with it, the assign hook restores.
     private var hookConsumer: Consumer?
+    /// Where checkpoints send changed devices, while ``run()`` has a producer; nil without a changelog.
+    private var changelogSink: DeviceChangelog.Sink?
     /// How long a pair waits for a side that has given nothing since the assignment (see
     /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
     /// does not stop its partner for ever.
@@ -102,7 +106,19 @@ public final class Worker: @unchecked Sendable {
                 )
             }
         }
-        shards = try rewinder.storedShards()
+        // Devices are loaded per partition as the group assigns them (``PartitionHandover``).
+        shards = try rewinder.storedShards(partitions: [])
+        handover = PartitionHandover(
+            restore: configuration.changelog.enabled
+                ? ChangelogRestore(
+                    topic: configuration.changelogTopic,
+                    store: store,
+                    consumerConfiguration: KafkaClients.restoreConsumerConfiguration(configuration),
+                    logger: logger,
+                    metricsFactory: metricsFactory
+                ) : nil,
+            logger: logger
+        )
     }
 
     deinit {
@@ -111,7 +127,7 @@ public final class Worker: @unchecked Sendable {
 
     /// What has been processed so far (messages applied again after a rewind count again).
     public var counters: ProcessingCounters {
-        var counters = countedBeforeRewinds
+        var counters = countedByReplacedShards
         counters += shards.counters
         return counters
     }
@@ -154,9 +170,11 @@ public final class Worker: @unchecked Sendable {
             logger: logger
         )
         hookConsumer = clients.consumer
+        updateChangelogSink(clients.producer)
         defer {
             clients.close()
             hookConsumer = nil
+            changelogSink = nil
         }
         try clients.checkTopics(configuration.topics)
         let consumer = clients.consumer
@@ -185,6 +203,7 @@ public final class Worker: @unchecked Sendable {
                 break
             case .rewindAndWait(let reason, let refusals, let delay):
                 try rewind(&clients, after: reason, refusals: refusals, delay: delay)
+                updateChangelogSink(clients.producer)
                 next = waitOutBackoff(clock)
                 if case .consume = next { resume(consumer) }
                 continue loop
@@ -261,6 +280,12 @@ public final class Worker: @unchecked Sendable {
         logger.info("geoworker stopped", metadata: ["devices": "\(shards.holdings.devices)"])
     }
 
+    private func updateChangelogSink(_ producer: Producer) {
+        changelogSink =
+            configuration.changelog.enabled
+            ? DeviceChangelog.Sink(topic: configuration.changelogTopic, producer: producer) : nil
+    }
+
     /// Tells the probes where the worker is, and why it is unhealthy when it is (a refusal, a failure).
     private func reportHealth() {
         health.enter(lifecycle.phase, reason: lifecycle.reason)
@@ -291,8 +316,8 @@ public final class Worker: @unchecked Sendable {
         )
         reportHealth()
         if let refusal = error.underlying as? DeliveryRefusal { metrics.recordDeliveryFailures(refusal.counts) }
-        countedBeforeRewinds += shards.counters
-        shards = try rewinder.rewind(&clients, merge: &merge, checkpoints: checkpoints)
+        countedByReplacedShards += shards.counters
+        shards = try rewinder.rewind(&clients, merge: &merge, checkpoints: checkpoints, partitions: handover.held)
     }
 
     /// Waits out the back-off without polling (the group keeps the member for `max.poll.interval.ms`, longer
@@ -333,7 +358,7 @@ public final class Worker: @unchecked Sendable {
     }
 
     private func submitCheckpoint() throws(WorkerError) {
-        var taken = CheckpointWriter.Checkpoint(offsets: merge.takeOffsets())
+        var taken = CheckpointWriter.Checkpoint(offsets: merge.takeOffsets(), changelog: changelogSink)
         shards.takeCheckpoint(into: &taken)
         try checkpoints.submit(taken)
     }
@@ -369,7 +394,9 @@ public final class Worker: @unchecked Sendable {
 
     // MARK: Rebalance hooks (inside a poll, on the loop's thread)
 
-    /// Where assigned partitions start: their stored offsets (others start from the group's offset).
+    /// Takes an assignment (``PartitionHandover``): restores what is behind the changelog, loads the assigned
+    /// partitions' devices, and returns where each partition starts. A failure (a changelog record that cannot
+    /// be restored) stops the worker after this poll.
     private func startOffsets(for partitions: [TopicPartition]) -> [TopicPartition: Int64] {
         do {
             try checkpoints.waitUntilWritten()
@@ -378,13 +405,48 @@ public final class Worker: @unchecked Sendable {
         } catch {
             // A refused delivery: the loop rewinds after this poll.
         }
-        let storedOffsets = checkpoints.storedOffsets
-        var starts: [TopicPartition: Int64] = [:]
-        for partition in partitions {
-            if let offset = storedOffsets[partition] { starts[partition] = offset }
+        // Only a running worker takes an assignment; one that is starting or stopping (the consumer's close
+        // serves a last rebalance) has no use for it.
+        guard lifecycle.phase == .running, let consumer = hookConsumer else { return [:] }
+        lifecycle.restoreStarted()
+        reportHealth()
+        defer {
+            lifecycle.restoreFinished()
+            reportHealth()
         }
-        logger.info("assigned \(partitions.count) partitions", metadata: ["resuming": "\(starts.count)"])
-        return starts
+        do {
+            let assignment = try handover.assign(
+                partitions,
+                consumer: consumer,
+                storedOffsets: checkpoints.storedOffsets
+            )
+            for (partition, records) in assignment.restored.records.sorted(by: { $0.key < $1.key }) {
+                logger.info(
+                    "restored partition \(partition) from the changelog",
+                    metadata: [
+                        "topic": "\(configuration.changelogTopic)", "partition": "\(partition)",
+                        "records": "\(records)", "elapsed": "\(assignment.restored.elapsed)",
+                    ]
+                )
+            }
+            if assignment.reloadDevices {
+                countedByReplacedShards += shards.counters
+                shards = try rewinder.storedShards(partitions: handover.held)
+                metrics.recordHoldings(shards.holdings)
+            }
+            try checkpoints.advanceStoredOffsets(assignment.advanced)
+            logger.info(
+                "assigned \(partitions.count) partitions",
+                metadata: [
+                    "resuming": "\(assignment.starts.count)", "devices": "\(shards.holdings.devices)",
+                    "restoredRecords": "\(assignment.restored.records.values.reduce(0, +))",
+                ]
+            )
+            return assignment.starts
+        } catch {
+            _ = lifecycle.failed(error)
+            return [:]
+        }
     }
 
     /// Finishes the work in flight for partitions about to go, commits it to the group while the partitions

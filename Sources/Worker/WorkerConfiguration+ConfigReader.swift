@@ -11,8 +11,8 @@ extension WorkerConfiguration {
     /// `brokers`, `groupId`, `stateDir`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`,
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
-    /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``) and `deadLetters.*`
-    /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``).
+    /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
+    /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``) and `changelog.*` (``Changelog/init(config:)``).
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
@@ -53,6 +53,9 @@ extension WorkerConfiguration {
                     config: config,
                     messageMaxBytes: try Self.producerMessageMaxBytes(kafkaProperties)
                 )
+            },
+            changelog: try config.settings(under: "changelog") { config throws(WorkerError) in
+                try Changelog(config: config)
             },
             kafkaProperties: kafkaProperties
         )
@@ -118,8 +121,30 @@ extension DeadLetter.Limits {
     }
 }
 
+extension WorkerConfiguration.Changelog {
+    /// Reads `enabled` and `replicationFactor` (under `changelog.` for the executable).
+    ///
+    /// - Throws: ``WorkerError`` when the replication factor is neither -1 nor 1 to 32.
+    public init(config: ConfigReader) throws(WorkerError) {
+        let defaults = Self()
+        let replicationFactor = try config.integer(
+            "replicationFactor",
+            default: defaults.replicationFactor,
+            in: -1...32
+        )
+        guard replicationFactor != 0 else {
+            throw WorkerError(.configuration, "replicationFactor must be -1 (the broker's default) or 1 to 32")
+        }
+        self.init(
+            enabled: try config.flag("enabled", default: defaults.enabled),
+            replicationFactor: replicationFactor
+        )
+    }
+}
+
 extension WorkerConfiguration.Topics {
-    /// Reads `positions`, `commands`, `events` and `deadLetters` (under `topics.` for the executable).
+    /// Reads `positions`, `commands`, `events`, `deadLetters` and `changelog` (under `topics.` for the
+    /// executable).
     ///
     /// - Throws: ``WorkerError`` naming a key set to an empty name.
     public init(config: ConfigReader) throws(WorkerError) {
@@ -128,7 +153,8 @@ extension WorkerConfiguration.Topics {
             positions: try config.text("positions", default: defaults.positions),
             commands: try config.text("commands", default: defaults.commands),
             events: try config.text("events", default: defaults.events),
-            deadLetters: try config.text("deadLetters", default: defaults.deadLetters)
+            deadLetters: try config.text("deadLetters", default: defaults.deadLetters),
+            changelog: try config.optionalText("changelog")
         )
     }
 }

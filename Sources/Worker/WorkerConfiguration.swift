@@ -14,17 +14,22 @@ public struct WorkerConfiguration: Sendable {
         public var events: String
         /// Where messages that cannot be decoded or carried out go. Default: `geoworker-dead-letters`.
         public var deadLetters: String
+        /// The device-state changelog (``DeviceChangelog``); nil for the group's default,
+        /// `<groupId>-device-state-changelog` (see ``WorkerConfiguration/changelogTopic``).
+        public var changelog: String?
 
         public init(
             positions: String = "positions",
             commands: String = "commands",
             events: String = "events",
-            deadLetters: String = "geoworker-dead-letters"
+            deadLetters: String = "geoworker-dead-letters",
+            changelog: String? = nil
         ) {
             self.positions = positions
             self.commands = commands
             self.events = events
             self.deadLetters = deadLetters
+            self.changelog = changelog
         }
 
         /// The input topic of messages of this kind.
@@ -69,6 +74,8 @@ public struct WorkerConfiguration: Sendable {
     /// How much of a refused message its dead letter carries; see ``DeadLetter/Limits``. Read from the
     /// configuration, the default leaves room under the producer's `message.max.bytes`.
     public var deadLetters: DeadLetter.Limits
+    /// The device-state changelog: whether the worker keeps one, and how it creates a missing one.
+    public var changelog: Changelog
     /// Raw librdkafka properties (SASL/SSL, tuning). Never logged. A key goes to both the consumer and the
     /// producer, unless it starts with `consumer.` or `producer.`: then it goes to that client only, without
     /// the prefix (see ``kafkaProperties(for:)``).
@@ -88,6 +95,7 @@ public struct WorkerConfiguration: Sendable {
         tracker: TrackerConfiguration = TrackerConfiguration(),
         deliveryRetry: DeliveryRetry = DeliveryRetry(),
         deadLetters: DeadLetter.Limits = DeadLetter.Limits(),
+        changelog: Changelog = Changelog(),
         kafkaProperties: [String: String] = [:]
     ) {
         self.brokers = brokers
@@ -103,7 +111,29 @@ public struct WorkerConfiguration: Sendable {
         self.tracker = tracker
         self.deliveryRetry = deliveryRetry
         self.deadLetters = deadLetters
+        self.changelog = changelog
         self.kafkaProperties = kafkaProperties
+    }
+
+    /// The changelog topic's name: ``Topics/changelog``, else `<groupId>-device-state-changelog`.
+    public var changelogTopic: String { topics.changelog ?? DeviceChangelog.defaultTopic(groupID: groupID) }
+}
+
+extension WorkerConfiguration {
+    /// The device-state changelog's settings.
+    public struct Changelog: Hashable, Sendable {
+        /// Whether each checkpoint's changed devices go to the changelog topic and assigned partitions are
+        /// restored from it. Default: true. Off, each instance knows only the devices it processed itself:
+        /// acceptable for a single instance only, and every instance of a group must agree.
+        public var enabled: Bool
+        /// The replication factor of a changelog topic the worker creates; -1 takes the broker's
+        /// `default.replication.factor`. Default: -1.
+        public var replicationFactor: Int
+
+        public init(enabled: Bool = true, replicationFactor: Int = -1) {
+            self.enabled = enabled
+            self.replicationFactor = replicationFactor
+        }
     }
 }
 

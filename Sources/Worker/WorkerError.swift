@@ -9,7 +9,7 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible {
     /// new case is a new static member, never a value made up by a caller.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case topics, kafka, delivery, state, configuration, countries
+            case topics, kafka, delivery, state, configuration, countries, changelog
         }
 
         private let base: Base
@@ -29,6 +29,9 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible {
         public static let configuration = Code(.configuration)
         /// The bundled country data could not be read.
         public static let countries = Code(.countries)
+        /// A changelog record could not be restored (bytes no geoworker this old can read): the worker stops
+        /// rather than start that device from nothing.
+        public static let changelog = Code(.changelog)
     }
 
     public let code: Code

@@ -8,6 +8,9 @@ public final class WorkerHealth: Sendable {
         case starting
         /// Consuming: the topics were found co-partitioned and the loop runs.
         case running
+        /// Restoring newly assigned partitions from the changelog before reading their input: healthy, not
+        /// ready.
+        case restoring
         /// The broker refused a delivery: rewound to the last checkpoint, waiting before retrying (see
         /// ``WorkerHealth/reason``). Not healthy, and not ready, until deliveries go through again.
         case backingOff

@@ -16,14 +16,16 @@
 /// backs off before it retries: 1 s, doubling up to 60 s (``Backoff``), counted from the last refusal until
 /// a checkpoint is written again.
 ///
-/// Room for what comes next: restoring assigned partitions from a changelog is a further state between
-/// `running` and `stopping`, with its own action for the loop.
+/// Newly assigned partitions are restored from the changelog inside the assignment (a rebalance hook run by
+/// the poll): `running ──restoreStarted──> restoring ──restoreFinished──> running`; not ready meanwhile.
 struct WorkerLifecycle {
     enum State {
         /// Loading state, connecting, checking the topics.
         case starting(stopRequested: Bool)
         /// Consuming.
         case running
+        /// Bringing newly assigned partitions' devices up to the changelog's end before their input is read.
+        case restoring
         /// A delivery was refused: the worker has rewound to its last checkpoint and waits until `until`
         /// before it reads and sends again; `refusals` in a row since the last written checkpoint.
         case backingOff(reason: WorkerError, refusals: Int, until: ContinuousClock.Instant)
@@ -83,7 +85,7 @@ struct WorkerLifecycle {
             return .finish(caughtUp: false)
         case .failed(let error):
             return .fail(error)
-        case .running, .backingOff, .stopping, .stopped:
+        case .running, .restoring, .backingOff, .stopping, .stopped:
             preconditionFailure("clients ready twice")
         }
     }
@@ -95,7 +97,7 @@ struct WorkerLifecycle {
         case .starting:
             state = .starting(stopRequested: true)
             return .none
-        case .running, .backingOff:
+        case .running, .restoring, .backingOff:
             state = .stopping(caughtUp: false)
             return .finish(caughtUp: false)
         case .stopping, .stopped, .failed:
@@ -115,7 +117,7 @@ struct WorkerLifecycle {
     /// checkpoint stored (a restart replays it).
     mutating func deliveryRefused(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
         switch state {
-        case .running, .backingOff:
+        case .running, .restoring, .backingOff:
             refusals += 1
             let delay = backoff.delay(afterRefusals: refusals)
             state = .backingOff(reason: error, refusals: refusals, until: now + delay)
@@ -135,6 +137,16 @@ struct WorkerLifecycle {
         return .consume
     }
 
+    /// Newly assigned partitions are being restored from the changelog.
+    mutating func restoreStarted() {
+        if case .running = state { state = .restoring }
+    }
+
+    /// The restore is done: their input may be read.
+    mutating func restoreFinished() {
+        if case .restoring = state { state = .running }
+    }
+
     /// A checkpoint was written: deliveries go through again, the next refusal starts the back-off afresh.
     mutating func checkpointWritten() {
         refusals = 0
@@ -147,7 +159,7 @@ struct WorkerLifecycle {
             return .fail(first)
         case .stopped:
             return .none
-        case .starting, .running, .backingOff, .stopping:
+        case .starting, .running, .restoring, .backingOff, .stopping:
             state = .failed(error)
             return .fail(error)
         }
@@ -176,7 +188,7 @@ struct WorkerLifecycle {
         switch state {
         case .backingOff(let error, let refusals, _): "\(error) (refusal \(refusals) in a row; rewound, retrying)"
         case .failed(let error): "\(error)"
-        case .starting, .running, .stopping, .stopped: nil
+        case .starting, .running, .restoring, .stopping, .stopped: nil
         }
     }
 
@@ -185,6 +197,7 @@ struct WorkerLifecycle {
         switch state {
         case .starting: .starting
         case .running: .running
+        case .restoring: .restoring
         case .backingOff: .backingOff
         case .stopping: .stopping
         case .stopped: .stopped

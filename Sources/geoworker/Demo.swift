@@ -10,6 +10,9 @@ import Worker
 /// put each `track` before the positions that follow it), runs a ``Worker`` until it has caught up, then
 /// reads the events topic and prints one readable line per event.
 enum Demo {
+    /// The demo worker's consumer group.
+    static let groupID = "geoworker-demo"
+
     /// Runs the demo, handing each output line to `print`.
     ///
     /// - Parameter stateDirectory: where the worker keeps its state; a fresh temporary directory by default.
@@ -31,6 +34,8 @@ enum Demo {
             try cluster.createTopic(topic, partitions: 4)
         }
         try cluster.createTopic(topics.deadLetters, partitions: 1)
+        // The embedded cluster has no CreateTopics: the worker would wait for the changelog it cannot create.
+        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: Self.groupID), partitions: 4)
 
         let trace = try loadTrace()
         let producer = try Producer(
@@ -56,7 +61,7 @@ enum Demo {
             configuration: WorkerConfiguration(
                 brokers: cluster.bootstrapServers,
                 topics: topics,
-                groupID: "geoworker-demo",
+                groupID: Self.groupID,
                 stateDirectory: directory,
                 untilCaughtUp: true
             ),

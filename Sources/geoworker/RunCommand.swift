@@ -46,6 +46,24 @@ struct RunCommand: AsyncParsableCommand {
     )
     var deadLetterTopic: String?
 
+    @Option(
+        help:
+            "Compacted topic of device states, co-partitioned with positions; created when missing (env GEOWORKER_TOPICS_CHANGELOG; default <group-id>-device-state-changelog)."
+    )
+    var changelogTopic: String?
+
+    @Option(
+        help:
+            "Replication factor of a changelog topic the worker creates; -1 takes the broker's default (env GEOWORKER_CHANGELOG_REPLICATION_FACTOR; default -1)."
+    )
+    var changelogReplicationFactor: Int?
+
+    @Flag(
+        help:
+            "Keep no changelog: each instance knows only the devices it processed; for a single instance only (env GEOWORKER_CHANGELOG_ENABLED=false)."
+    )
+    var noChangelog = false
+
     @Option(help: "Consumer group id (env GEOWORKER_GROUP_ID; default geoworker).")
     var groupId: String?
 
@@ -146,6 +164,9 @@ struct RunCommand: AsyncParsableCommand {
                 "topics.commands": commandsTopic.map(ConfigContent.string),
                 "topics.events": eventsTopic.map(ConfigContent.string),
                 "topics.deadLetters": deadLetterTopic.map(ConfigContent.string),
+                "topics.changelog": changelogTopic.map(ConfigContent.string),
+                "changelog.enabled": noChangelog ? .bool(false) : nil,
+                "changelog.replicationFactor": changelogReplicationFactor.map(ConfigContent.int),
                 "groupId": groupId.map(ConfigContent.string),
                 "stateDir": stateDir.map(ConfigContent.string),
                 "http.port": httpPort.map(ConfigContent.int),

@@ -162,16 +162,24 @@ func produceAll(_ records: [ProducerRecord]) {
     if let first = failed.first { fail("\(failed.count) records not delivered: \(first)") }
 }
 
-/// Runs `geoworker run` with `arguments` added, in a group and state directory of its own; returns the process.
-func startWorker(_ topics: WorkerConfiguration.Topics, state: String, _ arguments: [String]) -> BackgroundProcess {
+/// Runs `geoworker run` with `arguments` added, in a group, state directory and changelog topic of its own
+/// (the mock cluster cannot create one); returns the process.
+func startWorker(
+    _ topics: WorkerConfiguration.Topics,
+    partitions: Int,
+    state: String,
+    _ arguments: [String]
+) -> BackgroundProcess {
+    let group = "bench-\(UUID())"
     do {
+        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: group), partitions: partitions)
         return try BackgroundProcess(
             geoworker,
             [
                 "run", "--brokers", cluster.bootstrapServers,
                 "--positions-topic", topics.positions, "--commands-topic", topics.commands,
                 "--events-topic", topics.events, "--dead-letter-topic", topics.deadLetters,
-                "--group-id", "bench-\(UUID())", "--state-dir", state, "--http-port", "0",
+                "--group-id", group, "--state-dir", state, "--http-port", "0",
                 "--log-level", "info",
             ] + arguments
         )
@@ -243,7 +251,12 @@ log(String(format: "raw librdkafka: %.0f positions/s", rawBefore))
 func catchUp(applyThreads: Int?) -> Double {
     let workerStart = ContinuousClock.now
     let threads = applyThreads.map { ["--apply-threads", "\($0)"] } ?? []
-    let worker = startWorker(throughput, state: stateRoot + "/throughput-\(UUID())", ["--until-caught-up"] + threads)
+    let worker = startWorker(
+        throughput,
+        partitions: options.partitions,
+        state: stateRoot + "/throughput-\(UUID())",
+        ["--until-caught-up"] + threads
+    )
     let ending = worker.waitUntilExit()
     let wall = (ContinuousClock.now - workerStart).seconds
     guard ending == .exited(0) else {
@@ -456,7 +469,12 @@ produceAll((0..<options.devices).map { trackCommand(latencyTopics, device: $0, p
 // librdkafka's mock broker answers a fetch that found nothing only after fetch.wait.max.ms (500 ms by
 // default), even when data arrives meanwhile (a real broker answers as soon as data is there): a short
 // wait keeps the mock from adding up to half a second to every hop.
-let live = startWorker(latencyTopics, state: stateRoot + "/latency", ["--kafka", "consumer.fetch.wait.max.ms=5"])
+let live = startWorker(
+    latencyTopics,
+    partitions: options.latencyPartitions,
+    state: stateRoot + "/latency",
+    ["--kafka", "consumer.fetch.wait.max.ms=5"]
+)
 let joinDeadline = ContinuousClock.now + .seconds(60)
 while !live.errors.contains("assigned \(2 * options.latencyPartitions) partitions") {
     guard ContinuousClock.now < joinDeadline, live.isRunning else {

@@ -36,6 +36,9 @@ final class ServiceTestBed: @unchecked Sendable {
             try cluster.createTopic(topic, partitions: partitions)
         }
         try cluster.createTopic(topics.deadLetters, partitions: deadLetterPartitions)
+        // The mock cluster has no CreateTopics: the changelog is made here, as an operator would on a
+        // cluster that does not let clients create topics.
+        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: group), partitions: partitions)
     }
 
     deinit {
@@ -124,6 +127,7 @@ final class ServiceTestBed: @unchecked Sendable {
             group: group + "-reference"
         )
         try cluster.createTopic(instance.events, partitions: partitions)
+        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: instance.group), partitions: partitions)
         defer { try? FileManager.default.removeItem(atPath: instance.stateDirectory) }
         try await runUntilCaughtUp(["--apply-threads", "1"], as: instance, omitting: ["--apply-threads"])
         return try await readAll(instance.events, partitions: partitions).map(Event.init)

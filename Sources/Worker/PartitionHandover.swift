@@ -1,0 +1,95 @@
+import GeoCore
+import Kafka
+import Logging
+import StateStore
+
+/// How partitions' devices change hands with the group's assignments, so that several instances share one
+/// group and a partition that moves keeps its state (docs/ARCHITECTURE.md, "Several instances").
+///
+/// On each assignment (inside the poll that brings it):
+/// 1. every assigned partition whose changelog partition holds records past the store's copy is restored
+///    first (``ChangelogRestore``): another instance wrote since, or this one never held it;
+/// 2. the devices of the assigned partitions are loaded from the store when the set changed or anything was
+///    restored (the devices of partitions no longer assigned leave memory then);
+/// 3. each input partition starts at the later of the store's next offset and the group's committed offset.
+///    The group's offset is committed only after the changelog records covering it were delivered, so
+///    nothing below it is missing from the restored devices; where it is behind what they reflect, each
+///    device skips what its state already holds (``DeviceState/appliedOffsets``). No message is lost, none
+///    is applied twice to a device.
+///
+/// On revocation the worker checkpoints first (see ``Worker``), and the store keeps the devices with its
+/// changelog offset, so a partition that comes back restores only what changed meanwhile.
+struct PartitionHandover {
+    /// Restores from the changelog; nil when the worker runs without one.
+    let restore: ChangelogRestore?
+    let logger: Logger
+    /// The input partition numbers whose devices the worker holds in memory.
+    private(set) var held: Set<Int32> = []
+
+    /// What an assignment changes.
+    struct Assignment {
+        /// The assigned partition numbers' devices must be loaded from the store (``held`` changed or
+        /// records were restored).
+        var reloadDevices = false
+        /// Where each assigned input partition starts reading.
+        var starts: [TopicPartition: Int64] = [:]
+        /// Start offsets past what the store holds for the partition (the group's, after another instance
+        /// processed it): the store's progress moves up to them, so that a rewind or a group commit never
+        /// takes a partition back before them.
+        var advanced: [TopicPartition: Int64] = [:]
+        var restored = ChangelogRestore.Report()
+    }
+
+    /// Takes a new assignment: restores what is behind, and says where to start.
+    ///
+    /// - Throws: ``WorkerError`` from the restore.
+    mutating func assign(
+        _ partitions: [TopicPartition],
+        consumer: Consumer,
+        storedOffsets: [TopicPartition: Int64]
+    ) throws(WorkerError) -> Assignment {
+        let numbers = Set(partitions.map(\.partition))
+        var assignment = Assignment()
+        if let restore {
+            assignment.restored = try restore.restore(numbers) { (partition) throws(KafkaError) in
+                try consumer.watermarks(of: partition)
+            }
+        }
+        assignment.reloadDevices = numbers != held || !assignment.restored.records.isEmpty
+        held = numbers
+        // Without a changelog the group's offset says nothing about the devices this store holds: the store's
+        // own progress is where they stand.
+        var committed: [TopicPartition: Int64] = [:]
+        if restore != nil {
+            do {
+                committed = try consumer.committedOffsets(for: partitions)
+            } catch {
+                // Safe without: each device skips what it reflects; only dead letters may be sent again.
+                logger.warning("cannot fetch the group's committed offsets; starting from the store's: \(error)")
+            }
+        }
+        assignment.starts = Self.startOffsets(assigned: partitions, stored: storedOffsets, committed: committed)
+        for (partition, start) in assignment.starts where start != storedOffsets[partition] {
+            assignment.advanced[partition] = start
+        }
+        return assignment
+    }
+
+    /// Where each assigned partition starts: the later of the store's next offset and the group's committed
+    /// one; a partition with neither is left out (it starts at the group's reset policy, the earliest).
+    static func startOffsets(
+        assigned: [TopicPartition],
+        stored: [TopicPartition: Int64],
+        committed: [TopicPartition: Int64]
+    ) -> [TopicPartition: Int64] {
+        var starts: [TopicPartition: Int64] = [:]
+        for partition in assigned {
+            switch (stored[partition], committed[partition]) {
+            case (let stored?, let committed?): starts[partition] = max(stored, committed)
+            case (let offset?, nil), (nil, let offset?): starts[partition] = offset
+            case (nil, nil): break
+            }
+        }
+        return starts
+    }
+}
