@@ -1,0 +1,91 @@
+import Foundation
+import GeoCore
+import Kafka
+import Logging
+import Metrics
+import StateStore
+import Testing
+
+@testable import Worker
+
+/// Restoring changelog partitions into a real SQLite store from a real (mock) broker.
+@Suite("Restoring devices from the changelog")
+struct ChangelogRestoreTests {
+    let cluster: MockCluster
+    let topic = "group-device-state-changelog"
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restore-\(UUID())").path
+
+    static let quiet: Logger = {
+        var logger = Logger(label: "test.restore")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    init() throws {
+        cluster = try MockCluster(brokers: 1, logger: Self.quiet)
+        try cluster.createTopic(topic, partitions: 4)
+    }
+
+    func restore(_ store: StateStore, _ partitions: Set<Int32>) throws -> ChangelogRestore.Report {
+        let restore = ChangelogRestore(
+            topic: topic,
+            store: store,
+            consumerConfiguration: ConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                groupID: "restore"
+            ),
+            logger: Self.quiet,
+            metricsFactory: NOOPMetricsHandler.instance
+        )
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "watermarks"),
+            subscription: .partitions([:]),
+            logger: Self.quiet
+        )
+        defer { consumer.close() }
+        return try restore.restore(partitions) { (partition) throws(KafkaError) in
+            try consumer.watermarks(of: partition)
+        }
+    }
+
+    func produce(_ states: [DeviceState], partition: Int32) throws {
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: Self.quiet
+        )
+        defer { producer.close() }
+        let records = states.map {
+            ProducerRecord(
+                topic: topic,
+                partition: partition,
+                key: Array($0.deviceId.utf8),
+                value: DeviceStateEncoding.encode($0)
+            )
+        }
+        let failed = producer.send(records).wait().filter { !$0.isDelivered }
+        #expect(failed.isEmpty)
+    }
+
+    @Test("a store that never had a partition restores all of it; later, only what was written since")
+    func restoresWhatIsBehind() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        let first = (0..<25).map { DeviceState(deviceId: "d\($0)", country: "FR", inputPartition: 2) }
+        try produce(first, partition: 2)
+        try produce([DeviceState(deviceId: "elsewhere", inputPartition: 1)], partition: 1)
+
+        var report = try restore(store, [2, 3])
+        #expect(report.records == [2: 25])
+        #expect(try store.loadDevices(partitions: [2]).count == 25)
+        #expect(try store.loadDevices(partitions: [1]).isEmpty, "partition 1 was not asked for")
+        #expect(try store.loadChangelogOffsets() == [2: 25])
+
+        var moved = first[3]
+        moved.country = "DE"
+        try produce([moved], partition: 2)
+        report = try restore(store, [2, 3])
+        #expect(report.records == [2: 1], "only the record written since")
+        #expect(try store.loadDevices(partitions: [2]).first { $0.deviceId == "d3" }?.country == "DE")
+        #expect(try restore(store, [2, 3]).records.isEmpty, "nothing is behind any more")
+    }
+}
