@@ -89,3 +89,21 @@ struct ChangelogRestoreTests {
         #expect(try restore(store, [2, 3]).records.isEmpty, "nothing is behind any more")
     }
 }
+
+@Suite("Where assigned partitions start")
+struct PartitionStartTests {
+    let positions = TopicPartition("positions", 0)
+    let commands = TopicPartition("commands", 0)
+    let fresh = TopicPartition("positions", 1)
+
+    @Test("the later of the store's and the group's offset; either alone; neither leaves the partition out")
+    func laterOfStoredAndCommitted() {
+        let starts = PartitionHandover.startOffsets(
+            assigned: [positions, commands, fresh, TopicPartition("commands", 1)],
+            stored: [positions: 100, commands: 40],
+            committed: [positions: 250, commands: 30, fresh: 7]
+        )
+        #expect(starts == [positions: 250, commands: 40, fresh: 7])
+    }
+
+}

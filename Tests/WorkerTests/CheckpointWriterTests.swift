@@ -120,4 +120,31 @@ struct CheckpointWriterTests {
             #expect(try store.loadDevices().isEmpty)
         }
     }
+
+    @Test("changed devices reach the changelog after the events and before the store, which notes the offset reached")
+    func changelogBetweenEventsAndStore() throws {
+        let changelog = "group-device-state-changelog"
+        try cluster.createTopic(changelog, partitions: 4)
+        try withWriter(deliveryTimeout: .seconds(2)) { store, writer, producer in
+            var taken = checkpoint(producer.send(events(3)), device: "device-a", next: 42)
+            taken.devices = [[DeviceState(deviceId: "device-a", country: "FR", inputPartition: 3)]]
+            taken.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
+            try writer.submit(taken)
+            try writer.waitUntilWritten()
+            #expect(try store.loadChangelogOffsets() == [3: 1], "one record, in the device's input partition")
+            #expect(try store.loadDevices().map(\.country) == ["FR"])
+
+            // A changelog record the broker refuses stops the checkpoint before the store.
+            cluster.refuseNext(100, .produce, with: .topicAuthorizationFailed)
+            defer { cluster.stopRefusing(.produce) }
+            var refused = checkpoint(producer.send([]), device: "device-a", next: 50)
+            refused.devices = [[DeviceState(deviceId: "device-a", country: "DE", inputPartition: 3)]]
+            refused.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
+            try writer.submit(refused)
+            #expect(throws: WorkerError.self) { try writer.waitUntilWritten() }
+            #expect(writer.failed?.message.contains(changelog) == true, "\(String(describing: writer.failed))")
+            #expect(try store.loadDevices().map(\.country) == ["FR"])
+            #expect(try store.loadOffsets() == [TopicPartition("positions", 0): 42])
+        }
+    }
 }

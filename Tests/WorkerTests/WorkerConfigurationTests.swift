@@ -72,6 +72,20 @@ struct WorkerConfigurationTests {
         #expect(error.message.contains("message.max.bytes (1000000)"), "\(error.message)")
     }
 
+    @Test("the changelog: named after the group by default, on, the broker's replication factor; 0 refused")
+    func changelog() throws {
+        let defaults = try WorkerConfiguration(config: ConfigReader.inMemory(["groupId": "fleet"]))
+        #expect(defaults.changelogTopic == "fleet-device-state-changelog")
+        #expect(defaults.changelog == WorkerConfiguration.Changelog(enabled: true, replicationFactor: -1))
+        let error = #expect(throws: WorkerError.self) {
+            try WorkerConfiguration(config: ConfigReader.inMemory(["changelog.replicationFactor": 0]))
+        }
+        #expect(error?.message.contains("changelog.replicationFactor") == true, "\(String(describing: error))")
+        #expect(throws: WorkerError.self) {
+            try WorkerConfiguration(config: ConfigReader.inMemory(["topics.changelog": ""]))
+        }
+    }
+
     @Test("every key is read, the nested ones through their scopes")
     func everyKey() throws {
         let configuration = try WorkerConfiguration(
@@ -79,6 +93,7 @@ struct WorkerConfigurationTests {
                 "brokers": "kafka-1:9092,kafka-2:9092",
                 "topics.positions": "fleet.positions", "topics.commands": "fleet.commands",
                 "topics.events": "fleet.events", "topics.deadLetters": "fleet.dlq",
+                "topics.changelog": "fleet.state", "changelog.enabled": false, "changelog.replicationFactor": 3,
                 "deadLetters.maxValueBytes": 400_000, "deadLetters.maxKeyBytes": 2_048,
                 "groupId": "fleet-workers", "stateDir": "/var/lib/geoworker",
                 "mergeWaitMs": 50, "checkpointIntervalMs": 2_500, "maxBatch": 500, "applyThreads": 3,
@@ -98,9 +113,12 @@ struct WorkerConfigurationTests {
                     positions: "fleet.positions",
                     commands: "fleet.commands",
                     events: "fleet.events",
-                    deadLetters: "fleet.dlq"
+                    deadLetters: "fleet.dlq",
+                    changelog: "fleet.state"
                 )
         )
+        #expect(configuration.changelogTopic == "fleet.state")
+        #expect(configuration.changelog == WorkerConfiguration.Changelog(enabled: false, replicationFactor: 3))
         #expect(configuration.groupID == "fleet-workers")
         #expect(configuration.stateDirectory == "/var/lib/geoworker")
         #expect(configuration.mergeWait == .milliseconds(50))

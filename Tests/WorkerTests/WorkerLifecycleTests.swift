@@ -35,6 +35,26 @@ struct WorkerLifecycleTests {
         #expect(life.phase == .stopped)
     }
 
+    @Test("restoring an assignment: healthy, not ready, running again afterwards; a failure meanwhile is final")
+    func restoring() {
+        var life = WorkerLifecycle()
+        life.restoreStarted()
+        #expect(life.phase == .starting, "nothing is restored before the clients are up")
+        _ = life.clientsReady()
+        life.restoreStarted()
+        #expect(life.phase == .restoring && !life.isConsuming)
+        let health = WorkerHealth()
+        health.enter(life.phase)
+        #expect(health.isHealthy && !health.isReady)
+        life.restoreFinished()
+        #expect(life.phase == .running)
+
+        life.restoreStarted()
+        #expect(failsWith(life.failed(WorkerError(.changelog, "undecodable"))) == .changelog)
+        life.restoreFinished()
+        #expect(life.phase == .failed, "a failed restore does not return to running")
+    }
+
     @Test("a stop asked for while starting is kept: the worker finishes as soon as its clients are up")
     func stopWhileStarting() {
         var life = WorkerLifecycle()
