@@ -410,6 +410,7 @@ public final class Worker: @unchecked Sendable {
         guard lifecycle.phase == .running, let consumer = hookConsumer else { return [:] }
         lifecycle.restoreStarted()
         reportHealth()
+        let assignmentStart = ContinuousClock.now
         defer {
             lifecycle.restoreFinished()
             reportHealth()
@@ -440,6 +441,7 @@ public final class Worker: @unchecked Sendable {
                 metadata: [
                     "resuming": "\(assignment.starts.count)", "devices": "\(shards.holdings.devices)",
                     "restoredRecords": "\(assignment.restored.records.values.reduce(0, +))",
+                    "elapsed": "\(ContinuousClock.now - assignmentStart)",
                 ]
             )
             return assignment.starts

@@ -1,13 +1,16 @@
 // End-to-end benchmark of the service, against librdkafka's mock cluster in this process.
 //
 //   swift run -c release service-bench [--devices N] [--positions N] [--rate N] [--seconds S]
-//                                      [--latency-partitions N]
+//                                      [--latency-partitions N] [--restore-devices N]
 //
 // Throughput: preloads 3 pins per device and the positions (64 partitions: the mock keeps only about 5 MB
 // per partition), then times raw librdkafka reading the positions topic and the release `geoworker run
 // --until-caught-up` processing positions and commands, in the same run. Rates count from the first message
 // to the last (the worker reports its own, after its final checkpoint); the worker's start-up and group join
-// are printed apart.
+// are printed apart. The catch-up runs alternate with the changelog on (the default) and off.
+// Restore: a changelog of --restore-devices devices (3 pins each, 64 partitions) is restored by a worker
+// with an empty state directory, as a new instance would on its first assignment: records per second into
+// SQLite, then the time to load them into memory, and the changelog's bytes per device.
 // Latency: a worker runs while positions are produced at a steady rate, each stamped with its produce time
 // and each crossing its device's pin; the time from produce to the resulting event's arrival at a consumer
 // is taken for every event, beside the same stream read by a bare consumer (the floor). On 8 partitions by
@@ -32,6 +35,7 @@ struct Options {
     var seconds = 10
     let partitions = 64
     var latencyPartitions = 8
+    var restoreDevices = 1_000_000
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -43,9 +47,11 @@ struct Options {
             case ("--rate", let value?): rate = value
             case ("--seconds", let value?): seconds = value
             case ("--latency-partitions", let value?): latencyPartitions = value
+            case ("--restore-devices", let value?): restoreDevices = value
             default:
                 fail(
-                    "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N]"
+                    "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N] "
+                        + "[--restore-devices N]"
                 )
             }
         }
@@ -168,11 +174,14 @@ func startWorker(
     _ topics: WorkerConfiguration.Topics,
     partitions: Int,
     state: String,
+    group: String = "bench-\(UUID())",
+    changelogExists: Bool = false,
     _ arguments: [String]
 ) -> BackgroundProcess {
-    let group = "bench-\(UUID())"
     do {
-        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: group), partitions: partitions)
+        if !changelogExists {
+            try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: group), partitions: partitions)
+        }
         return try BackgroundProcess(
             geoworker,
             [
@@ -248,14 +257,14 @@ let rawBefore = rawRate()
 log(String(format: "raw librdkafka: %.0f positions/s", rawBefore))
 /// Runs `geoworker run --until-caught-up` over the preloaded topics (on `applyThreads`, or the default);
 /// returns its rate from its first message to its last checkpoint, and prints it.
-func catchUp(applyThreads: Int?) -> Double {
+func catchUp(applyThreads: Int?, changelog: Bool = true) -> Double {
     let workerStart = ContinuousClock.now
     let threads = applyThreads.map { ["--apply-threads", "\($0)"] } ?? []
     let worker = startWorker(
         throughput,
         partitions: options.partitions,
         state: stateRoot + "/throughput-\(UUID())",
-        ["--until-caught-up"] + threads
+        ["--until-caught-up"] + threads + (changelog ? [] : ["--no-changelog"])
     )
     let ending = worker.waitUntilExit()
     let wall = (ContinuousClock.now - workerStart).seconds
@@ -272,7 +281,7 @@ func catchUp(applyThreads: Int?) -> Double {
         applyThreads.map { "\($0) apply thread\($0 == 1 ? "" : "s")" }
         ?? "default apply threads (\(WorkerConfiguration.defaultApplyThreads))"
     log(
-        "geoworker run --until-caught-up, \(threadsUsed): "
+        "geoworker run --until-caught-up, \(threadsUsed), changelog \(changelog ? "on" : "off"): "
             + String(
                 format:
                     "%.0f positions/s (%d positions and %d commands in %.2f s from the first message; %.1f s wall with start-up and group join)",
@@ -286,13 +295,118 @@ func catchUp(applyThreads: Int?) -> Double {
     return rate
 }
 
-// One apply thread first, for comparison; the default is the figure.
+// One apply thread first, for comparison; the default is the figure, with the changelog on and off in turn.
 _ = catchUp(applyThreads: 1)
-let workerRate = catchUp(applyThreads: nil)
+var withChangelog: [Double] = []
+var withoutChangelog: [Double] = []
+for _ in 0..<2 {
+    withChangelog.append(catchUp(applyThreads: nil))
+    withoutChangelog.append(catchUp(applyThreads: nil, changelog: false))
+}
+let workerRate = withChangelog.max()!
+log(
+    String(
+        format: "changelog on / off: %.2f (best of two each: %.0f / %.0f positions/s)",
+        workerRate / withoutChangelog.max()!,
+        workerRate,
+        withoutChangelog.max()!
+    )
+)
 let rawAfter = rawRate()
 let rawMedian = (rawBefore + rawAfter) / 2
 log(String(format: "raw librdkafka again: %.0f positions/s", rawAfter))
 log(String(format: "ratio geoworker / raw librdkafka: %.2f (target 0.50 or more)", workerRate / rawMedian))
+
+// MARK: Restore
+
+/// A device as a worker leaves it after a while: three pins with titles, a last fix, a country, languages.
+func restoredState(_ device: Int, partition: Int32) -> DeviceState {
+    let (latitude, longitude) = home(of: device)
+    let center = Coordinate(latitude: latitude, longitude: longitude)!
+    return DeviceState(
+        deviceId: "device-\(device)",
+        pins: (0..<3).map { pin in
+            TrackedPin(
+                pin: Pin(
+                    id: "pin-\(pin)",
+                    center: Coordinate(latitude: latitude, longitude: longitude + 0.0135 * Double(pin))!,
+                    radius: 400,
+                    title: "Depot \(pin)"
+                )!,
+                membership: pin == 0 ? .inside : .outside
+            )
+        },
+        lastFix: Fix(coordinate: center, timestamp: start + Int64(device), accuracy: 8),
+        languages: ["fr-FR", "en"],
+        country: "FR",
+        inputPartition: partition,
+        appliedOffsets: AppliedOffsets(positions: Int64(device), commands: Int64(device / 3))
+    )
+}
+
+let restoreTopics = makeTopics("restore")
+let restoreGroup = "bench-restore-\(UUID())"
+let restoreChangelog = DeviceChangelog.defaultTopic(groupID: restoreGroup)
+do {
+    try cluster.createTopic(restoreChangelog, partitions: options.partitions)
+} catch {
+    fail("changelog topic: \(error)")
+}
+var changelogBytes = 0
+var changelogRecords: [ProducerRecord] = []
+changelogRecords.reserveCapacity(options.restoreDevices)
+for device in 0..<options.restoreDevices {
+    let partition = Int32(device % options.partitions)
+    let bytes = DeviceStateEncoding.encode(restoredState(device, partition: partition))
+    changelogBytes += bytes.count
+    changelogRecords.append(
+        ProducerRecord(topic: restoreChangelog, partition: partition, key: Array("device-\(device)".utf8), value: bytes)
+    )
+}
+let changelogPreload = ContinuousClock.now
+produceAll(changelogRecords)
+changelogRecords = []
+log(
+    String(
+        format: "changelog: %d devices, %.0f bytes per device (3 pins with titles), preloaded in %.1f s",
+        options.restoreDevices,
+        Double(changelogBytes) / Double(max(1, options.restoreDevices)),
+        (ContinuousClock.now - changelogPreload).seconds
+    )
+)
+let restoring = startWorker(
+    restoreTopics,
+    partitions: options.partitions,
+    state: stateRoot + "/restore",
+    group: restoreGroup,
+    changelogExists: true,
+    ["--until-caught-up"]
+)
+guard restoring.waitUntilExit() == .exited(0) else { fail("restore run failed:\n\(restoring.errors.suffix(3000))") }
+let restoreLines = restoring.errors.split(separator: "\n").filter { $0.contains("restored partition") }
+let restoredRecords = restoreLines.compactMap { $0.firstMatch(of: /\srecords=(\d+)/).flatMap { Int($0.1) } }.reduce(
+    0,
+    +
+)
+guard restoredRecords == options.restoreDevices,
+    let restoreSeconds = restoreLines.first?.firstMatch(of: /elapsed=([0-9.e-]+) seconds/).flatMap({ Double($0.1) }),
+    let assigned = restoring.errors.split(separator: "\n").first(where: {
+        $0.contains("assigned \(2 * options.partitions) partitions")
+    }),
+    let assignSeconds = assigned.firstMatch(of: /elapsed=([0-9.e-]+) seconds/).flatMap({ Double($0.1) })
+else { fail("restored \(restoredRecords) of \(options.restoreDevices):\n\(restoring.errors.suffix(3000))") }
+log(
+    String(
+        format: "restore: %d devices from %d changelog partitions in %.2f s (%.0f devices/s into SQLite); "
+            + "with loading them into memory %.2f s (%.0f devices/s)",
+        restoredRecords,
+        options.partitions,
+        restoreSeconds,
+        Double(restoredRecords) / restoreSeconds,
+        assignSeconds,
+        Double(restoredRecords) / assignSeconds
+    )
+)
 
 // MARK: Latency
 
