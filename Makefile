@@ -49,10 +49,10 @@ countries: setup
 	python3 tools/countries/generate_reference_points.py $(BOUNDARIES) Tests/CountriesTests/Fixtures/reference-points.bin
 
 ## Fuzzing, not part of `make test`: each parser of untrusted input (position and command decoders, RFC 3339
-## timestamps, geocode's lat,lon lines) under libFuzzer with AddressSanitizer for FUZZ_SECONDS each, from the
+## timestamps, geocode's lat,lon lines, changelog device states) under libFuzzer with AddressSanitizer for FUZZ_SECONDS each, from the
 ## committed seeds in Fuzz/corpus/<target>; new inputs go to .build-fuzz/corpus, crashes to .build-fuzz/findings.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= position command timestamp geocode-line
+FUZZ_TARGETS ?= position command timestamp geocode-line device-state
 fuzz: setup
 	swift build --scratch-path .build-fuzz --product geoworker-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
 	@for target in $(FUZZ_TARGETS); do \

@@ -96,6 +96,9 @@ public enum DeviceStateEncoding {
             }
             let timestamp = unzigzag(try reader.varint("timestamp"))
             let accuracy = flags & Flag.accuracy != 0 ? try reader.double("accuracy") : nil
+            if let accuracy, !(accuracy.isFinite && accuracy >= 0) {
+                throw DeviceStateDecodingError("the last fix's accuracy \(accuracy) is not a distance")
+            }
             fix = Fix(coordinate: coordinate, timestamp: timestamp, accuracy: accuracy)
         }
         let country = flags & Flag.country != 0 ? try reader.string("country") : nil
@@ -205,7 +208,11 @@ public enum DeviceStateEncoding {
                     throw DeviceStateDecodingError("the \(what) is too long a number")
                 }
                 value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
+                if byte < 0x80 {
+                    // One encoding per value: a restore stores the bytes it reads, as the writer would.
+                    guard byte != 0 || shift == 0 else { throw DeviceStateDecodingError("the \(what) is not minimal") }
+                    return value
+                }
                 shift += 7
             }
         }

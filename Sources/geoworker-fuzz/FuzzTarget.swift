@@ -2,9 +2,10 @@ import Foundation
 import GeoCore
 
 /// libFuzzer entry point for the parsers of untrusted input: the position and command decoders (every
-/// byte of the input topics), the RFC 3339 timestamp parser and `geoworker geocode`'s `lat,lon` lines.
+/// byte of the input topics), the RFC 3339 timestamp parser, `geoworker geocode`'s `lat,lon` lines and the
+/// device-state decoder (every changelog record another process wrote).
 ///
-/// `GEOWORKER_FUZZ` picks the parser: `position`, `command`, `timestamp` or `geocode-line`. Built with
+/// `GEOWORKER_FUZZ` picks the parser: `position`, `command`, `timestamp`, `geocode-line` or `device-state`. Built with
 /// `-sanitize=fuzzer,address -DFUZZING` (`make fuzz`), libFuzzer drives it; built plainly, it is a replayer
 /// that runs the files it is given (a corpus, a crash) through the same checks. Beyond not crashing, each
 /// parser's output must keep the promises the worker relies on.
@@ -13,6 +14,7 @@ enum FuzzTarget: String, CaseIterable {
     case command
     case timestamp
     case geocodeLine = "geocode-line"
+    case deviceState = "device-state"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["GEOWORKER_FUZZ"] ?? ""
@@ -55,6 +57,12 @@ enum FuzzTarget: String, CaseIterable {
             // Swift prints doubles so that they read back exactly.
             let again = Coordinate(latLon: Array("\(coordinate.latitude),\(coordinate.longitude)".utf8)[...])
             precondition(again == coordinate)
+        case .deviceState:
+            guard let state = try? DeviceStateEncoding.decode(bytes) else { return }
+            // Whatever decodes is a state the worker could have written, and writes back to the same bytes
+            // (one encoding per state: a restore stores what it reads).
+            precondition(!state.deviceId.isEmpty)
+            precondition(DeviceStateEncoding.encode(state).elementsEqual(bytes))
         }
     }
 }

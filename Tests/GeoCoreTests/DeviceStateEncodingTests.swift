@@ -59,6 +59,14 @@ struct DeviceStateEncodingTests {
         membership[stateIndex] = 7
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(membership) }
 
+        // One encoding per value: a varint with a needless zero byte is refused (a restore stores the bytes as
+        // they come, so two encodings of one state would differ on disk).
+        let plain = DeviceStateEncoding.encode(DeviceState(deviceId: "d", inputPartition: 3))
+        var padded = plain
+        padded.replaceSubrange(3...3, with: [0x83, 0x00])
+        let padding = #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(padded) }
+        #expect(padding?.description.contains("not minimal") == true, "\(String(describing: padding))")
+
         // A count far beyond the bytes left is refused before anything is allocated for it.
         bytes = [DeviceStateEncoding.version, 1, UInt8(ascii: "d"), 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]
         let count = #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(bytes) }
