@@ -3,6 +3,7 @@ import GeoCore
 import Kafka
 import Logging
 import Metrics
+import MetricsTestKit
 import StateStore
 import Testing
 
@@ -26,7 +27,11 @@ struct ChangelogRestoreTests {
         try cluster.createTopic(topic, partitions: 4)
     }
 
-    func restore(_ store: StateStore, _ partitions: Set<Int32>) throws -> ChangelogRestore.Report {
+    func restore(
+        _ store: StateStore,
+        _ partitions: Set<Int32>,
+        metrics: any MetricsFactory = NOOPMetricsHandler.instance
+    ) throws -> ChangelogRestore.Report {
         let restore = ChangelogRestore(
             topic: topic,
             store: store,
@@ -35,7 +40,7 @@ struct ChangelogRestoreTests {
                 groupID: "restore"
             ),
             logger: Self.quiet,
-            metricsFactory: NOOPMetricsHandler.instance
+            metricsFactory: metrics
         )
         let consumer = try Consumer(
             configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "watermarks"),
@@ -74,8 +79,12 @@ struct ChangelogRestoreTests {
         try produce(first, partition: 2)
         try produce([DeviceState(deviceId: "elsewhere", inputPartition: 1)], partition: 1)
 
-        var report = try restore(store, [2, 3])
+        let metrics = TestMetrics()
+        var report = try restore(store, [2, 3], metrics: metrics)
         #expect(report.records == [2: 25])
+        // What an operator watches during a restore: records restored, and none left, per partition.
+        #expect(try metrics.expectCounter(ChangelogRestore.Name.restored, [("partition", "2")]).totalValue == 25)
+        #expect(try metrics.expectGauge(ChangelogRestore.Name.remaining, [("partition", "2")]).lastValue == 0)
         #expect(try store.loadDevices(partitions: [2]).count == 25)
         #expect(try store.loadDevices(partitions: [1]).isEmpty, "partition 1 was not asked for")
         #expect(try store.loadChangelogOffsets() == [2: 25])
