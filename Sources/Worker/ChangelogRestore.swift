@@ -71,6 +71,15 @@ struct ChangelogRestore {
         let start = clock.now
         var report = try read(behind)
         report.elapsed = clock.now - start
+        for (partition, records) in report.records.sorted(by: { $0.key < $1.key }) {
+            logger.info(
+                "restored partition \(partition) from the changelog",
+                metadata: [
+                    "topic": "\(topic)", "partition": "\(partition)", "records": "\(records)",
+                    "elapsed": "\(report.elapsed)",
+                ]
+            )
+        }
         return report
     }
 

@@ -77,10 +77,15 @@ final class CheckpointWriter: @unchecked Sendable {
     /// Moves the store's progress for these partitions up to where a new assignment starts them (see
     /// ``PartitionHandover/Assignment/advanced``), once everything submitted is written.
     ///
-    /// - Throws: the failure that stopped the writing, or ``WorkerError`` `state` when the store refuses.
+    /// - Throws: a failure of the store (an earlier write's or this one's); a refused delivery is no reason
+    ///   not to: the store stands as last written.
     func advanceStoredOffsets(_ offsets: [TopicPartition: Int64]) throws(WorkerError) {
         guard !offsets.isEmpty else { return }
-        try waitUntilWritten()
+        do {
+            try waitUntilWritten()
+        } catch  where error.code == .delivery {
+            // A refused checkpoint wrote nothing: the store stands, and the rewind that follows goes back to it.
+        }
         do {
             try store.commit(devices: [], offsets: offsets)
         } catch {

@@ -421,15 +421,6 @@ public final class Worker: @unchecked Sendable {
                 consumer: consumer,
                 storedOffsets: checkpoints.storedOffsets
             )
-            for (partition, records) in assignment.restored.records.sorted(by: { $0.key < $1.key }) {
-                logger.info(
-                    "restored partition \(partition) from the changelog",
-                    metadata: [
-                        "topic": "\(configuration.changelogTopic)", "partition": "\(partition)",
-                        "records": "\(records)", "elapsed": "\(assignment.restored.elapsed)",
-                    ]
-                )
-            }
             if assignment.reloadDevices {
                 countedByReplacedShards += shards.counters
                 shards = try rewinder.storedShards(partitions: handover.held)

@@ -145,6 +145,14 @@ struct CheckpointWriterTests {
             #expect(writer.failed?.message.contains(changelog) == true, "\(String(describing: writer.failed))")
             #expect(try store.loadDevices().map(\.country) == ["FR"])
             #expect(try store.loadOffsets() == [TopicPartition("positions", 0): 42])
+
+            // An assignment that starts a partition past the store's offset while the refusal waits for its
+            // rewind: the start is stored (the worker rewinds to it), the refusal is not a failure of that.
+            let moved = TopicPartition("positions", 1)
+            try writer.advanceStoredOffsets([moved: 7])
+            #expect(try store.loadOffsets()[moved] == 7)
+            #expect(writer.storedOffsets[moved] == 7)
+            #expect(writer.failed?.code == .delivery, "the refusal still waits for the rewind")
         }
     }
 }
