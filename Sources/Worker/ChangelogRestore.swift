@@ -181,9 +181,9 @@ struct ChangelogRestore {
     ///
     /// - Throws: ``WorkerError`` `changelog` naming the record's partition, offset and key.
     static func decode(_ record: ConsumerRecord, topic: String) throws(WorkerError) -> Restored {
-        let where_ = "changelog record \(topic)[\(record.partition)]@\(record.offset)"
+        let place = "changelog record \(topic)[\(record.partition)]@\(record.offset)"
         guard let key = record.key, let deviceId = String(validating: key, as: UTF8.self), !deviceId.isEmpty else {
-            throw WorkerError(.changelog, "\(where_) has no device id as its key")
+            throw WorkerError(.changelog, "\(place) has no device id as its key")
         }
         guard let value = record.value else { return .forgotten(deviceId) }
         let state: DeviceState
@@ -192,12 +192,12 @@ struct ChangelogRestore {
         } catch {
             throw WorkerError(
                 .changelog,
-                "\(where_) (device \(deviceId)) cannot be restored: \(error); the worker stops rather than start "
+                "\(place) (device \(deviceId)) cannot be restored: \(error); the worker stops rather than start "
                     + "the device from nothing"
             )
         }
         guard state.deviceId == deviceId else {
-            throw WorkerError(.changelog, "\(where_) is keyed \(deviceId) but holds device \(state.deviceId)")
+            throw WorkerError(.changelog, "\(place) is keyed \(deviceId) but holds device \(state.deviceId)")
         }
         return .device(EncodedDevice(deviceId: deviceId, partition: record.partition, bytes: value))
     }

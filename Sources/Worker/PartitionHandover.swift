@@ -6,7 +6,7 @@ import StateStore
 /// How partitions' devices change hands with the group's assignments, so that several instances share one
 /// group and a partition that moves keeps its state (docs/ARCHITECTURE.md, "Several instances").
 ///
-/// On each assignment (inside the poll that brings it):
+/// On each assignment (inside the poll that brings it, from `Worker.takeAssignment`):
 /// 1. every assigned partition whose changelog partition holds records past the store's copy is restored
 ///    first (``ChangelogRestore``): another instance wrote since, or this one never held it;
 /// 2. the devices of the assigned partitions are loaded from the store when the set changed or anything was

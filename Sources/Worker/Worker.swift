@@ -16,10 +16,12 @@ import Synchronization
 /// then all shards apply their messages and send the events and dead letters at once.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
 /// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
-/// the ``CheckpointWriter``, which waits for every record it covers to be delivered, then writes the devices
-/// and offsets in one SQLite transaction while the loop goes on; at each checkpoint the loop commits to the
-/// consumer group the stored offsets it has not acknowledged yet. SQLite is the source of truth for where to
-/// resume: on assignment each partition starts at its stored offset. A crash replays at most what came after
+/// the ``CheckpointWriter``, which waits for every record it covers to be delivered, sends the changed
+/// devices to the changelog topic (``DeviceChangelog``) and waits for those, then writes the devices and
+/// offsets in one SQLite transaction while the loop goes on; at each checkpoint the loop commits to the
+/// consumer group the stored offsets it has not acknowledged yet. On assignment, partitions behind the
+/// changelog are restored and each partition starts where no message is lost and none applied twice
+/// (``PartitionHandover``), so partitions move between instances with their devices. A crash replays at most what came after
 /// the last written checkpoint, re-emitting the same events with the same ids; a record the broker refuses
 /// takes the worker back to that checkpoint in process (``CheckpointRewind``) and it retries after a back-off.
 /// Where the worker is in its life is ``WorkerLifecycle``'s to say.
@@ -164,7 +166,7 @@ public final class Worker: @unchecked Sendable {
         var clients = try KafkaClients(
             configuration: configuration,
             rebalanceHandler: RebalanceHandler(
-                onAssign: { [unowned self] partitions in startOffsets(for: partitions) },
+                onAssign: { [unowned self] partitions in takeAssignment(partitions) },
                 onRevoke: { [unowned self] partitions, isLost in revoke(partitions, isLost: isLost) }
             ),
             logger: logger
@@ -397,7 +399,7 @@ public final class Worker: @unchecked Sendable {
     /// Takes an assignment (``PartitionHandover``): restores what is behind the changelog, loads the assigned
     /// partitions' devices, and returns where each partition starts. A failure (a changelog record that cannot
     /// be restored) stops the worker after this poll.
-    private func startOffsets(for partitions: [TopicPartition]) -> [TopicPartition: Int64] {
+    private func takeAssignment(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
         do {
             try checkpoints.waitUntilWritten()
         } catch  where error.code != .delivery {
