@@ -21,9 +21,10 @@ import Synchronization
 /// offsets in one SQLite transaction while the loop goes on; at each checkpoint the loop commits to the
 /// consumer group the stored offsets it has not acknowledged yet. On assignment, partitions behind the
 /// changelog are restored and each partition starts where no message is lost and none applied twice
-/// (``PartitionHandover``), so partitions move between instances with their devices. A crash replays at most what came after
-/// the last written checkpoint, re-emitting the same events with the same ids; a record the broker refuses
-/// takes the worker back to that checkpoint in process (``CheckpointRewind``) and it retries after a back-off.
+/// (``PartitionHandover``), so partitions move between instances with their devices. A crash replays at most
+/// what came after the last written checkpoint, re-emitting the same events with the same ids; a record the
+/// broker refuses takes the worker back to that checkpoint in process (``CheckpointRewind``) and it retries
+/// after a back-off.
 /// Where the worker is in its life is ``WorkerLifecycle``'s to say.
 public final class Worker: @unchecked Sendable {
     // @unchecked: all mutable state below is touched only by the thread in `run()` (the rebalance hooks run
