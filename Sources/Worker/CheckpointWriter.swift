@@ -10,8 +10,8 @@ import StateStore
 /// sent before it was taken delivered; then each changed device's record delivered to the changelog topic
 /// (``DeviceChangelog``); then the changed devices, next input offsets and changelog offsets in one SQLite
 /// transaction. So neither the changelog nor the store ever covers a message whose events are not delivered,
-/// and a crash between any two steps replays into the same events with the same ids. The loop commits what the store holds to the consumer group itself, on the
-/// consumer's thread (``storedOffsets``).
+/// and a crash between any two steps replays into the same events with the same ids. The loop commits what
+/// the store holds to the consumer group itself, on the consumer's thread (``storedOffsets``).
 ///
 /// What may happen when is decided by ``CheckpointPipeline``; this type carries its actions out.
 final class CheckpointWriter: @unchecked Sendable {
