@@ -113,7 +113,8 @@ public final class StateStore: Sendable {
     /// failure) none of it.
     ///
     /// - Parameters:
-    ///   - devices: devices whose state changed, encoded; each one's row is replaced.
+    ///   - devices: devices whose state changed, encoded, each at most once (they are written in key order);
+    ///     each one's row is replaced.
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
     ///   - changelogOffsets: for each changelog partition written to (or restored from), the next offset.
     ///   - removing: ids of devices to forget (a changelog tombstone).

@@ -101,8 +101,9 @@ struct ChangelogRestore {
         defer { consumer.close() }
         var next = behind.mapValues(\.from)
         var report = Report()
-        var pending: [EncodedDevice] = []
-        var forgotten: [String] = []
+        // The latest record of each device read since the last flush (nil: a tombstone). An uncompacted
+        // changelog holds a record per checkpoint a device changed in; only its last one counts.
+        var latest: [String: EncodedDevice?] = [:]
         var pendingOffsets: [Int32: Int64] = [:]
         let remaining = behind.keys.map { partition in
             (
@@ -122,12 +123,16 @@ struct ChangelogRestore {
         func flush() throws(WorkerError) {
             guard !pendingOffsets.isEmpty else { return }
             do {
-                try store.commit(devices: pending, offsets: [:], changelogOffsets: pendingOffsets, removing: forgotten)
+                try store.commit(
+                    devices: latest.values.compactMap { $0 },
+                    offsets: [:],
+                    changelogOffsets: pendingOffsets,
+                    removing: latest.compactMap { $0.value == nil ? $0.key : nil }
+                )
             } catch {
                 throw WorkerError(.state, "cannot write restored devices", underlying: error)
             }
-            pending.removeAll(keepingCapacity: true)
-            forgotten.removeAll()
+            latest.removeAll(keepingCapacity: true)
             pendingOffsets.removeAll()
             for (partition, gauge) in remaining { gauge.record(max(0, behind[partition]!.end - next[partition]!)) }
         }
@@ -143,10 +148,9 @@ struct ChangelogRestore {
             for record in batch {
                 let partition = record.partition
                 guard let end = behind[partition]?.end, record.offset < end else { continue }
-                let restored = try Self.decode(record, topic: topic)
-                switch restored {
-                case .device(let device): pending.append(device)
-                case .forgotten(let deviceId): forgotten.append(deviceId)
+                switch try Self.decode(record, topic: topic) {
+                case .device(let device): latest[device.deviceId] = .some(device)
+                case .forgotten(let deviceId): latest[deviceId] = .some(nil)
                 }
                 next[partition] = record.offset + 1
                 pendingOffsets[partition] = record.offset + 1
@@ -159,7 +163,7 @@ struct ChangelogRestore {
                 next[ended.partition] = end
                 pendingOffsets[ended.partition] = end
             }
-            if pending.count + forgotten.count >= Self.batchSize || batch.isEmpty { try flush() }
+            if latest.count >= Self.batchSize || batch.isEmpty { try flush() }
             if ContinuousClock.now - lastProgressLog > .seconds(10) {
                 lastProgressLog = .now
                 let left = behind.reduce(0) { $0 + max(0, $1.value.end - next[$1.key]!) }

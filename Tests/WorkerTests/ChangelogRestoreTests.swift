@@ -89,12 +89,15 @@ struct ChangelogRestoreTests {
         #expect(try store.loadDevices(partitions: [1]).isEmpty, "partition 1 was not asked for")
         #expect(try store.loadChangelogOffsets() == [2: 25])
 
+        // An uncompacted changelog: one device's records of several checkpoints; the last one counts.
         var moved = first[3]
-        moved.country = "DE"
-        try produce([moved], partition: 2)
+        for country in ["DE", "NL", "BE", "LU", "AT", "CH"] {
+            moved.country = country
+            try produce([moved, first[5]], partition: 2)
+        }
         report = try restore(store, [2, 3])
-        #expect(report.records == [2: 1], "only the record written since")
-        #expect(try store.loadDevices(partitions: [2]).first { $0.deviceId == "d3" }?.country == "DE")
+        #expect(report.records == [2: 12], "only the records written since")
+        #expect(try store.loadDevices(partitions: [2]).first { $0.deviceId == "d3" }?.country == "CH")
         #expect(try restore(store, [2, 3]).records.isEmpty, "nothing is behind any more")
     }
 }
