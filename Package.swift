@@ -109,7 +109,10 @@ let package = Package(
         // Seeded random inputs and child processes, for tests and benchmarks.
         .target(
             name: "TestSupport",
-            dependencies: [.product(name: "Configuration", package: "swift-configuration")],
+            dependencies: [
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift
         ),
         // libFuzzer entry point for the parsers of untrusted input (`make fuzz`); a corpus replayer when built

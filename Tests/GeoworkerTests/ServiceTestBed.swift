@@ -14,11 +14,7 @@ final class ServiceTestBed: @unchecked Sendable {
     let partitions: Int
     let group = "geoworker-test-\(UUID().uuidString.prefix(8))"
     let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID())").path
-    static let logger: Logger = {
-        var logger = Logger(label: "test.service")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let logger = Logger.quiet("test.service")
 
     /// - Parameter deadLetterPartitions: more than 1 where the dead letters hold more than the 5 MB the mock
     ///   broker keeps per partition.

@@ -5,6 +5,7 @@ import Logging
 import Metrics
 import MetricsTestKit
 import StateStore
+import TestSupport
 import Testing
 
 @testable import Worker
@@ -16,11 +17,7 @@ struct ChangelogRestoreTests {
     let topic = "group-device-state-changelog"
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restore-\(UUID())").path
 
-    static let quiet: Logger = {
-        var logger = Logger(label: "test.restore")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet("test.restore")
 
     init() throws {
         cluster = try MockCluster(brokers: 1, logger: Self.quiet)

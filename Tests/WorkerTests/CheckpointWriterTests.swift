@@ -3,6 +3,7 @@ import GeoCore
 import Kafka
 import Logging
 import StateStore
+import TestSupport
 import Testing
 
 @testable import Worker
@@ -16,11 +17,7 @@ struct CheckpointWriterTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("checkpoints-\(UUID())").path
 
     /// The clients' own warnings about the broker taken down are expected here.
-    static let quiet: Logger = {
-        var logger = Logger(label: "test.checkpoints")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet("test.checkpoints")
 
     init() throws {
         cluster = try MockCluster(brokers: 1, logger: Self.quiet)

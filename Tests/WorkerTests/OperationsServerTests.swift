@@ -3,6 +3,7 @@ import HummingbirdTesting
 import Kafka
 import Logging
 import Prometheus
+import TestSupport
 import Testing
 
 @testable import Worker
@@ -10,11 +11,7 @@ import Testing
 /// The operations port in process (Hummingbird's router test framework): what a probe or a scraper gets.
 @Suite("Operations endpoints")
 struct OperationsServerTests {
-    static let logger: Logger = {
-        var logger = Logger(label: "test.operations")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let logger = Logger.quiet("test.operations")
 
     func withServer(
         _ health: WorkerHealth,
