@@ -35,7 +35,7 @@ struct KafkaClients {
                 configuration: ConsumerConfiguration(
                     bootstrapServers: configuration.brokers,
                     groupID: configuration.groupID,
-                    properties: Self.consumerDefaults.merging(configuration.kafkaProperties(for: .consumer)) { $1 }
+                    properties: Self.consumerProperties(configuration)
                 ),
                 subscription: .group(topics: [configuration.topics.positions, configuration.topics.commands]),
                 rebalanceHandler: rebalanceHandler,
@@ -54,8 +54,13 @@ struct KafkaClients {
             bootstrapServers: configuration.brokers,
             groupID: configuration.groupID + "-changelog-restore",
             clientID: "geoworker-restore",
-            properties: consumerDefaults.merging(configuration.kafkaProperties(for: .consumer)) { $1 }
+            properties: consumerProperties(configuration)
         )
+    }
+
+    /// The worker's consumer defaults with the operator's consumer properties over them (SASL/SSL, tuning).
+    private static func consumerProperties(_ configuration: WorkerConfiguration) -> [String: String] {
+        consumerDefaults.merging(configuration.kafkaProperties(for: .consumer)) { $1 }
     }
 
     /// Drops the producer with everything it has not delivered yet (purged at once, so nothing sent after a
