@@ -47,13 +47,41 @@ public struct CloudEventEncoder: Sendable {
         switch event.payload {
         case .geofenceEntered(let crossing), .geofenceExited(let crossing):
             json.key("pin")
-            json.pin(crossing.pin)
+            json.eventPin(crossing.pin)
             json.key("position")
             json.fix(crossing.position)
             json.key("distanceMeters")
             json.number((crossing.distanceMeters * 100).rounded() / 100)
             json.key("initial")
             json.bool(crossing.initial)
+        case .geofenceDwelled(let stay):
+            json.key("pin")
+            json.eventPin(stay.pin)
+            json.key("position")
+            json.fix(stay.position)
+            json.key("insideSince")
+            json.timestamp(stay.insideSince)
+            json.key("dwellSeconds")
+            json.number(stay.dwellSeconds)
+        case .geofenceCrossed(let passage):
+            json.key("pin")
+            json.eventPin(passage.pin)
+            json.key("from")
+            json.fix(passage.from)
+            json.key("to")
+            json.fix(passage.to)
+        case .geofenceApproaching(let approach):
+            json.key("pin")
+            json.eventPin(approach.pin)
+            json.key("position")
+            json.fix(approach.position)
+            json.key("etaSeconds")
+            json.number((approach.etaSeconds * 10).rounded() / 10)
+            json.key("distanceMeters")
+            json.number((approach.distanceMeters * 100).rounded() / 100)
+            json.key("speedMetersPerSecond")
+            json.number((approach.speedMetersPerSecond * 100).rounded() / 100)
+            json.member("basis", approach.basis.rawValue)
         case .countryChanged(let change):
             json.key("from")
             if let from = change.from { json.string(from) } else { json.null() }
@@ -196,20 +224,93 @@ struct JSONWriter {
         needsComma = true
     }
 
-    mutating func pin(_ pin: Pin) {
+    /// A pin as events carry it: a circle whole; a polygon by its bounding box (`bbox`, west, south, east,
+    /// north, as GeoJSON writes it) and vertex count, so that events stay small whatever the shape.
+    mutating func eventPin(_ pin: Pin) {
         beginObject()
         member("id", pin.id)
-        key("lat")
-        number(pin.center.latitude)
-        key("lon")
-        number(pin.center.longitude)
-        key("radius")
-        number(pin.radius)
+        switch pin.shape {
+        case .circle(let center, let radius):
+            member("kind", "circle")
+            key("lat")
+            number(center.latitude)
+            key("lon")
+            number(center.longitude)
+            key("radius")
+            number(radius)
+        case .polygon(let polygon):
+            member("kind", "polygon")
+            key("bbox")
+            beginArray()
+            for value in [polygon.bounds.west, polygon.bounds.south, polygon.bounds.east, polygon.bounds.north] {
+                number(value)
+            }
+            endArray()
+            key("vertices")
+            number(Double(polygon.vertexCount))
+        }
+        pinDetails(pin)
+        endObject()
+    }
+
+    /// A pin as a `track` command carries it, polygons whole (GeoJSON).
+    mutating func pinDefinition(_ pin: Pin) {
+        beginObject()
+        member("id", pin.id)
+        switch pin.shape {
+        case .circle(let center, let radius):
+            key("lat")
+            number(center.latitude)
+            key("lon")
+            number(center.longitude)
+            key("radius")
+            number(radius)
+        case .polygon(let polygon):
+            key("shape")
+            geoJSON(polygon)
+        }
+        pinDetails(pin)
+        endObject()
+    }
+
+    private mutating func pinDetails(_ pin: Pin) {
         if let title = pin.title { member("title", title) }
         if let metadata = pin.metadataJSON {
             key("metadata")
             raw(metadata)
         }
+        if let dwell = pin.dwellSeconds {
+            key("dwellSeconds")
+            number(Double(dwell))
+        }
+        if let approach = pin.approachSeconds {
+            key("approachSeconds")
+            number(Double(approach))
+        }
+    }
+
+    /// The shape as a GeoJSON Polygon or MultiPolygon geometry.
+    mutating func geoJSON(_ polygon: PolygonShape) {
+        beginObject()
+        member("type", polygon.isMulti ? "MultiPolygon" : "Polygon")
+        key("coordinates")
+        let polygons = polygon.coordinates
+        if polygon.isMulti { beginArray() }
+        for rings in polygons {
+            beginArray()
+            for ring in rings {
+                beginArray()
+                for position in ring {
+                    beginArray()
+                    number(position[0])
+                    number(position[1])
+                    endArray()
+                }
+                endArray()
+            }
+            endArray()
+        }
+        if polygon.isMulti { endArray() }
         endObject()
     }
 

@@ -13,6 +13,9 @@ public struct DeviceEvent: Hashable, Sendable {
         case geofenceExited(GeofenceCrossing)
         case countryChanged(CountryChange)
         case languageSuggested(LanguageSuggestion)
+        case geofenceDwelled(GeofenceDwell)
+        case geofenceCrossed(GeofencePassage)
+        case geofenceApproaching(GeofenceApproach)
     }
 
     public init(id: String, deviceId: String, time: Int64, payload: Payload) {
@@ -29,6 +32,9 @@ public struct DeviceEvent: Hashable, Sendable {
         case .geofenceExited: "geofence.exited"
         case .countryChanged: "country.changed"
         case .languageSuggested: "language.suggested"
+        case .geofenceDwelled: "geofence.dwelled"
+        case .geofenceCrossed: "geofence.crossed"
+        case .geofenceApproaching: "geofence.approaching"
         }
     }
 }
@@ -37,7 +43,7 @@ public struct DeviceEvent: Hashable, Sendable {
 public struct GeofenceCrossing: Hashable, Sendable {
     public let pin: Pin
     public let position: Fix
-    /// From the position to the pin's centre, in metres.
+    /// In metres: from the position to a circle's centre, or to a polygon's nearest edge.
     public let distanceMeters: Double
     /// True when this is the first decision about the pin since it was tracked (the initial-state
     /// check), rather than a crossing seen happen.
@@ -48,6 +54,75 @@ public struct GeofenceCrossing: Hashable, Sendable {
         self.position = position
         self.distanceMeters = distanceMeters
         self.initial = initial
+    }
+}
+
+/// A device that has stayed inside a pin for the pin's dwell time.
+public struct GeofenceDwell: Hashable, Sendable {
+    public let pin: Pin
+    /// The first fix at or after the threshold.
+    public let position: Fix
+    /// When the visit began: the time of the fix that decided the device inside.
+    public let insideSince: Int64
+    /// How long the device has been inside at `position`, in seconds (at least the pin's `dwellSeconds`).
+    public let dwellSeconds: Double
+
+    public init(pin: Pin, position: Fix, insideSince: Int64, dwellSeconds: Double) {
+        self.pin = pin
+        self.position = position
+        self.insideSince = insideSince
+        self.dwellSeconds = dwellSeconds
+    }
+}
+
+/// A device that passed through a pin between two fixes that both found it outside.
+public struct GeofencePassage: Hashable, Sendable {
+    public let pin: Pin
+    /// The fix before the passage.
+    public let from: Fix
+    /// The fix after it.
+    public let to: Fix
+
+    public init(pin: Pin, from: Fix, to: Fix) {
+        self.pin = pin
+        self.from = from
+        self.to = to
+    }
+}
+
+/// A device heading towards a pin, close enough in time to arrive within the pin's `approachSeconds`.
+public struct GeofenceApproach: Hashable, Sendable {
+    /// Where the speed came from.
+    public enum Basis: String, Hashable, Sendable {
+        /// The position's own `speed`.
+        case reportedSpeed = "reported-speed"
+        /// The distance and time between the device's last two fixes.
+        case derivedSpeed = "derived-speed"
+    }
+
+    public let pin: Pin
+    public let position: Fix
+    /// The straight-line time to the pin's edge at `speedMetersPerSecond`.
+    public let etaSeconds: Double
+    /// From the position to the nearest point of the pin's edge, in metres.
+    public let distanceMeters: Double
+    public let speedMetersPerSecond: Double
+    public let basis: Basis
+
+    public init(
+        pin: Pin,
+        position: Fix,
+        etaSeconds: Double,
+        distanceMeters: Double,
+        speedMetersPerSecond: Double,
+        basis: Basis
+    ) {
+        self.pin = pin
+        self.position = position
+        self.etaSeconds = etaSeconds
+        self.distanceMeters = distanceMeters
+        self.speedMetersPerSecond = speedMetersPerSecond
+        self.basis = basis
     }
 }
 

@@ -75,14 +75,31 @@ public struct AppliedOffsets: Hashable, Sendable {
     }
 }
 
-/// A pin and what has been announced about the device's place relative to it.
+/// A pin and what has been announced about the device relative to it.
 public struct TrackedPin: Hashable, Sendable {
     public var pin: Pin
     public var membership: Membership
+    /// The time (message time, epoch milliseconds) of the fix that decided `membership`; nil while
+    /// undetermined. The start of a visit, which the dwell is measured from.
+    public var since: Int64?
+    /// Whether this visit's `geofence.dwelled` has been announced (cleared when the device leaves).
+    public var dwellAnnounced: Bool
+    /// Whether the current approach has been announced (cleared when the device leaves the pin or moves away
+    /// from it).
+    public var approachAnnounced: Bool
 
-    public init(pin: Pin, membership: Membership = .undetermined) {
+    public init(
+        pin: Pin,
+        membership: Membership = .undetermined,
+        since: Int64? = nil,
+        dwellAnnounced: Bool = false,
+        approachAnnounced: Bool = false
+    ) {
         self.pin = pin
         self.membership = membership
+        self.since = since
+        self.dwellAnnounced = dwellAnnounced
+        self.approachAnnounced = approachAnnounced
     }
 }
 

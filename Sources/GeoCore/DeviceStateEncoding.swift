@@ -3,20 +3,30 @@
 /// it as each device's row and the changelog carries it as each device's record, the same bytes, so a
 /// restore stores what it reads without decoding and encoding again.
 ///
-/// Layout, version 1 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
+/// Layout, version 2 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
 /// a string is its UTF-8 length as a varint, then its bytes):
 /// ```
-/// u8 version (1) · string deviceId · varint inputPartition · varint positions offset + 1 · varint commands
+/// u8 version (2) · string deviceId · varint inputPartition · varint positions offset + 1 · varint commands
 /// offset + 1 · u8 flags (1 last fix, 2 its accuracy, 4 country, 8 country candidate) · [f64 lat · f64 lon ·
 /// zigzag varint timestamp · [f64 accuracy]] · [string country] · [string candidate] · varint candidate fixes ·
-/// varint language count · strings · varint pin count · per pin: string id · f64 lat · f64 lon · f64 radius ·
-/// u8 flags (1 title, 2 metadata) · u8 announced state · [string title] · [string metadata]
+/// varint language count · strings · varint pin count · pins
+/// pin: string id · u8 flags (1 title, 2 metadata, 4 polygon, 8 multi-polygon, 16 dwell, 32 approach,
+/// 64 since) · u8 state (bits 0-1 announced membership, 4 dwell announced, 8 approach announced) ·
+/// circle: f64 lat · f64 lon · f64 radius | polygon: varint polygon count · per polygon varint ring count ·
+/// per ring varint vertex count · per vertex f64 lon · f64 lat (rings without their closing vertex) ·
+/// [varint dwell seconds] · [varint approach seconds] · [zigzag varint since] · [string title] · [string metadata]
 /// ```
-/// A new version gets a new number and a decoder beside this one; a reader meets a version it does not know
+/// Version 1 (circles only, no per-pin times) differs in its pins: string id · f64 lat · f64 lon · f64 radius ·
+/// u8 flags (1 title, 2 metadata) · u8 announced membership · [string title] · [string metadata]. Stores and
+/// changelogs written by it are read as they are and written back as version 2 when the device next changes.
+///
+/// A new version gets a new number and a decoder beside the others; a reader meets a version it does not know
 /// (written by a newer geoworker) with an error that says so, never with a guess.
 public enum DeviceStateEncoding {
     /// The version this build writes.
-    public static let version: UInt8 = 1
+    public static let version: UInt8 = 2
+    /// The versions this build reads.
+    public static let readableVersions: ClosedRange<UInt8> = 1...2
 
     /// The state's bytes.
     public static func encode(_ state: DeviceState) -> [UInt8] {
@@ -46,17 +56,7 @@ public enum DeviceStateEncoding {
         writer.varint(UInt64(state.languages.count))
         for language in state.languages { writer.string(language) }
         writer.varint(UInt64(state.pins.count))
-        for tracked in state.pins {
-            let pin = tracked.pin
-            writer.string(pin.id)
-            writer.double(pin.center.latitude)
-            writer.double(pin.center.longitude)
-            writer.double(pin.radius)
-            writer.byte((pin.title == nil ? 0 : Flag.title) | (pin.metadataJSON == nil ? 0 : Flag.metadata))
-            writer.byte(tracked.membership.rawValue)
-            if let title = pin.title { writer.string(title) }
-            if let metadata = pin.metadataJSON { writer.string(metadata) }
-        }
+        for tracked in state.pins { writer.pin(tracked) }
         return writer.bytes
     }
 
@@ -68,12 +68,10 @@ public enum DeviceStateEncoding {
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DeviceStateDecodingError) -> DeviceState {
         var reader = Reader(bytes: bytes)
         let version = try reader.byte("version")
-        guard version == Self.version else {
+        guard readableVersions.contains(version) else {
             throw DeviceStateDecodingError(
-                version == 0 || version > Self.version
-                    ? "encoding version \(version), and this geoworker reads version \(Self.version) only "
-                        + "(written by a newer geoworker?)"
-                    : "unknown encoding version \(version)"
+                "encoding version \(version), and this geoworker reads versions \(readableVersions.lowerBound) to "
+                    + "\(readableVersions.upperBound) only (written by a newer geoworker?)"
             )
         }
         let deviceId = try reader.string("device id")
@@ -113,7 +111,7 @@ public enum DeviceStateEncoding {
         let pinCount = try reader.count("pins", smallestItem: 27)
         var pins: [TrackedPin] = []
         pins.reserveCapacity(pinCount)
-        for _ in 0..<pinCount { pins.append(try reader.pin()) }
+        for _ in 0..<pinCount { pins.append(version == 1 ? try reader.pinVersion1() : try reader.pin()) }
         guard reader.isAtEnd else {
             throw DeviceStateDecodingError("\(reader.remaining) bytes after the end of the state")
         }
@@ -143,8 +141,25 @@ public enum DeviceStateEncoding {
         static let accuracy: UInt8 = 2
         static let country: UInt8 = 4
         static let candidate: UInt8 = 8
+    }
+
+    /// The flags of a pin.
+    private enum PinFlag {
         static let title: UInt8 = 1
         static let metadata: UInt8 = 2
+        static let polygon: UInt8 = 4
+        static let multiPolygon: UInt8 = 8
+        static let dwell: UInt8 = 16
+        static let approach: UInt8 = 32
+        static let since: UInt8 = 64
+        static let all: UInt8 = 127
+    }
+
+    /// The state byte of a pin: its membership in the low two bits, then what has been announced.
+    private enum PinState {
+        static let membership: UInt8 = 3
+        static let dwellAnnounced: UInt8 = 4
+        static let approachAnnounced: UInt8 = 8
     }
 
     private static func zigzag(_ value: Int64) -> UInt64 {
@@ -157,6 +172,52 @@ public enum DeviceStateEncoding {
 
     private struct Writer {
         var bytes: [UInt8] = []
+
+        mutating func pin(_ tracked: TrackedPin) {
+            let pin = tracked.pin
+            string(pin.id)
+            var flags: UInt8 = 0
+            if pin.title != nil { flags |= PinFlag.title }
+            if pin.metadataJSON != nil { flags |= PinFlag.metadata }
+            if case .polygon(let polygon) = pin.shape {
+                flags |= PinFlag.polygon
+                if polygon.isMulti { flags |= PinFlag.multiPolygon }
+            }
+            if pin.dwellSeconds != nil { flags |= PinFlag.dwell }
+            if pin.approachSeconds != nil { flags |= PinFlag.approach }
+            if tracked.since != nil { flags |= PinFlag.since }
+            byte(flags)
+            byte(
+                tracked.membership.rawValue | (tracked.dwellAnnounced ? PinState.dwellAnnounced : 0)
+                    | (tracked.approachAnnounced ? PinState.approachAnnounced : 0)
+            )
+            switch pin.shape {
+            case .circle(let center, let radius):
+                double(center.latitude)
+                double(center.longitude)
+                double(radius)
+            case .polygon(let polygon):
+                varint(UInt64(polygon.polygonEnds.count))
+                var ring = 0
+                for polygonEnd in polygon.polygonEnds {
+                    varint(UInt64(Int(polygonEnd) - ring))
+                    while ring < Int(polygonEnd) {
+                        let range = polygon.ringRange(ring)
+                        varint(UInt64(range.count))
+                        for index in range {
+                            double(polygon.vertices[2 * index])
+                            double(polygon.vertices[2 * index + 1])
+                        }
+                        ring += 1
+                    }
+                }
+            }
+            if let dwell = pin.dwellSeconds { varint(UInt64(dwell)) }
+            if let approach = pin.approachSeconds { varint(UInt64(approach)) }
+            if let since = tracked.since { varint(zigzag(since)) }
+            if let title = pin.title { string(title) }
+            if let metadata = pin.metadataJSON { string(metadata) }
+        }
 
         mutating func byte(_ value: UInt8) { bytes.append(value) }
 
@@ -255,19 +316,104 @@ public enum DeviceStateEncoding {
 
         mutating func pin() throws(DeviceStateDecodingError) -> TrackedPin {
             let id = try string("pin id")
+            let flags = try byte("pin flags")
+            guard flags & ~PinFlag.all == 0, flags & PinFlag.polygon != 0 || flags & PinFlag.multiPolygon == 0 else {
+                throw DeviceStateDecodingError("pin \(id) has unknown flags \(flags)")
+            }
+            let stateByte = try byte("pin state")
+            guard stateByte & ~(PinState.membership | PinState.dwellAnnounced | PinState.approachAnnounced) == 0,
+                let membership = Membership(rawValue: stateByte & PinState.membership)
+            else { throw DeviceStateDecodingError("pin \(id) has an unknown state \(stateByte)") }
+            let shape: PinShape
+            if flags & PinFlag.polygon != 0 {
+                shape = .polygon(try polygon(id: id, isMulti: flags & PinFlag.multiPolygon != 0))
+            } else {
+                let latitude = try double("pin latitude")
+                let longitude = try double("pin longitude")
+                let radius = try double("pin radius")
+                guard let center = Coordinate(latitude: latitude, longitude: longitude) else {
+                    throw DeviceStateDecodingError("pin \(id) is not a pin geoworker tracks")
+                }
+                shape = .circle(center: center, radius: radius)
+            }
+            let dwell = flags & PinFlag.dwell != 0 ? try smallInteger("pin dwell") : nil
+            let approach = flags & PinFlag.approach != 0 ? try smallInteger("pin approach") : nil
+            let since = flags & PinFlag.since != 0 ? unzigzag(try varint("pin since")) : nil
+            let title = flags & PinFlag.title != 0 ? try string("pin title") : nil
+            let metadata = flags & PinFlag.metadata != 0 ? try string("pin metadata") : nil
+            guard
+                let pin = Pin(
+                    id: id,
+                    shape: shape,
+                    title: title,
+                    metadataJSON: metadata,
+                    dwellSeconds: dwell,
+                    approachSeconds: approach
+                )
+            else { throw DeviceStateDecodingError("pin \(id) is not a pin geoworker tracks") }
+            return TrackedPin(
+                pin: pin,
+                membership: membership,
+                since: since,
+                dwellAnnounced: stateByte & PinState.dwellAnnounced != 0,
+                approachAnnounced: stateByte & PinState.approachAnnounced != 0
+            )
+        }
+
+        private mutating func polygon(id: String, isMulti: Bool) throws(DeviceStateDecodingError) -> PolygonShape {
+            // Each ring takes at least a count byte and three vertices of 16 bytes.
+            let polygonCount = try count("pin \(id) polygons", smallestItem: 49)
+            var vertices: [Double] = []
+            var ringEnds: [Int32] = []
+            var polygonEnds: [Int32] = []
+            for _ in 0..<polygonCount {
+                let ringCount = try count("pin \(id) rings", smallestItem: 49)
+                for _ in 0..<ringCount {
+                    let vertexCount = try count("pin \(id) vertices", smallestItem: 16)
+                    vertices.reserveCapacity(vertices.count + 2 * vertexCount)
+                    for _ in 0..<vertexCount {
+                        vertices.append(try double("pin \(id) longitude"))
+                        vertices.append(try double("pin \(id) latitude"))
+                    }
+                    ringEnds.append(Int32(vertices.count / 2))
+                }
+                polygonEnds.append(Int32(ringEnds.count))
+            }
+            guard
+                let shape = PolygonShape(
+                    vertices: vertices,
+                    ringEnds: ringEnds,
+                    polygonEnds: polygonEnds,
+                    isMulti: isMulti
+                ), isMulti || polygonCount == 1
+            else { throw DeviceStateDecodingError("pin \(id) has a shape geoworker does not track") }
+            return shape
+        }
+
+        /// A varint that fits an `Int`.
+        private mutating func smallInteger(_ what: String) throws(DeviceStateDecodingError) -> Int {
+            guard let value = Int(exactly: try varint(what)), value <= Int(Int32.max) else {
+                throw DeviceStateDecodingError("the \(what) is out of range")
+            }
+            return value
+        }
+
+        /// A version 1 pin: a circle, its announced membership, no times.
+        mutating func pinVersion1() throws(DeviceStateDecodingError) -> TrackedPin {
+            let id = try string("pin id")
             let latitude = try double("pin latitude")
             let longitude = try double("pin longitude")
             let radius = try double("pin radius")
             let flags = try byte("pin flags")
-            guard flags & ~(Flag.title | Flag.metadata) == 0 else {
+            guard flags & ~(PinFlag.title | PinFlag.metadata) == 0 else {
                 throw DeviceStateDecodingError("pin \(id) has unknown flags \(flags)")
             }
             let stateByte = try byte("pin state")
             guard let membership = Membership(rawValue: stateByte) else {
                 throw DeviceStateDecodingError("pin \(id) has an unknown announced state \(stateByte)")
             }
-            let title = flags & Flag.title != 0 ? try string("pin title") : nil
-            let metadata = flags & Flag.metadata != 0 ? try string("pin metadata") : nil
+            let title = flags & PinFlag.title != 0 ? try string("pin title") : nil
+            let metadata = flags & PinFlag.metadata != 0 ? try string("pin metadata") : nil
             guard let center = Coordinate(latitude: latitude, longitude: longitude),
                 let pin = Pin(id: id, center: center, radius: radius, title: title, metadataJSON: metadata)
             else { throw DeviceStateDecodingError("pin \(id) is not a pin geoworker tracks") }

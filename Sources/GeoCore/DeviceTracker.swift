@@ -84,66 +84,51 @@ public struct DeviceTracker: Sendable {
             if position.timestamp == last.timestamp { return Outcome(kind: .duplicate) }
         }
         let fix = Fix(position)
+        let previous = state.lastFix
         state.lastFix = fix
         if !position.languages.isEmpty && position.languages != state.languages { state.languages = position.languages }
 
         var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: position.timestamp)
         let margin = position.accuracy ?? configuration.assumedAccuracy
         let usable = margin <= configuration.maximumAccuracy
-        if usable {
+        if usable && !state.pins.isEmpty {
+            let context = fixContext(position, fix: fix, margin: margin, previous: previous)
             for index in state.pins.indices {
-                decide(&state.pins[index], at: fix, margin: margin, numbering: &numbering, events: &events)
+                geofences.evaluate(&state.pins[index], context, numbering: &numbering, events: &events)
             }
         }
         updateCountry(of: &state, at: fix, accuracy: margin, numbering: &numbering, events: &events)
         return Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
     }
 
-    /// Moves one pin's membership if the fix decides it, emitting what the change means.
-    private func decide(
-        _ tracked: inout TrackedPin,
-        at fix: Fix,
+    /// What the geofence rules need of a fix: the previous fix only when it was accurate enough to decide
+    /// geofences and recent enough for the straight line between them to mean something.
+    private func fixContext(
+        _ position: Position,
+        fix: Fix,
         margin: Double,
-        numbering: inout EventNumbering,
-        events: inout [DeviceEvent]
-    ) {
-        // Read the pin in place: copying it would retain its strings on every fix.
-        let center = tracked.pin.center
-        let radius = tracked.pin.radius
-        // Most pins are far from most fixes: the latitude difference alone is a lower bound of the distance
-        // and rules out entering without the trigonometry.
-        if tracked.membership == .outside {
-            let latitudeGap = abs(fix.coordinate.latitude - center.latitude) * Self.metresPerDegreeOfLatitude
-            if latitudeGap > radius - margin { return }
+        previous: Fix?
+    ) -> GeofenceEvaluator.FixContext {
+        var path: (fix: Fix, margin: Double)?
+        if let previous {
+            let previousMargin = previous.accuracy ?? configuration.assumedAccuracy
+            let gap = position.timestamp - previous.timestamp
+            if previousMargin <= configuration.maximumAccuracy
+                && gap <= Int64(configuration.maximumFixGapSeconds) * 1000
+            {
+                path = (previous, previousMargin)
+            }
         }
-        let distance = fix.coordinate.distance(to: center)
-        let decided: Membership
-        if distance <= radius - margin {
-            decided = .inside
-        } else if distance > radius + margin {
-            decided = .outside
-        } else {
-            return
-        }
-        guard decided != tracked.membership else { return }
-        let previous = tracked.membership
-        tracked.membership = decided
-        let crossing = GeofenceCrossing(
-            pin: tracked.pin,
-            position: fix,
-            distanceMeters: distance,
-            initial: previous == .undetermined
+        let motion = FixMotion(
+            position: position,
+            margin: margin,
+            previous: path,
+            maximumGapSeconds: configuration.maximumFixGapSeconds
         )
-        switch (previous, decided) {
-        case (_, .inside): events.append(numbering.next(.geofenceEntered(crossing)))
-        case (.inside, .outside): events.append(numbering.next(.geofenceExited(crossing)))
-        default: break  // first decision is "outside": nothing to announce
-        }
+        return GeofenceEvaluator.FixContext(fix: fix, margin: margin, previous: path, motion: motion)
     }
 
-    /// Metres in one degree of latitude on the distance sphere; slightly less than the true length
-    /// anywhere, so the bound it gives stays a lower bound.
-    private static let metresPerDegreeOfLatitude = Coordinate.earthRadius * Double.pi / 180 * 0.999
+    private var geofences: GeofenceEvaluator { GeofenceEvaluator(configuration: configuration) }
 
     private func updateCountry(
         of state: inout DeviceState,
@@ -199,19 +184,23 @@ public struct DeviceTracker: Sendable {
         switch command {
         case .track(_, let pin):
             var tracked = TrackedPin(pin: pin)
-            if let existing = state.pins.firstIndex(where: { $0.pin.id == pin.id }) {
-                if state.pins[existing].pin == pin { return .applied }  // a retried command: nothing changes
-                state.pins.remove(at: existing)
-            } else if state.pins.count >= configuration.maximumPinsPerDevice {
+            let existing = state.pins.firstIndex { $0.pin.id == pin.id }
+            if let existing, state.pins[existing].pin == pin { return .applied }  // a retried command: nothing changes
+            if existing == nil && state.pins.count >= configuration.maximumPinsPerDevice {
                 let reason = "device '\(state.deviceId)' already tracks \(state.pins.count) pins, the most allowed"
                 return Outcome(kind: .rejected(reason))
             }
+            if let refusal = vertexLimitRefusal(pin, replacing: existing, in: state) {
+                return Outcome(kind: .rejected(refusal))
+            }
+            if let existing { state.pins.remove(at: existing) }
             // The initial-state check, from the last known position.
             if let fix = state.lastFix {
                 let margin = fix.accuracy ?? configuration.assumedAccuracy
                 if margin <= configuration.maximumAccuracy {
                     var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: origin.timestamp)
-                    decide(&tracked, at: fix, margin: margin, numbering: &numbering, events: &events)
+                    let context = GeofenceEvaluator.FixContext(fix: fix, margin: margin)
+                    geofences.evaluate(&tracked, context, numbering: &numbering, events: &events)
                 }
             }
             state.pins.append(tracked)
@@ -224,23 +213,22 @@ public struct DeviceTracker: Sendable {
             return Outcome(kind: .applied)
         }
     }
-}
 
-/// Numbers one message's events, which makes their ids.
-private struct EventNumbering {
-    let origin: MessageOrigin
-    let deviceId: String
-    let time: Int64
-    private var count = 0
-
-    init(origin: MessageOrigin, deviceId: String, time: Int64) {
-        self.origin = origin
-        self.deviceId = deviceId
-        self.time = time
-    }
-
-    mutating func next(_ payload: DeviceEvent.Payload) -> DeviceEvent {
-        defer { count += 1 }
-        return DeviceEvent(id: origin.eventID(count), deviceId: deviceId, time: time, payload: payload)
+    /// Why a polygon pin is refused for its size: over the vertices allowed per pin, or per device with the
+    /// device's other pins (`replacing` is the pin it replaces).
+    private func vertexLimitRefusal(_ pin: Pin, replacing: Int?, in state: DeviceState) -> String? {
+        let vertices = pin.vertexCount
+        guard vertices > 0 else { return nil }
+        if vertices > configuration.maximumVerticesPerPin {
+            return "pin '\(pin.id)' has \(vertices) vertices, more than the \(configuration.maximumVerticesPerPin) "
+                + "allowed per pin (tracker.maxVerticesPerPin)"
+        }
+        var total = vertices
+        for (index, tracked) in state.pins.enumerated() where index != replacing { total += tracked.pin.vertexCount }
+        if total > configuration.maximumVerticesPerDevice {
+            return "device '\(state.deviceId)' would track \(total) polygon vertices with pin '\(pin.id)', more than "
+                + "the \(configuration.maximumVerticesPerDevice) allowed per device (tracker.maxVerticesPerDevice)"
+        }
+        return nil
     }
 }

@@ -8,3 +8,4 @@ import Darwin
 @inline(__always) func _sin(_ x: Double) -> Double { sin(x) }
 @inline(__always) func _cos(_ x: Double) -> Double { cos(x) }
 @inline(__always) func _asin(_ x: Double) -> Double { asin(x) }
+@inline(__always) func _atan2(_ y: Double, _ x: Double) -> Double { atan2(y, x) }

@@ -1,28 +1,81 @@
-/// A circular geofence a device asked to watch: a "tracked pin".
+/// A geofence a device asked to watch: a "tracked pin", a circle or a polygon.
 public struct Pin: Hashable, Sendable {
-    /// Radii a pin may have, in metres: from a doorway to a metropolitan area.
+    /// Radii a circle may have, in metres: from a doorway to a metropolitan area.
     public static let radiusRange: ClosedRange<Double> = 1...100_000
     /// The longest pin id, in UTF-8 bytes.
     public static let maximumIdLength = 256
+    /// Dwell thresholds a pin may ask for, in seconds: up to a week.
+    public static let dwellRange: ClosedRange<Int> = 1...604_800
+    /// Approach horizons a pin may ask for, in seconds: up to a day.
+    public static let approachRange: ClosedRange<Int> = 1...86_400
 
     /// Unique among the pins of one device.
     public let id: String
-    public let center: Coordinate
-    /// In metres, within ``radiusRange``.
-    public let radius: Double
+    public let shape: PinShape
     public let title: String?
     /// Free metadata as the JSON text the command carried (an object), passed through to events as is.
     public let metadataJSON: String?
+    /// Announce `geofence.dwelled` once the device has been inside this long (by message time), once per visit.
+    public let dwellSeconds: Int?
+    /// Announce `geofence.approaching` once the device, heading towards the pin, is at most this many seconds
+    /// from its edge at its speed.
+    public let approachSeconds: Int?
 
-    /// A pin, or nil when the id is empty or too long or the radius is outside ``radiusRange``.
-    public init?(id: String, center: Coordinate, radius: Double, title: String? = nil, metadataJSON: String? = nil) {
-        guard !id.isEmpty, id.utf8.count <= Self.maximumIdLength, Self.radiusRange.contains(radius) else {
-            return nil
-        }
+    /// A pin, or nil when the id is empty or too long, a circle's radius is outside ``radiusRange``, or a
+    /// dwell or approach time is outside its range.
+    public init?(
+        id: String,
+        shape: PinShape,
+        title: String? = nil,
+        metadataJSON: String? = nil,
+        dwellSeconds: Int? = nil,
+        approachSeconds: Int? = nil
+    ) {
+        guard !id.isEmpty, id.utf8.count <= Self.maximumIdLength else { return nil }
+        if case .circle(_, let radius) = shape, !Self.radiusRange.contains(radius) { return nil }
+        if let dwellSeconds, !Self.dwellRange.contains(dwellSeconds) { return nil }
+        if let approachSeconds, !Self.approachRange.contains(approachSeconds) { return nil }
         self.id = id
-        self.center = center
-        self.radius = radius
+        self.shape = shape
         self.title = title
         self.metadataJSON = metadataJSON
+        self.dwellSeconds = dwellSeconds
+        self.approachSeconds = approachSeconds
     }
+
+    /// A circular pin; see ``init(id:shape:title:metadataJSON:dwellSeconds:approachSeconds:)``.
+    public init?(
+        id: String,
+        center: Coordinate,
+        radius: Double,
+        title: String? = nil,
+        metadataJSON: String? = nil,
+        dwellSeconds: Int? = nil,
+        approachSeconds: Int? = nil
+    ) {
+        self.init(
+            id: id,
+            shape: .circle(center: center, radius: radius),
+            title: title,
+            metadataJSON: metadataJSON,
+            dwellSeconds: dwellSeconds,
+            approachSeconds: approachSeconds
+        )
+    }
+
+    /// How many polygon vertices the pin holds (0 for a circle): what the vertex limits count.
+    public var vertexCount: Int {
+        switch shape {
+        case .circle: 0
+        case .polygon(let polygon): polygon.vertexCount
+        }
+    }
+}
+
+/// The area of a pin.
+public enum PinShape: Hashable, Sendable {
+    /// All points within `radius` metres of `center` on the distance sphere.
+    case circle(center: Coordinate, radius: Double)
+    /// A GeoJSON Polygon or MultiPolygon.
+    case polygon(PolygonShape)
 }

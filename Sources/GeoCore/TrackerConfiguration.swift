@@ -12,16 +12,40 @@ public struct TrackerConfiguration: Hashable, Sendable {
     /// a border from flapping, so one is enough; more delay every crossing. The first country is announced at
     /// the first fix. Default: 1.
     public var countryConfirmations: Int
+    /// The most vertices one polygon pin may have (closing positions not counted); a `track` of a larger
+    /// shape is refused. Each fix near a polygon costs time in proportion. Default: 1,000.
+    public var maximumVerticesPerPin: Int
+    /// The most polygon vertices all the pins of one device may have together. Default: 10,000.
+    public var maximumVerticesPerDevice: Int
+    /// Two fixes further apart in time than this (seconds) say nothing about the path between them: no
+    /// `geofence.crossed` is inferred and no speed derived from them. Default: 600 (10 minutes).
+    public var maximumFixGapSeconds: Int
+    /// How far (degrees) a device's heading may point from the direction of a pin for it to count as heading
+    /// towards it (`geofence.approaching`). Heading more than 90 degrees away counts as moving away, which
+    /// re-arms the announcement. Default: 45.
+    public var approachHeadingTolerance: Double
+    /// Below this speed (metres per second) a device is approaching nothing. Default: 1 m/s.
+    public var approachMinimumSpeed: Double
 
     public init(
         maximumPinsPerDevice: Int = 100,
         maximumAccuracy: Double = 500,
         assumedAccuracy: Double = 10,
-        countryConfirmations: Int = 1
+        countryConfirmations: Int = 1,
+        maximumVerticesPerPin: Int = 1_000,
+        maximumVerticesPerDevice: Int = 10_000,
+        maximumFixGapSeconds: Int = 600,
+        approachHeadingTolerance: Double = 45,
+        approachMinimumSpeed: Double = 1
     ) {
         self.maximumPinsPerDevice = maximumPinsPerDevice
         self.maximumAccuracy = maximumAccuracy
         self.assumedAccuracy = assumedAccuracy
         self.countryConfirmations = countryConfirmations
+        self.maximumVerticesPerPin = maximumVerticesPerPin
+        self.maximumVerticesPerDevice = maximumVerticesPerDevice
+        self.maximumFixGapSeconds = maximumFixGapSeconds
+        self.approachHeadingTolerance = approachHeadingTolerance
+        self.approachMinimumSpeed = approachMinimumSpeed
     }
 }

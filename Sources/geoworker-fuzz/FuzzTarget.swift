@@ -37,8 +37,11 @@ enum FuzzTarget: String, CaseIterable {
             precondition(!command.deviceId.isEmpty && command.deviceId.utf8.count <= Position.maximumDeviceIdLength)
             if case .track(_, let pin) = command {
                 // What was decoded can be built again: the decoder enforces the pin's own rules.
-                precondition(Pin(id: pin.id, center: pin.center, radius: pin.radius) != nil)
+                precondition(Pin(id: pin.id, shape: pin.shape, title: pin.title, metadataJSON: pin.metadataJSON) != nil)
             }
+            // Written as a command (as `geoworker pins` does) and read again, the same command.
+            let written = command.json
+            precondition(written.withUnsafeBytes { DeviceCommand.decode(json: $0) } == .success(command))
         case .timestamp:
             // Any 64-bit instant (a Kafka timestamp) is written as valid text, clamped to what RFC 3339 can say.
             if bytes.count >= 8 {
@@ -62,7 +65,13 @@ enum FuzzTarget: String, CaseIterable {
             // Whatever decodes is a state the worker could have written, and writes back to the same bytes
             // (one encoding per state: a restore stores what it reads).
             precondition(!state.deviceId.isEmpty)
-            precondition(DeviceStateEncoding.encode(state).elementsEqual(bytes))
+            let written = DeviceStateEncoding.encode(state)
+            if bytes.first == DeviceStateEncoding.version {
+                precondition(written.elementsEqual(bytes))
+            } else {
+                // An older version is written back as the current one, holding the same state.
+                precondition((try? DeviceStateEncoding.decode(written)) == state)
+            }
         }
     }
 }

@@ -59,26 +59,66 @@ struct PinsCommand: AsyncParsableCommand {
 
         @Option(help: "The device id.") var device: String
         @Option(help: "The pin id (tracking an id again replaces that pin).") var id: String
-        @Option(help: "Latitude of the centre, degrees.") var lat: Double
-        @Option(help: "Longitude of the centre, degrees.") var lon: Double
-        @Option(help: "Radius in metres (1 to 100000).") var radius: Double
+        @Option(help: "Latitude of the centre of a circle, degrees.") var lat: Double?
+        @Option(help: "Longitude of the centre of a circle, degrees.") var lon: Double?
+        @Option(help: "Radius of a circle in metres (1 to 100000).") var radius: Double?
+        @Option(
+            help: "Instead of a circle: a GeoJSON Polygon or MultiPolygon geometry, as text or @file.json."
+        )
+        var shape: String?
+        @Option(help: "Announce geofence.dwelled after this many seconds inside (1 to 604800).")
+        var dwellSeconds: Int?
+        @Option(help: "Announce geofence.approaching when this many seconds away or less (1 to 86400).")
+        var approachSeconds: Int?
         @Option(help: "A title carried into the events.") var title: String?
         @Option(help: "A JSON object carried into the events.") var metadata: String?
         @OptionGroup var destination: Destination
 
-        func run() async throws {
-            guard let center = Coordinate(latitude: lat, longitude: lon) else {
-                throw ValidationError("--lat must be in -90...90 and --lon in -180...180.")
+        func validate() throws {
+            let circle = [lat == nil, lon == nil, radius == nil]
+            if shape == nil {
+                guard !circle.contains(true) else {
+                    throw ValidationError("Give --lat, --lon and --radius, or --shape.")
+                }
+            } else {
+                guard !circle.contains(false) else {
+                    throw ValidationError("Give either --shape or --lat, --lon and --radius, not both.")
+                }
             }
+        }
+
+        func run() async throws {
             if let metadata {
                 let object = try? JSONSerialization.jsonObject(with: Data(metadata.utf8))
                 guard object is [String: Any] else { throw ValidationError("--metadata must be a JSON object.") }
             }
-            guard let pin = Pin(id: id, center: center, radius: radius, title: title, metadataJSON: metadata)
-            else {
-                throw ValidationError("--id must be 1 to 256 bytes and --radius in 1...100000 metres.")
+            // The pin is checked by the worker's own decoder, so the tool refuses exactly what the worker would.
+            var pin: [String: Any] = ["id": id]
+            if let shape {
+                let text =
+                    shape.hasPrefix("@")
+                    ? try String(contentsOfFile: String(shape.dropFirst()), encoding: .utf8) : shape
+                guard let geometry = try? JSONSerialization.jsonObject(with: Data(text.utf8)) else {
+                    throw ValidationError("--shape must be GeoJSON text (or @file.json).")
+                }
+                pin["shape"] = geometry
+            } else {
+                pin["lat"] = lat
+                pin["lon"] = lon
+                pin["radius"] = radius
             }
-            try await destination.send(.track(deviceId: device, pin: pin))
+            pin["title"] = title
+            pin["metadata"] = metadata.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
+            pin["dwellSeconds"] = dwellSeconds
+            pin["approachSeconds"] = approachSeconds
+            let message: [String: Any] = ["type": "track", "deviceId": device, "pin": pin]
+            let json = try JSONSerialization.data(withJSONObject: message)
+            let decoded = json.withUnsafeBytes { DeviceCommand.decode(json: $0) }
+            switch decoded {
+            case .success(let command): try await destination.send(command)
+            case .failure(let failure):
+                throw ValidationError("The pin is not one geoworker tracks: \(failure.description).")
+            }
         }
     }
 
@@ -132,13 +172,23 @@ struct PinsCommand: AsyncParsableCommand {
                 .sorted { $0.deviceId < $1.deviceId }
             for state in devices {
                 if json {
-                    let pins: [[String: Any]] = state.pins.map { tracked in
-                        var pin: [String: Any] = [
-                            "id": tracked.pin.id, "lat": tracked.pin.center.latitude,
-                            "lon": tracked.pin.center.longitude, "radius": tracked.pin.radius,
-                            "state": "\(tracked.membership)",
-                        ]
+                    let pins: [[String: Any]] = state.pins.map { (tracked: TrackedPin) -> [String: Any] in
+                        var pin: [String: Any] = ["id": tracked.pin.id, "state": "\(tracked.membership)"]
+                        switch tracked.pin.shape {
+                        case .circle(let center, let radius):
+                            pin["lat"] = center.latitude
+                            pin["lon"] = center.longitude
+                            pin["radius"] = radius
+                        case .polygon(let polygon):
+                            let coordinates: Any = polygon.isMulti ? polygon.coordinates : polygon.coordinates[0]
+                            pin["shape"] = [
+                                "type": polygon.isMulti ? "MultiPolygon" : "Polygon", "coordinates": coordinates,
+                            ]
+                        }
                         pin["title"] = tracked.pin.title
+                        pin["dwellSeconds"] = tracked.pin.dwellSeconds
+                        pin["approachSeconds"] = tracked.pin.approachSeconds
+                        pin["since"] = tracked.since.map { Timestamp.rfc3339($0) }
                         return pin
                     }
                     let object: [String: Any] = ["deviceId": state.deviceId, "pins": pins]
@@ -147,9 +197,17 @@ struct PinsCommand: AsyncParsableCommand {
                 } else {
                     for tracked in state.pins {
                         let pin = tracked.pin
+                        let area =
+                            switch pin.shape {
+                            case .circle(let center, let radius):
+                                "\(center.latitude),\(center.longitude)  r=\(radius) m"
+                            case .polygon(let polygon):
+                                "polygon of \(polygon.vertexCount) vertices in [\(polygon.bounds.west),"
+                                    + "\(polygon.bounds.south),\(polygon.bounds.east),\(polygon.bounds.north)]"
+                            }
                         print(
-                            "\(state.deviceId)  \(pin.id)  \(pin.center.latitude),\(pin.center.longitude)  "
-                                + "r=\(pin.radius) m  \(tracked.membership)\(pin.title.map { "  \($0)" } ?? "")"
+                            "\(state.deviceId)  \(pin.id)  \(area)  \(tracked.membership)"
+                                + (pin.title.map { "  \($0)" } ?? "")
                         )
                     }
                 }

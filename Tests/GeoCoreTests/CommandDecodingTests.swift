@@ -19,8 +19,7 @@ struct CommandDecodingTests {
         }
         #expect(deviceId == "truck-17")
         #expect(pin.id == "exit-23-north")
-        #expect(pin.center == Coordinate(latitude: 50.85, longitude: 4.35))
-        #expect(pin.radius == 200)
+        #expect(pin.shape == .circle(center: Coordinate(latitude: 50.85, longitude: 4.35)!, radius: 200))
         #expect(pin.title == "Exit 23")
         #expect(pin.metadataJSON == #"{"roadNumber":"E40", "direction":"north","lanes":[1,2]}"#)
     }
@@ -32,7 +31,8 @@ struct CommandDecodingTests {
             Issue.record("expected track")
             return
         }
-        #expect(pin.title == nil && pin.metadataJSON == nil && pin.radius == 50)
+        #expect(pin.title == nil && pin.metadataJSON == nil)
+        #expect(pin.shape == .circle(center: Coordinate(latitude: 50.85, longitude: 4.35)!, radius: 50))
     }
 
     @Test("untrack and untrackAll")

@@ -54,9 +54,11 @@ struct DeviceStateEncodingTests {
 
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(bytes + [0]) }
 
+        // The pin's state byte follows its id ("p": length and byte) and its flags.
         var membership = bytes
-        let stateIndex = try #require(membership.lastIndex(of: Membership.undetermined.rawValue))
-        membership[stateIndex] = 7
+        let stateIndex = DeviceStateEncoding.encode(DeviceState(deviceId: "d")).count + 3
+        #expect(membership[stateIndex] == Membership.undetermined.rawValue)
+        membership[stateIndex] = 3
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(membership) }
 
         // One encoding per value: a varint with a needless zero byte is refused (a restore stores the bytes as
@@ -71,6 +73,61 @@ struct DeviceStateEncodingTests {
         bytes = [DeviceStateEncoding.version, 1, UInt8(ascii: "d"), 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]
         let count = #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(bytes) }
         #expect(count?.description.contains("cannot fit") == true, "\(String(describing: count))")
+    }
+
+    @Test("version 1 bytes (circles, no per-pin times) still decode, and are written back as version 2")
+    func versionOne() throws {
+        // The `full` seed of Fuzz/corpus/device-state, as geoworker 58fcfbb wrote it.
+        let hex =
+            "0108747275636b2d3137039208080fcdcccccccc6c49406666666666661140f6f9b2e5bd680000000000002940024245024e4c01"
+            + "020566722d424502656e0207657869742d3233cdcccccccc6c4940666666666666114000000000000069400301094578697420"
+            + "223233220e7b22726f6164223a22453430227d016d3333333333f340c06666666666e66240000000000000f03f0002"
+        var bytes: [UInt8] = []
+        var digits = hex.utf8.makeIterator()
+        while let high = digits.next(), let low = digits.next() {
+            bytes.append(UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)!)
+        }
+        let state = try DeviceStateEncoding.decode(bytes)
+        #expect(state.deviceId == "truck-17")
+        #expect(state.pins.map(\.pin.id) == ["exit-23", "m"])
+        #expect(state.pins[0].pin.shape == .circle(center: Coordinate(latitude: 50.85, longitude: 4.35)!, radius: 200))
+        #expect(state.pins[0].pin.title == #"Exit "23""#)
+        #expect(state.pins[0].membership == .inside)
+        #expect(state.pins[0].since == nil && !state.pins[0].dwellAnnounced && !state.pins[0].approachAnnounced)
+        #expect(state.pins[1].membership == .outside)
+        let written = DeviceStateEncoding.encode(state)
+        #expect(written[0] == 2)
+        #expect(try DeviceStateEncoding.decode(written) == state)
+    }
+
+    @Test("a polygon pin with holes, dwell, approach and its announced times comes back whole")
+    func polygonPin() throws {
+        let shape = try PolygonShape(
+            polygons: [
+                [
+                    [[4.0, 50.0], [4.1, 50.0], [4.1, 50.1], [4.0, 50.1], [4.0, 50.0]],
+                    [[4.04, 50.04], [4.06, 50.04], [4.06, 50.06], [4.04, 50.04]],
+                ],
+                [[[5.0, 51.0], [5.1, 51.0], [5.05, 51.1], [5.0, 51.0]]],
+            ],
+            isMulti: true
+        )
+        let pin = try #require(
+            Pin(id: "depot", shape: .polygon(shape), title: "Depot", dwellSeconds: 300, approachSeconds: 120)
+        )
+        let tracked = TrackedPin(
+            pin: pin,
+            membership: .inside,
+            since: 1_795_000_000_000,
+            dwellAnnounced: true,
+            approachAnnounced: true
+        )
+        let state = DeviceState(deviceId: "van-1", pins: [tracked])
+        let bytes = DeviceStateEncoding.encode(state)
+        #expect(try DeviceStateEncoding.decode(bytes) == state)
+        #expect(shape.vertexCount == 10)
+        // 10 vertices of 16 bytes and a few dozen bytes besides.
+        #expect(bytes.count < 10 * 16 + 60, "\(bytes.count) bytes")
     }
 
     static let pin = Pin(id: "p", center: Coordinate(latitude: 1, longitude: 2)!, radius: 50)!
@@ -103,16 +160,47 @@ struct DeviceStateEncodingTests {
         state.countryCandidate = random.next(below: 3) == 0 ? text(&random, 2) : nil
         state.countryCandidateFixes = random.next(below: 5)
         for index in 0..<random.next(below: 6) {
+            let shape: PinShape
+            if random.next(below: 3) == 0 {
+                shape = .polygon(randomPolygon(&random))
+            } else {
+                shape = .circle(center: coordinate(&random), radius: random.uniform(1, 100_000))
+            }
             let pin = Pin(
                 id: "\(index)-" + text(&random, 20),
-                center: coordinate(&random),
-                radius: random.uniform(1, 100_000),
+                shape: shape,
                 title: random.next(below: 2) == 0 ? nil : text(&random, 30),
-                metadataJSON: random.next(below: 2) == 0 ? nil : #"{"k":"\#(text(&random, 10))"}"#
+                metadataJSON: random.next(below: 2) == 0 ? nil : #"{"k":"\#(text(&random, 10))"}"#,
+                dwellSeconds: random.next(below: 2) == 0 ? nil : 1 + random.next(below: 604_800),
+                approachSeconds: random.next(below: 2) == 0 ? nil : 1 + random.next(below: 86_400)
             )!
             let membership = Membership(rawValue: UInt8(random.next(below: 3)))!
-            state.pins.append(TrackedPin(pin: pin, membership: membership))
+            state.pins.append(
+                TrackedPin(
+                    pin: pin,
+                    membership: membership,
+                    since: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20,
+                    dwellAnnounced: random.next(below: 2) == 0,
+                    approachAnnounced: random.next(below: 2) == 0
+                )
+            )
         }
         return state
+    }
+
+    /// Polygons of rings of 3 to 8 random vertices within a few degrees (shape validity does not matter here).
+    static func randomPolygon(_ random: inout SplitMix64) -> PolygonShape {
+        let longitude = random.uniform(-170, 170)
+        let latitude = random.uniform(-80, 80)
+        let polygons = (0..<1 + random.next(below: 2)).map { _ in
+            (0..<1 + random.next(below: 3)).map { _ in
+                var ring = (0..<3 + random.next(below: 6)).map { _ in
+                    [longitude + random.uniform(-5, 5), latitude + random.uniform(-5, 5)]
+                }
+                ring.append(ring[0])
+                return ring
+            }
+        }
+        return try! PolygonShape(polygons: polygons, isMulti: polygons.count > 1 || random.next(below: 2) == 0)
     }
 }

@@ -154,6 +154,10 @@ extension DeviceEvent {
         case .geofenceExited(let crossing): "exited \(crossing.pin.id)\(crossing.initial ? " initial" : "")"
         case .countryChanged(let change): "country \(change.from ?? "nil")->\(change.to)"
         case .languageSuggested(let suggestion): "language \(suggestion.language)"
+        case .geofenceDwelled(let stay): "dwelled \(stay.pin.id) \(Int(stay.dwellSeconds))s"
+        case .geofenceCrossed(let passage): "crossed \(passage.pin.id)"
+        case .geofenceApproaching(let approach):
+            "approaching \(approach.pin.id) eta \(Int(approach.etaSeconds.rounded()))s \(approach.basis.rawValue)"
         }
     }
 }

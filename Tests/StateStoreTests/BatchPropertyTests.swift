@@ -115,7 +115,7 @@ struct BatchPropertyTests {
         #expect(Set(events.map(\.id)).count == events.count, "event ids must be unique")
         #expect(events.count > 200, "the stream must exercise the tracker: \(events.count) events")
         let types = Set(events.map(\.type))
-        #expect(types == ["geofence.entered", "geofence.exited", "country.changed"])
+        #expect(types.isSuperset(of: ["geofence.entered", "geofence.exited", "country.changed"]), "\(types)")
     }
 
     @Test(

@@ -1,0 +1,180 @@
+/// The geofence rules for one fix against one pin: membership with hysteresis, dwell, crossings between
+/// sparse fixes, and approaching. Pure, like the ``DeviceTracker`` that calls it for every pin of a device.
+struct GeofenceEvaluator {
+    let configuration: TrackerConfiguration
+
+    /// What a fix brings to every pin of its device: where it is, how accurate, the fix before it (when it
+    /// can say something about the path between them) and how the device moves.
+    struct FixContext {
+        let fix: Fix
+        /// The hysteresis margin of `fix`: its accuracy, else the assumed one.
+        let margin: Double
+        let plane: LocalPlane
+        /// The device's previous fix, when it was accurate enough for geofences and at most
+        /// ``TrackerConfiguration/maximumFixGapSeconds`` older: the straight line between the two means something.
+        let previous: (fix: Fix, margin: Double)?
+        /// Half the distance from `previous` to `fix` (0 without one): every point of the path between them is
+        /// at most this far from one of its ends.
+        let pathHalfLength: Double
+        let motion: FixMotion
+
+        /// A fix alone (the initial-state check when a pin is tracked): no path, no motion.
+        init(fix: Fix, margin: Double) {
+            self.init(fix: fix, margin: margin, previous: nil, motion: FixMotion())
+        }
+
+        init(fix: Fix, margin: Double, previous: (fix: Fix, margin: Double)?, motion: FixMotion) {
+            self.fix = fix
+            self.margin = margin
+            self.plane = LocalPlane(at: fix.coordinate)
+            self.previous = previous
+            self.pathHalfLength = previous.map { $0.fix.coordinate.distance(to: fix.coordinate) / 2 } ?? 0
+            self.motion = motion
+        }
+    }
+
+    /// Applies the fix to the pin, appending the events it causes.
+    func evaluate(
+        _ tracked: inout TrackedPin,
+        _ context: FixContext,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        let fix = context.fix
+        let margin = context.margin
+        // Most pins are far from most fixes. A pin already announced outside, further than the margin by a
+        // cheap lower bound, stays outside; only a possible crossing or approach needs more.
+        if tracked.membership == .outside {
+            let bound = tracked.pin.shape.distanceLowerBound(from: fix.coordinate, plane: context.plane)
+            if bound > margin && !mayCross(tracked.pin, context) && !mayApproach(tracked, context, bound: bound) {
+                return
+            }
+        }
+        let placement = tracked.pin.shape.placement(of: fix.coordinate, plane: context.plane)
+        let decided: Membership? =
+            if placement.inside && placement.edgeDistance >= margin {
+                .inside
+            } else if !placement.inside && placement.edgeDistance > margin {
+                .outside
+            } else {
+                nil  // within the accuracy of the edge: decides nothing
+            }
+        let before = tracked.membership
+        if let decided, decided != before {
+            tracked.membership = decided
+            tracked.since = fix.timestamp
+            tracked.dwellAnnounced = false
+            let crossing = GeofenceCrossing(
+                pin: tracked.pin,
+                position: fix,
+                distanceMeters: placement.eventDistance(for: tracked.pin.shape),
+                initial: before == .undetermined
+            )
+            switch (before, decided) {
+            case (_, .inside): events.append(numbering.next(.geofenceEntered(crossing)))
+            case (.inside, .outside):
+                tracked.approachAnnounced = false  // a new approach may follow
+                events.append(numbering.next(.geofenceExited(crossing)))
+            default: break  // first decision is "outside": nothing to announce
+            }
+        }
+        if decided == .outside && before == .outside, let previous = context.previous,
+            passedThrough(tracked.pin, from: previous, context)
+        {
+            tracked.approachAnnounced = false
+            let passage = GeofencePassage(pin: tracked.pin, from: previous.fix, to: fix)
+            events.append(numbering.next(.geofenceCrossed(passage)))
+        }
+        if tracked.membership == .inside, let dwell = tracked.pin.dwellSeconds, !tracked.dwellAnnounced,
+            let since = tracked.since, fix.timestamp - since >= Int64(dwell) * 1000
+        {
+            tracked.dwellAnnounced = true
+            let stay = GeofenceDwell(
+                pin: tracked.pin,
+                position: fix,
+                insideSince: since,
+                dwellSeconds: Double(fix.timestamp - since) / 1000
+            )
+            events.append(numbering.next(.geofenceDwelled(stay)))
+        }
+        if decided == .outside, let horizon = tracked.pin.approachSeconds {
+            approach(&tracked, placement: placement, horizon: horizon, context, numbering: &numbering, events: &events)
+        }
+    }
+
+    /// Whether the straight path from the previous fix may come near the pin (a cheap test on latitudes and
+    /// bounds; ``passedThrough(_:from:_:)`` decides).
+    private func mayCross(_ pin: Pin, _ context: FixContext) -> Bool {
+        guard let previous = context.previous else { return false }
+        let pathPlane = LocalPlane(at: previous.fix.coordinate)
+        let start = pin.shape.distanceLowerBound(from: previous.fix.coordinate, plane: pathPlane)
+        let end = pin.shape.distanceLowerBound(from: context.fix.coordinate, plane: context.plane)
+        return min(start, end) <= context.pathHalfLength + 1
+    }
+
+    /// Whether the device, outside at the previous fix and now, went through the pin by more than the
+    /// accuracy of either fix in between.
+    private func passedThrough(_ pin: Pin, from previous: (fix: Fix, margin: Double), _ context: FixContext) -> Bool {
+        guard mayCross(pin, context) else { return false }
+        let start = pin.shape.placement(of: previous.fix.coordinate, plane: LocalPlane(at: previous.fix.coordinate))
+        guard !start.inside && start.edgeDistance > previous.margin else { return false }  // the previous fix did not decide outside
+        return pin.shape.pathPassesInside(
+            from: previous.fix.coordinate,
+            to: context.fix.coordinate,
+            margin: max(previous.margin, context.margin)
+        )
+    }
+
+    /// Whether an approach may need deciding at a fix `bound` metres or more from the pin.
+    private func mayApproach(_ tracked: TrackedPin, _ context: FixContext, bound: Double) -> Bool {
+        guard let horizon = tracked.pin.approachSeconds, let speed = context.motion.speed, context.motion.heading != nil
+        else { return false }
+        // An announced approach needs every fix's direction to notice the device moving away.
+        return tracked.approachAnnounced || bound <= speed * Double(horizon)
+    }
+
+    /// Announces an approach, or re-arms it when the device moves away.
+    private func approach(
+        _ tracked: inout TrackedPin,
+        placement: PinPlacement,
+        horizon: Int,
+        _ context: FixContext,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        guard let speed = context.motion.speed, let heading = context.motion.heading,
+            speed >= configuration.approachMinimumSpeed
+        else { return }
+        let bearing = LocalPlane.bearing(x: placement.nearestX, y: placement.nearestY)
+        let off = FixMotion.angle(between: heading, and: bearing)
+        if off > 90 {
+            tracked.approachAnnounced = false
+            return
+        }
+        let eta = placement.edgeDistance / speed
+        guard !tracked.approachAnnounced, off <= configuration.approachHeadingTolerance, eta <= Double(horizon) else {
+            return
+        }
+        tracked.approachAnnounced = true
+        let approach = GeofenceApproach(
+            pin: tracked.pin,
+            position: context.fix,
+            etaSeconds: eta,
+            distanceMeters: placement.edgeDistance,
+            speedMetersPerSecond: speed,
+            basis: context.motion.speedBasis
+        )
+        events.append(numbering.next(.geofenceApproaching(approach)))
+    }
+}
+
+extension PinPlacement {
+    /// The distance `geofence.entered` and `geofence.exited` report: to a circle's centre (as since the first
+    /// version of the contract), to a polygon's nearest edge.
+    func eventDistance(for shape: PinShape) -> Double {
+        switch shape {
+        case .circle(_, let radius): inside ? radius - edgeDistance : radius + edgeDistance
+        case .polygon: edgeDistance
+        }
+    }
+}
