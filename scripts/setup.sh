@@ -4,7 +4,8 @@
 #   libsqlite3-dev  SQLite, which the state store uses through GRDB
 #   pkg-config      how SwiftPM finds librdkafka and SQLite
 #   kcat            an independent Kafka client, used by the interoperability tests
-# and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/.
+# and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/, and
+# shapely, the reference the polygon geofence tests compare against (tools/geometry/polygon_reference.py).
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
@@ -32,4 +33,9 @@ fi
 if ! python3 -c "import jsonschema, referencing" >/dev/null 2>&1; then
     echo "setup: installing jsonschema from PyPI"
     python3 -m pip install --quiet --disable-pip-version-check "jsonschema>=4.18"
+fi
+
+if ! python3 -c "import shapely" >/dev/null 2>&1; then
+    echo "setup: installing shapely from PyPI"
+    python3 -m pip install --quiet --disable-pip-version-check "shapely>=2.0"
 fi

@@ -117,7 +117,8 @@ struct GeofenceEvaluator {
     private func passedThrough(_ pin: Pin, from previous: (fix: Fix, margin: Double), _ context: FixContext) -> Bool {
         guard mayCross(pin, context) else { return false }
         let start = pin.shape.placement(of: previous.fix.coordinate, plane: LocalPlane(at: previous.fix.coordinate))
-        guard !start.inside && start.edgeDistance > previous.margin else { return false }  // the previous fix did not decide outside
+        // Both fixes must decide outside; a previous fix within its accuracy of the edge decided nothing.
+        guard !start.inside && start.edgeDistance > previous.margin else { return false }
         return pin.shape.pathPassesInside(
             from: previous.fix.coordinate,
             to: context.fix.coordinate,

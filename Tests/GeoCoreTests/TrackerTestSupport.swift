@@ -86,6 +86,8 @@ struct DeviceScenario {
         from origin: Coordinate = DeviceScenario.pinCenter,
         at time: Int64,
         accuracy: Double? = 5,
+        speed: Double? = nil,
+        heading: Double? = nil,
         languages: [String] = []
     ) -> [DeviceEvent] {
         let coordinate = origin.offset(north: north, east: east)
@@ -94,6 +96,8 @@ struct DeviceScenario {
             coordinate: coordinate,
             timestamp: DeviceScenario.start + time * 1000,
             accuracy: accuracy,
+            speed: speed,
+            heading: heading,
             languages: languages
         )
         var events: [DeviceEvent] = []
@@ -125,6 +129,38 @@ struct DeviceScenario {
         title: "Exit 23",
         metadataJSON: #"{"road":"E40"}"#
     )!
+}
+
+extension DeviceScenario {
+    /// The state as the store or the changelog would give it back to another instance: encoded and decoded.
+    mutating func restart() throws {
+        state = try DeviceStateEncoding.decode(DeviceStateEncoding.encode(state))
+    }
+
+    /// A square polygon pin of `half` metres each way around `center`, with square holes of `holes` half-sizes
+    /// around the same centre (GeoJSON rings: counter-clockwise outside, clockwise holes, closed).
+    static func squarePin(
+        id: String = "depot",
+        center: Coordinate = pinCenter,
+        half: Double = 200,
+        holes: [Double] = [],
+        dwellSeconds: Int? = nil,
+        approachSeconds: Int? = nil
+    ) -> Pin {
+        func ring(_ half: Double, clockwise: Bool) -> [[Double]] {
+            var corners = [(-half, -half), (-half, half), (half, half), (half, -half)]  // (north, east)
+            if clockwise { corners.reverse() }
+            var ring = corners.map { corner -> [Double] in
+                let point = center.offset(north: corner.0, east: corner.1)
+                return [point.longitude, point.latitude]
+            }
+            ring.append(ring[0])
+            return ring
+        }
+        let rings = [ring(half, clockwise: false)] + holes.map { ring($0, clockwise: true) }
+        let shape = try! PolygonShape(polygons: [rings], isMulti: false)
+        return Pin(id: id, shape: .polygon(shape), dwellSeconds: dwellSeconds, approachSeconds: approachSeconds)!
+    }
 }
 
 extension Coordinate {

@@ -1,0 +1,108 @@
+import GeoCore
+import Testing
+
+@Suite("DeviceTracker: polygon pins")
+struct PolygonRuleTests {
+    /// A 400 m square depot with a 100 m square yard cut out of its middle.
+    static let depot = DeviceScenario.squarePin(half: 200, holes: [50])
+
+    @Test("entering and leaving a polygon, its hole counting as outside; distances are to the nearest edge")
+    func enterExitAndHole() throws {
+        var device = DeviceScenario()
+        _ = device.track(Self.depot)
+        #expect(device.move(north: 1000, at: 1).isEmpty)
+        let entered = device.move(north: 120, at: 2)
+        #expect(entered.map(\.summary) == ["entered depot"])
+        guard case .geofenceEntered(let crossing) = entered.first?.payload else { return }
+        #expect(abs(crossing.distanceMeters - 70) < 1, "70 m to the hole's edge, 80 m to the outer edge")
+        #expect(device.move(north: 0, at: 3).map(\.summary) == ["exited depot"], "the middle of the hole is outside")
+        #expect(device.move(north: -120, at: 4).map(\.summary) == ["entered depot"])
+        let exited = device.move(north: -260, at: 5)
+        #expect(exited.map(\.summary) == ["exited depot"])
+        guard case .geofenceExited(let leaving) = exited.first?.payload else { return }
+        #expect(abs(leaving.distanceMeters - 60) < 1)
+    }
+
+    @Test(
+        "initial state of a polygon on track, with hysteresis of the fix's accuracy",
+        arguments: [
+            // (metres north of the centre, accuracy, expected events)
+            (120.0, 5.0, ["entered depot initial"]),
+            (195.0, 10.0, []),  // 5 m inside the outer edge, accuracy 10 m: undecided
+            (185.0, 10.0, ["entered depot initial"]),
+            (55.0, 10.0, []),  // 5 m from the hole's edge
+            (40.0, 5.0, []),  // in the hole: outside, which announces nothing
+            (1000.0, 5.0, []),
+        ]
+    )
+    func initialState(north: Double, accuracy: Double, expected: [String]) {
+        var device = DeviceScenario()
+        _ = device.move(north: north, at: 1, accuracy: accuracy)
+        #expect(device.track(Self.depot).map(\.summary) == expected)
+    }
+
+    @Test(
+        "jitter within the accuracy at the outer edge and at the hole's edge gives no enter/exit pairs",
+        arguments: [200.0, 50.0]
+    )
+    func jitterAtEdges(edge: Double) {
+        var device = DeviceScenario()
+        _ = device.track(Self.depot)
+        #expect(device.move(north: 120, at: 0, accuracy: 5).map(\.summary) == ["entered depot initial"])
+        let jitter = [-9.0, 8, -4, 9.5, 0.5, -9.9, 7, -1, 3, -8]
+        for (second, offset) in jitter.enumerated() {
+            let events = device.move(north: edge + offset, at: Int64(second) + 1, accuracy: 10)
+            #expect(events.isEmpty, "jitter \(offset) m at the edge \(edge) m gave \(events.map(\.summary))")
+        }
+        // Leaving for real is still seen: into the hole, or out of the depot.
+        let beyond = edge == 200 ? 230.0 : 20.0
+        #expect(device.move(north: beyond, at: 20, accuracy: 10).map(\.summary) == ["exited depot"])
+    }
+
+    @Test("a MultiPolygon is inside when inside any of its polygons")
+    func multiPolygon() throws {
+        let west = DeviceScenario.pinCenter.offset(north: 0, east: -1000)
+        let east = DeviceScenario.pinCenter.offset(north: 0, east: 1000)
+        func square(_ center: Coordinate) -> [[[Double]]] {
+            var ring = [(-100.0, -100.0), (-100, 100), (100, 100), (100, -100)].map { corner -> [Double] in
+                let point = center.offset(north: corner.0, east: corner.1)
+                return [point.longitude, point.latitude]
+            }
+            ring.append(ring[0])
+            return [ring]
+        }
+        let shape = try PolygonShape(polygons: [square(west), square(east)], isMulti: true)
+        var device = DeviceScenario()
+        _ = device.track(try #require(Pin(id: "yards", shape: .polygon(shape))))
+        #expect(device.move(east: 0, at: 1).isEmpty, "between the two")
+        #expect(device.move(east: -1000, at: 2).map(\.summary) == ["entered yards"])
+        #expect(device.move(east: 0, at: 3).map(\.summary) == ["exited yards"])
+        #expect(device.move(east: 1050, at: 4).map(\.summary) == ["entered yards"])
+    }
+
+    @Test("vertex limits per pin and per device refuse a track with a reason, leaving the pins as they were")
+    func vertexLimits() {
+        let configuration = TrackerConfiguration(maximumVerticesPerPin: 6, maximumVerticesPerDevice: 10)
+        var device = DeviceScenario(configuration: configuration)
+        _ = device.track(DeviceScenario.squarePin(id: "a", half: 200, holes: [50]))  // 8 vertices
+        guard case .rejected(let perPin) = device.outcomes.last?.kind else {
+            Issue.record(
+                "8 vertices over a limit of 6 must be refused, got \(String(describing: device.outcomes.last))"
+            )
+            return
+        }
+        #expect(perPin.contains("8 vertices") && perPin.contains("tracker.maxVerticesPerPin"), "\(perPin)")
+        _ = device.track(DeviceScenario.squarePin(id: "b", half: 200))  // 4
+        _ = device.track(DeviceScenario.squarePin(id: "c", half: 300))  // 4: 8 in all
+        _ = device.track(DeviceScenario.squarePin(id: "d", half: 400))  // 12 in all: over 10
+        guard case .rejected(let perDevice) = device.outcomes.last?.kind else {
+            Issue.record("12 vertices on one device over a limit of 10 must be refused")
+            return
+        }
+        #expect(perDevice.contains("12 polygon vertices") && perDevice.contains("tracker.maxVerticesPerDevice"))
+        #expect(device.state.pins.map(\.pin.id) == ["b", "c"])
+        // Replacing a pin counts the new shape instead of the old one.
+        _ = device.track(DeviceScenario.squarePin(id: "c", half: 350))
+        #expect(device.outcomes.last == DeviceTracker.Outcome(kind: .applied))
+    }
+}
