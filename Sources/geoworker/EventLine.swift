@@ -14,18 +14,32 @@ enum EventLine {
         let time = object["time"] as? String ?? "-"
         let device = object["subject"] as? String ?? "-"
         let data = object["data"] as? [String: Any] ?? [:]
-        return "\(time)  \(pad(device, 10))  \(pad(type, 19))  \(describe(type: type, data: data))"
+        return "\(time)  \(pad(device, 10))  \(pad(type, 20))  \(describe(type: type, data: data))"
     }
 
     private static func describe(type: String, data: [String: Any]) -> String {
         switch type {
         case "geofence.entered", "geofence.exited":
             let pin = data["pin"] as? [String: Any] ?? [:]
-            let id = pin["id"] as? String ?? "?"
-            let title = (pin["title"] as? String).map { "\($0) (\(id))" } ?? id
-            let distance = (data["distanceMeters"] as? Double).map { String(Int($0.rounded())) } ?? "?"
+            let distance = metres(data["distanceMeters"])
+            let from = pin["kind"] as? String == "polygon" ? "its edge" : "its centre"
             let initial = data["initial"] as? Bool == true ? ", already inside when tracked" : ""
-            return "\(title), \(distance) m from its centre\(initial)"
+            return "\(name(of: pin)), \(distance) from \(from)\(initial)"
+        case "geofence.dwelled":
+            let since = (data["insideSince"] as? String).map(clock) ?? "?"
+            let seconds = (data["dwellSeconds"] as? Double).map(duration) ?? "?"
+            return "\(name(of: data["pin"])), inside for \(seconds) (since \(since))"
+        case "geofence.crossed":
+            let from = data["from"] as? [String: Any] ?? [:]
+            let to = data["to"] as? [String: Any] ?? [:]
+            let start = (from["timestamp"] as? String).map(clock) ?? "?"
+            let end = (to["timestamp"] as? String).map(clock) ?? "?"
+            return "\(name(of: data["pin"])), passed through between the fixes of \(start) and \(end)"
+        case "geofence.approaching":
+            let eta = (data["etaSeconds"] as? Double).map(duration) ?? "?"
+            let speed = (data["speedMetersPerSecond"] as? Double).map { String(Int($0.rounded())) } ?? "?"
+            return "\(name(of: data["pin"])), ETA \(eta), \(metres(data["distanceMeters"])) to its edge at "
+                + "\(speed) m/s (\(data["basis"] as? String ?? "?"))"
         case "country.changed":
             let from = data["from"] as? String ?? "(first fix)"
             let to = data["to"] as? String ?? "?"
@@ -38,6 +52,30 @@ enum EventLine {
         default:
             return String(describing: data)
         }
+    }
+
+    /// "Title (id)", or the id alone.
+    private static func name(of pin: Any?) -> String {
+        let pin = pin as? [String: Any] ?? [:]
+        let id = pin["id"] as? String ?? "?"
+        return (pin["title"] as? String).map { "\($0) (\(id))" } ?? id
+    }
+
+    private static func metres(_ value: Any?) -> String {
+        guard let metres = value as? Double else { return "? m" }
+        return metres >= 10_000 ? "\(Int((metres / 1000).rounded())) km" : "\(Int(metres.rounded())) m"
+    }
+
+    /// "3 min 6 s", "45 s".
+    private static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        return whole >= 60 ? "\(whole / 60) min\(whole % 60 == 0 ? "" : " \(whole % 60) s")" : "\(whole) s"
+    }
+
+    /// The time of day of an RFC 3339 timestamp: "08:06:00".
+    private static func clock(_ timestamp: String) -> String {
+        guard let t = timestamp.firstIndex(of: "T") else { return timestamp }
+        return String(timestamp[timestamp.index(after: t)...].prefix(8))
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

@@ -24,6 +24,27 @@ struct CommandDecodingTests {
         #expect(pin.metadataJSON == #"{"roadNumber":"E40", "direction":"north","lanes":[1,2]}"#)
     }
 
+    /// A track command whose pin has this `shape`.
+    static func shaped(_ shape: String) -> String {
+        #"{"type":"track","deviceId":"d","pin":{"id":"p","shape":"# + shape + "}}"
+    }
+
+    @Test("a polygon pin: GeoJSON Polygon with a hole, members in any order, bbox and altitude ignored")
+    func polygon() throws {
+        let text = #"""
+            {"type":"track","deviceId":"van-1","pin":{"id":"depot","dwellSeconds":300,"shape":{"bbox":[0,0,2,2],
+            "coordinates":[[[0,0,12],[2,0,12],[2,2,12],[0,2,12],[0,0,12]],[[0.5,0.5],[0.5,1.5],[1.5,1.5],[0.5,0.5]]],
+            "type":"Polygon"},"approachSeconds":90}}
+            """#
+        guard case .track(_, let pin) = try decodeCommand(text).get(), case .polygon(let shape) = pin.shape else {
+            Issue.record("expected a polygon pin")
+            return
+        }
+        #expect(shape.vertexCount == 7 && shape.ringEnds == [4, 7] && shape.polygonEnds == [2] && !shape.isMulti)
+        #expect(pin.dwellSeconds == 300 && pin.approachSeconds == 90)
+        #expect(shape.contains(longitude: 0.2, latitude: 0.2) && !shape.contains(longitude: 0.8, latitude: 1.2))
+    }
+
     @Test("members may come in any order, the type last")
     func order() throws {
         let text = #"{"pin":{"radius":50,"lon":4.35,"id":"p","lat":50.85},"deviceId":"d","type":"track"}"#
@@ -82,6 +103,43 @@ struct CommandDecodingTests {
                 "not valid JSON"
             ),
             ("[]", .notAnObject, "a command must be a JSON object"),
+            (
+                shaped(#"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}"#), .invalidField,
+                "ring 0 is not closed"
+            ),
+            (
+                shaped(#"{"type":"Polygon","coordinates":[[[0,0],[1,0],[0,0]]]}"#), .invalidField,
+                "ring 0 has 3 positions"
+            ),
+            (
+                shaped(#"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,91],[0,0]]]}"#), .invalidField,
+                "ring 0 position 2 [1.0, 91.0] is out of range"
+            ),
+            (
+                shaped(#"{"type":"Polygon","coordinates":[[[179,0],[-179,0],[-179,1],[179,0]]]}"#), .invalidField,
+                "crosses the antimeridian"
+            ),
+            (
+                shaped(#"{"type":"MultiPolygon","coordinates":[[[[0,0],[1,0],[1,1],[0,0]]],[[[5,5],[6,5],[5,5]]]]}"#),
+                .invalidField, "polygon 1 ring 0 has 3 positions"
+            ),
+            (shaped(#"{"type":"Point","coordinates":[0,0]}"#), .invalidField, "must be a Polygon or MultiPolygon"),
+            (shaped(#"{"type":"Polygon","coordinates":[[0,0]]}"#), .invalidField, "rings of [lon, lat] positions"),
+            (shaped(#"{"coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}"#), .invalidField, "needs a type"),
+            (shaped(#""POLYGON((0 0,1 0,1 1,0 0))""#), .invalidField, "pin.shape must be a GeoJSON Polygon"),
+            (
+                #"{"type":"track","deviceId":"d","pin":{"id":"p","lat":1,"lon":2,"radius":10,"shape":"#
+                    + #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}}}"#,
+                .invalidField, "has a shape and a centre or radius"
+            ),
+            (
+                #"{"type":"track","deviceId":"d","pin":{"id":"p","lat":1,"lon":2,"radius":10,"dwellSeconds":0}}"#,
+                .invalidField, "pin.dwellSeconds must be a whole number from 1 to 604800"
+            ),
+            (
+                #"{"type":"track","deviceId":"d","pin":{"id":"p","lat":1,"lon":2,"radius":10,"approachSeconds":1.5}}"#,
+                .invalidField, "pin.approachSeconds must be a whole number from 1 to 86400"
+            ),
         ]
     )
     func failures(text: String, reason: DecodingFailure.Reason, mentions: String) {
@@ -110,6 +168,34 @@ struct CommandDecodingTests {
             DeviceCommand.track(
                 deviceId: "d",
                 pin: Pin(id: "p", center: Coordinate(latitude: 0, longitude: 0)!, radius: 1)!
+            ),
+            DeviceCommand.track(
+                deviceId: "d",
+                pin: Pin(
+                    id: "depot",
+                    shape: .polygon(
+                        try! PolygonShape(
+                            polygons: [
+                                [
+                                    [[4.3, 50.8], [4.4, 50.8], [4.4, 50.9], [4.3, 50.8]],
+                                    [[4.36, 50.82], [4.37, 50.82], [4.38, 50.83], [4.36, 50.82]],
+                                ]
+                            ],
+                            isMulti: false
+                        )
+                    ),
+                    dwellSeconds: 600,
+                    approachSeconds: 120
+                )!
+            ),
+            DeviceCommand.track(
+                deviceId: "d",
+                pin: Pin(
+                    id: "yards",
+                    shape: .polygon(
+                        try! PolygonShape(polygons: [[[[0, 0], [1, 0], [1, 1], [0, 0]]]], isMulti: true)
+                    )
+                )!
             ),
             DeviceCommand.untrack(deviceId: "d", pinId: "p"),
             DeviceCommand.untrackAll(deviceId: "d"),

@@ -39,7 +39,7 @@ struct DemoScenarioTests {
 
         #expect(
             of("truck-17") == [
-                "country.changed ->FR", "language.suggested fr-FR",
+                "country.changed ->FR", "language.suggested fr-FR", "geofence.approaching geneva-depot",
                 "country.changed FR>CH", "language.suggested fr-CH",
                 "geofence.entered geneva-depot", "geofence.exited geneva-depot",
             ]
@@ -50,18 +50,24 @@ struct DemoScenarioTests {
             of("van-3") == [
                 "country.changed ->FR", "language.suggested fr-FR",
                 "country.changed FR>DE", "language.suggested de-DE", "geofence.entered kehl-warehouse",
-                "geofence.exited kehl-warehouse",
+                "geofence.dwelled kehl-warehouse", "geofence.exited kehl-warehouse",
             ]
         )
         #expect(
             of("car-9") == [
                 "country.changed ->BE", "language.suggested nl-BE",
                 "geofence.entered brussels-office initial", "geofence.exited brussels-office",
-                "country.changed BE>NL", "language.suggested nl-NL", "geofence.entered maastricht-client",
+                "geofence.crossed e40-gantry", "country.changed BE>NL", "language.suggested nl-NL",
+                "geofence.entered maastricht-client",
             ]
         )
-        #expect(events.count == 19)
+        #expect(events.count == 22)
         // The operator's view: one readable line per event.
         #expect(lines.contains { $0.contains("truck-17") && $0.contains("FR -> CH (Switzerland)") })
+        #expect(
+            lines.contains { $0.contains("van-3") && $0.contains("Kehl warehouse (kehl-warehouse), inside for 3 min") }
+        )
+        #expect(lines.contains { $0.contains("car-9") && $0.contains("passed through between the fixes of 08:14:00") })
+        #expect(lines.contains { $0.contains("truck-17") && $0.contains("ETA 3 min 6 s") })
     }
 }

@@ -242,14 +242,14 @@ struct ServiceInputTests {
         var lines = positions.map { "position\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
         lines += commands.map { "command\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
         lines += events.map { "event\t" + $0.json }
-        let valid = try validate(lines)
+        let valid = try ServiceTestBed.validate(lines)
         #expect(valid.status == 0, "\(valid.output)")
         #expect(valid.output.contains("validated \(lines.count) messages"))
 
         let refused = Self.malformed.filter(\.isJSONObject).map {
             ($0.isCommand ? "command\t" : "position\t") + String(decoding: $0.value!, as: UTF8.self)
         }
-        let invalid = try validate(refused)
+        let invalid = try ServiceTestBed.validate(refused)
         #expect(invalid.status == 1)
         let problemLines = Set(invalid.output.split(separator: "\n").compactMap { $0.firstMatch(of: /^line (\d+)/)?.1 })
         #expect(problemLines.count == refused.count, "each refused message breaks the schema too: \(invalid.output)")
@@ -369,19 +369,6 @@ struct ServiceInputTests {
         return String(
             decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
             as: UTF8.self
-        )
-    }
-
-    private func validate(_ lines: [String]) throws -> ChildProcess.Result {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return try ChildProcess.run(
-            "/usr/bin/env",
-            [
-                "python3", root.appendingPathComponent("tools/schemas/validate.py").path,
-                root.appendingPathComponent("Schemas").path,
-            ],
-            input: lines.joined(separator: "\n") + "\n"
         )
     }
 }

@@ -191,6 +191,20 @@ final class ServiceTestBed: @unchecked Sendable {
         try await readAll(topics.events, partitions: partitions).map(Event.init)
     }
 
+    /// Runs `tools/schemas/validate.py` over `KIND<TAB>JSON` lines (KIND: position, command or event).
+    static func validate(_ lines: [String]) throws -> ChildProcess.Result {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return try ChildProcess.run(
+            "/usr/bin/env",
+            [
+                "python3", root.appendingPathComponent("tools/schemas/validate.py").path,
+                root.appendingPathComponent("Schemas").path,
+            ],
+            input: lines.joined(separator: "\n") + "\n"
+        )
+    }
+
     struct Message: Sendable {
         let partition: Int32
         let offset: Int64
