@@ -117,7 +117,15 @@ struct PinsCommand: AsyncParsableCommand {
             switch decoded {
             case .success(let command): try await destination.send(command)
             case .failure(let failure):
-                throw ValidationError("The pin is not one geoworker tracks: \(failure.description).")
+                // Name the options the user gave rather than the message's members.
+                var problem = failure.description
+                let options = [
+                    ("pin.id", "--id"), ("pin.lat", "--lat"), ("pin.lon", "--lon"), ("pin.radius", "--radius"),
+                    ("pin.shape", "--shape"), ("pin.title", "--title"), ("pin.dwellSeconds", "--dwell-seconds"),
+                    ("pin.approachSeconds", "--approach-seconds"), ("deviceId", "--device"),
+                ]
+                for (member, option) in options { problem = problem.replacingOccurrences(of: member, with: option) }
+                throw ValidationError("The pin is not one geoworker tracks: \(problem).")
             }
         }
     }

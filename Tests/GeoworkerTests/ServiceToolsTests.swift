@@ -26,10 +26,27 @@ struct ServiceToolsTests {
                 + brokers
         )
         #expect(refused.status != 0)
-        #expect(refused.errors.contains("--radius"))
+        #expect(refused.errors.contains("--radius must be a number from 1 to 100000"), "\(refused.errors)")
+        let yard = #"{"type":"Polygon","coordinates":[[[7.7,48.5],[7.8,48.5],[7.8,48.6],[7.7,48.6],[7.7,48.5]]]}"#
+        let polygon = try runGeoworker(
+            ["pins", "track", "--device", "device-0", "--id", "yard", "--shape", yard, "--dwell-seconds", "60"]
+                + brokers
+        )
+        #expect(polygon.status == 0, "\(polygon.errors)")
+        let unclosed = try runGeoworker(
+            [
+                "pins", "track", "--device", "device-0", "--id", "x", "--shape",
+                yard.replacingOccurrences(of: ",[7.7,48.5]]]", with: "]]"),
+            ]
+                + brokers
+        )
+        #expect(
+            unclosed.status != 0 && unclosed.errors.contains("--shape ring 0 is not closed"),
+            "\(unclosed.errors)"
+        )
         let untracked = try runGeoworker(["pins", "untrack", "--device", "device-2", "--all"] + brokers)
         #expect(untracked.status == 0, "\(untracked.errors)")
-        #expect(try await bed.messageCount(bed.topics.commands, partitions: bed.partitions) == 4)
+        #expect(try await bed.messageCount(bed.topics.commands, partitions: bed.partitions) == 5)
 
         try await bed.runUntilCaughtUp()
         let listed = try runGeoworker(["pins", "list", "--state-dir", bed.stateDirectory])
@@ -37,6 +54,7 @@ struct ServiceToolsTests {
         #expect(
             listed.output.split(separator: "\n") == [
                 "device-0  customer  48.565,7.88  r=1200.0 m  undetermined  Customer",
+                "device-0  yard  polygon of 4 vertices in [7.7,48.5,7.8,48.6]  undetermined",
                 "device-1  customer  48.565,7.88  r=1200.0 m  undetermined  Customer",
             ]
         )
