@@ -100,6 +100,9 @@ struct WorkerConfigurationTests {
                 "untilCaughtUp": true, "coastalToleranceMeters": 0,
                 "tracker.maxPinsPerDevice": 7, "tracker.maxAccuracyMeters": 250,
                 "tracker.assumedAccuracyMeters": 15, "tracker.countryConfirmations": 3,
+                "tracker.maxVerticesPerPin": 200, "tracker.maxVerticesPerDevice": 2_000,
+                "tracker.maxFixGapSeconds": 120, "tracker.approachHeadingToleranceDegrees": 30,
+                "tracker.approachMinimumSpeed": 2.5,
                 "kafka": ConfigValue(
                     .stringArray(["security.protocol=SASL_SSL", "sasl.password=a=b"]),
                     isSecret: true
@@ -133,7 +136,12 @@ struct WorkerConfigurationTests {
                     maximumPinsPerDevice: 7,
                     maximumAccuracy: 250,
                     assumedAccuracy: 15,
-                    countryConfirmations: 3
+                    countryConfirmations: 3,
+                    maximumVerticesPerPin: 200,
+                    maximumVerticesPerDevice: 2_000,
+                    maximumFixGapSeconds: 120,
+                    approachHeadingTolerance: 30,
+                    approachMinimumSpeed: 2.5
                 )
         )
         #expect(configuration.kafkaProperties == ["security.protocol": "SASL_SSL", "sasl.password": "a=b"])
@@ -148,6 +156,11 @@ struct WorkerConfigurationTests {
             ("untilCaughtUp", "perhaps", "untilCaughtUp must be true or false"),
             ("topics.events", "", "topics.events must not be empty"),
             ("tracker.maxAccuracyMeters", -1, "tracker.maxAccuracyMeters must be in 1.0...1000000.0"),
+            ("tracker.maxVerticesPerPin", 2, "tracker.maxVerticesPerPin must be in 3...100000 (got 2)"),
+            (
+                "tracker.approachHeadingToleranceDegrees", 90,
+                "tracker.approachHeadingToleranceDegrees must be in 1.0...89.0"
+            ),
             ("kafka", ConfigValue(.stringArray(["=hunter2"]), isSecret: true), "KEY=VALUE"),
         ] as [(AbsoluteConfigKey, ConfigValue, String)]
     )
