@@ -13,9 +13,6 @@ struct GeofenceEvaluator {
         /// The device's previous fix, when it was accurate enough for geofences and at most
         /// ``TrackerConfiguration/maximumFixGapSeconds`` older: the straight line between the two means something.
         let previous: (fix: Fix, margin: Double)?
-        /// Half the distance from `previous` to `fix` (0 without one): every point of the path between them is
-        /// at most this far from one of its ends.
-        let pathHalfLength: Double
         let motion: FixMotion
 
         /// A fix alone (the initial-state check when a pin is tracked): no path, no motion.
@@ -28,7 +25,6 @@ struct GeofenceEvaluator {
             self.margin = margin
             self.plane = LocalPlane(at: fix.coordinate)
             self.previous = previous
-            self.pathHalfLength = previous.map { $0.fix.coordinate.distance(to: fix.coordinate) / 2 } ?? 0
             self.motion = motion
         }
     }
@@ -42,23 +38,20 @@ struct GeofenceEvaluator {
     ) {
         let fix = context.fix
         let margin = context.margin
-        // Most pins are far from most fixes. A pin already announced outside, further than the margin by a
-        // cheap lower bound, stays outside; only a possible crossing or approach needs more.
-        if tracked.membership == .outside {
-            let bound = tracked.pin.shape.distanceLowerBound(from: fix.coordinate, plane: context.plane)
-            if bound > margin && !mayCross(tracked.pin, context) && !mayApproach(tracked, context, bound: bound) {
-                return
-            }
+        let shape = tracked.pin.shape
+        // Most pins are far from most fixes: a cheap lower bound of the distance decides them outside without
+        // measuring the shape; it is measured (`placement`) only when a decision, an event or an approach
+        // needs the exact distance.
+        let bound = shape.distanceLowerBound(from: fix.coordinate, plane: context.plane)
+        var measured: PinPlacement?
+        func placement() -> PinPlacement {
+            if let measured { return measured }
+            let placement = shape.placement(of: fix.coordinate, plane: context.plane)
+            measured = placement
+            return placement
         }
-        let placement = tracked.pin.shape.placement(of: fix.coordinate, plane: context.plane)
-        let decided: Membership? =
-            if placement.inside && placement.edgeDistance >= margin {
-                .inside
-            } else if !placement.inside && placement.edgeDistance > margin {
-                .outside
-            } else {
-                nil  // within the accuracy of the edge: decides nothing
-            }
+        let decided =
+            bound > margin ? .outside : shape.decision(at: fix.coordinate, margin: margin, plane: context.plane)
         let before = tracked.membership
         if let decided, decided != before {
             tracked.membership = decided
@@ -67,7 +60,7 @@ struct GeofenceEvaluator {
             let crossing = GeofenceCrossing(
                 pin: tracked.pin,
                 position: fix,
-                distanceMeters: placement.eventDistance(for: tracked.pin.shape),
+                distanceMeters: placement().eventDistance(for: shape),
                 initial: before == .undetermined
             )
             switch (before, decided) {
@@ -79,7 +72,7 @@ struct GeofenceEvaluator {
             }
         }
         if decided == .outside && before == .outside, let previous = context.previous,
-            passedThrough(tracked.pin, from: previous, context)
+            passedThrough(shape, from: previous, context)
         {
             tracked.approachAnnounced = false
             let passage = GeofencePassage(pin: tracked.pin, from: previous.fix, to: fix)
@@ -97,33 +90,38 @@ struct GeofenceEvaluator {
             )
             events.append(numbering.next(.geofenceDwelled(stay)))
         }
-        if decided == .outside, let horizon = tracked.pin.approachSeconds {
-            approach(&tracked, placement: placement, horizon: horizon, context, numbering: &numbering, events: &events)
+        if decided == .outside, let horizon = tracked.pin.approachSeconds,
+            mayApproach(tracked, context, bound: bound)
+        {
+            approach(
+                &tracked,
+                placement: placement(),
+                horizon: horizon,
+                context,
+                numbering: &numbering,
+                events: &events
+            )
         }
-    }
-
-    /// Whether the straight path from the previous fix may come near the pin (a cheap test on latitudes and
-    /// bounds; ``passedThrough(_:from:_:)`` decides).
-    private func mayCross(_ pin: Pin, _ context: FixContext) -> Bool {
-        guard let previous = context.previous else { return false }
-        let pathPlane = LocalPlane(at: previous.fix.coordinate)
-        let start = pin.shape.distanceLowerBound(from: previous.fix.coordinate, plane: pathPlane)
-        let end = pin.shape.distanceLowerBound(from: context.fix.coordinate, plane: context.plane)
-        return min(start, end) <= context.pathHalfLength + 1
     }
 
     /// Whether the device, outside at the previous fix and now, went through the pin by more than the
     /// accuracy of either fix in between.
-    private func passedThrough(_ pin: Pin, from previous: (fix: Fix, margin: Double), _ context: FixContext) -> Bool {
-        guard mayCross(pin, context) else { return false }
-        let start = pin.shape.placement(of: previous.fix.coordinate, plane: LocalPlane(at: previous.fix.coordinate))
+    private func passedThrough(
+        _ shape: PinShape,
+        from previous: (fix: Fix, margin: Double),
+        _ context: FixContext
+    ) -> Bool {
+        let depth = max(previous.margin, context.margin)
+        guard shape.pathMayPassInside(from: previous.fix.coordinate, to: context.fix.coordinate, margin: depth) else {
+            return false
+        }
         // Both fixes must decide outside; a previous fix within its accuracy of the edge decided nothing.
-        guard !start.inside && start.edgeDistance > previous.margin else { return false }
-        return pin.shape.pathPassesInside(
-            from: previous.fix.coordinate,
-            to: context.fix.coordinate,
-            margin: max(previous.margin, context.margin)
-        )
+        let previousPlane = LocalPlane(at: previous.fix.coordinate)
+        if shape.distanceLowerBound(from: previous.fix.coordinate, plane: previousPlane) <= previous.margin {
+            let start = shape.placement(of: previous.fix.coordinate, plane: previousPlane)
+            guard !start.inside && start.edgeDistance > previous.margin else { return false }
+        }
+        return shape.pathPassesInside(from: previous.fix.coordinate, to: context.fix.coordinate, margin: depth)
     }
 
     /// Whether an approach may need deciding at a fix `bound` metres or more from the pin.

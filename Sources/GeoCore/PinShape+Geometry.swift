@@ -23,6 +23,23 @@ extension PinShape {
         }
     }
 
+    /// What a fix with hysteresis `margin` decides: inside when it lies inside at least `margin` from the
+    /// edge, outside when outside more than `margin` from it, nil in between. The same answer as
+    /// ``placement(of:plane:)`` gives, without measuring every edge of a polygon.
+    public func decision(at coordinate: Coordinate, margin: Double, plane: LocalPlane) -> Membership? {
+        switch self {
+        case .circle:
+            let placement = placement(of: coordinate, plane: plane)
+            if placement.inside { return placement.edgeDistance >= margin ? .inside : nil }
+            return placement.edgeDistance > margin ? .outside : nil
+        case .polygon(let polygon):
+            if polygon.contains(longitude: coordinate.longitude, latitude: coordinate.latitude) {
+                return polygon.hasEdge(within: margin, inclusive: false, of: plane) ? nil : .inside
+            }
+            return polygon.hasEdge(within: margin, inclusive: true, of: plane) ? nil : .outside
+        }
+    }
+
     /// Whether the point is inside and how far it is from the edge.
     func placement(of coordinate: Coordinate, plane: LocalPlane) -> PinPlacement {
         switch self {
@@ -45,6 +62,28 @@ extension PinShape {
         }
     }
 
+    /// Whether the straight path from `start` to `end` may come within the pin by more than `margin`: a cheap
+    /// test (the path against the pin's box), so that ``pathPassesInside(from:to:margin:)`` runs only for the
+    /// paths that need it.
+    func pathMayPassInside(from start: Coordinate, to end: Coordinate, margin: Double) -> Bool {
+        let box: PolygonShape.Bounds
+        switch self {
+        case .circle(let center, let radius):
+            let reach = max(0, radius - margin) / LocalPlane.metresPerDegree
+            let widest = min(89.9, abs(center.latitude) + reach)
+            let east = reach / _cos(widest * Double.pi / 180)
+            box = PolygonShape.Bounds(
+                west: center.longitude - east,
+                south: center.latitude - reach,
+                east: center.longitude + east,
+                north: center.latitude + reach
+            )
+        case .polygon(let polygon):
+            box = polygon.bounds
+        }
+        return box.mayMeetSegment(from: start, to: end)
+    }
+
     /// Whether the straight path from `start` to `end` passes through the pin by more than `margin` metres:
     /// some point of it lies inside, further than `margin` from every edge.
     func pathPassesInside(from start: Coordinate, to end: Coordinate, margin: Double) -> Bool {
@@ -61,6 +100,31 @@ extension PinShape {
         case .polygon(let polygon):
             return polygon.pathPassesInside(from: start, to: end, margin: margin)
         }
+    }
+}
+
+extension PolygonShape.Bounds {
+    /// Whether the segment (straight in longitude/latitude) meets the box: the segment clipped to the box's four
+    /// sides in turn (Liang-Barsky). Segments across the antimeridian are assumed to meet it.
+    func mayMeetSegment(from start: Coordinate, to end: Coordinate) -> Bool {
+        let dx = end.longitude - start.longitude
+        let dy = end.latitude - start.latitude
+        if abs(dx) > 180 { return true }
+        var low = 0.0
+        var high = 1.0
+        for (delta, distanceToSide) in [
+            (-dx, start.longitude - west), (dx, east - start.longitude),
+            (-dy, start.latitude - south), (dy, north - start.latitude),
+        ] {
+            if delta == 0 {
+                if distanceToSide < 0 { return false }
+            } else {
+                let t = distanceToSide / delta
+                if delta < 0 { low = max(low, t) } else { high = min(high, t) }
+                if low > high { return false }
+            }
+        }
+        return true
     }
 }
 
@@ -84,12 +148,14 @@ struct PlaneSegment {
 }
 
 extension PolygonShape {
-    /// Whether the path from `start` to `end` has a point inside the shape by more than `margin` metres.
+    /// Whether the path from `start` to `end`, both outside the shape, has a point inside it by more than
+    /// `margin` metres.
     ///
-    /// Exact rather than sampled: along the path, the points within `margin` of an edge form one interval per
-    /// edge (the path's chord through the edge's capsule, a convex set). What the intervals leave uncovered are
-    /// stretches no edge comes near, each wholly inside or wholly outside, so testing one point of each stretch
-    /// decides.
+    /// Usually answered quickly: a path that crosses no edge never enters; one whose inside stretch (between
+    /// two edge crossings) is deeper than `margin` at its middle passes through. Otherwise exactly rather than
+    /// by sampling: along the path, the points within `margin` of an edge form one interval per edge (the
+    /// path's chord through the edge's capsule, a convex set). What the intervals leave uncovered are stretches
+    /// no edge comes near, each wholly inside or wholly outside, so testing one point of each stretch decides.
     func pathPassesInside(from start: Coordinate, to end: Coordinate, margin: Double) -> Bool {
         let plane = LocalPlane(at: start)
         // The path is t * (dx, dy) for t in 0...1.
@@ -97,29 +163,83 @@ extension PolygonShape {
         let dy = plane.y(latitude: end.latitude)
         let lengthSquared = dx * dx + dy * dy
         guard lengthSquared > 0 else { return false }
-        var covered: [(low: Double, high: Double)] = []
-        for ring in 0..<ringEnds.count {
-            let range = ringRange(ring)
-            let last = range.upperBound - 1
-            var ex0 = plane.x(longitude: vertices[2 * last])
-            var ey0 = plane.y(latitude: vertices[2 * last + 1])
-            for index in range {
-                let ex1 = plane.x(longitude: vertices[2 * index])
-                let ey1 = plane.y(latitude: vertices[2 * index + 1])
-                if let chord = Self.chordThroughCapsule(
-                    dx: dx,
-                    dy: dy,
-                    lengthSquared: lengthSquared,
-                    ex0: ex0,
-                    ey0: ey0,
-                    ex1: ex1,
-                    ey1: ey1,
-                    radius: margin
-                ), chord.high >= 0, chord.low <= 1 {
-                    covered.append((max(0, chord.low), min(1, chord.high)))
+        var crossings: [Double] = []
+        forEachEdge(in: plane) { ex0, ey0, ex1, ey1 in
+            // Where the path meets the edge: t along the path, u along the edge, both in 0...1.
+            let ux = ex1 - ex0
+            let uy = ey1 - ey0
+            let denominator = dx * uy - dy * ux
+            guard denominator != 0 else { return }
+            let t = (ex0 * uy - ey0 * ux) / denominator
+            let u = (ex0 * dy - ey0 * dx) / denominator
+            if (0...1).contains(t) && (0...1).contains(u) { crossings.append(t) }
+        }
+        if crossings.isEmpty { return false }
+        crossings.sort()
+        for index in stride(from: 0, to: crossings.count - 1, by: 2) {
+            let t = (crossings[index] + crossings[index + 1]) / 2
+            let longitude = LocalPlane.wrapped(plane.longitude + t * dx / plane.metresPerDegreeEast)
+            let latitude = plane.latitude + t * dy / LocalPlane.metresPerDegree
+            if contains(longitude: longitude, latitude: latitude)
+                && nearestEdgeDistance(toX: t * dx, y: t * dy, in: plane) > margin
+            {
+                return true
+            }
+        }
+        return pathPassesInsideExactly(plane: plane, dx: dx, dy: dy, lengthSquared: lengthSquared, margin: margin)
+    }
+
+    /// Calls `body` with each edge's ends in `plane`.
+    @inline(__always)
+    private func forEachEdge(in plane: LocalPlane, _ body: (Double, Double, Double, Double) -> Void) {
+        vertices.withUnsafeBufferPointer { vertices in
+            for ring in 0..<ringEnds.count {
+                let range = ringRange(ring)
+                let last = range.upperBound - 1
+                var ex0 = plane.x(longitude: vertices[2 * last])
+                var ey0 = plane.y(latitude: vertices[2 * last + 1])
+                for index in range {
+                    let ex1 = plane.x(longitude: vertices[2 * index])
+                    let ey1 = plane.y(latitude: vertices[2 * index + 1])
+                    body(ex0, ey0, ex1, ey1)
+                    ex0 = ex1
+                    ey0 = ey1
                 }
-                ex0 = ex1
-                ey0 = ey1
+            }
+        }
+    }
+
+    /// The distance from the point (x, y) of `plane` to the nearest edge.
+    private func nearestEdgeDistance(toX x: Double, y: Double, in plane: LocalPlane) -> Double {
+        var best = Double.infinity
+        forEachEdge(in: plane) { ex0, ey0, ex1, ey1 in
+            let edge = PlaneSegment(ax: ex0 - x, ay: ey0 - y, bx: ex1 - x, by: ey1 - y)
+            best = min(best, edge.distanceFromOrigin())
+        }
+        return best
+    }
+
+    /// The exact test of ``pathPassesInside(from:to:margin:)``, by the capsules of the edges.
+    private func pathPassesInsideExactly(
+        plane: LocalPlane,
+        dx: Double,
+        dy: Double,
+        lengthSquared: Double,
+        margin: Double
+    ) -> Bool {
+        var covered: [(low: Double, high: Double)] = []
+        forEachEdge(in: plane) { ex0, ey0, ex1, ey1 in
+            if let chord = Self.chordThroughCapsule(
+                dx: dx,
+                dy: dy,
+                lengthSquared: lengthSquared,
+                ex0: ex0,
+                ey0: ey0,
+                ex1: ex1,
+                ey1: ey1,
+                radius: margin
+            ), chord.high >= 0, chord.low <= 1 {
+                covered.append((max(0, chord.low), min(1, chord.high)))
             }
         }
         covered.sort { $0.low < $1.low }

@@ -19,6 +19,18 @@ public struct PolygonShape: Hashable, Sendable {
     /// The smallest longitude/latitude box holding every vertex.
     public let bounds: Bounds
 
+    public static func == (lhs: PolygonShape, rhs: PolygonShape) -> Bool {
+        lhs.isMulti == rhs.isMulti && lhs.ringEnds == rhs.ringEnds && lhs.polygonEnds == rhs.polygonEnds
+            && lhs.vertices == rhs.vertices
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(vertices)
+        hasher.combine(ringEnds)
+        hasher.combine(polygonEnds)
+        hasher.combine(isMulti)
+    }
+
     /// A longitude/latitude box, in degrees.
     public struct Bounds: Hashable, Sendable {
         public let west: Double
@@ -166,37 +178,71 @@ extension PolygonShape {
     /// longitude/latitude plane. Points exactly on an edge may go either way: the geofence rules never decide
     /// within the fix's accuracy of an edge.
     public func contains(longitude: Double, latitude: Double) -> Bool {
-        for polygon in 0..<polygonEnds.count {
-            let rings = polygonRange(polygon)
-            guard ringContains(rings.lowerBound, longitude: longitude, latitude: latitude) else { continue }
-            var inHole = false
-            for hole in rings.dropFirst() where ringContains(hole, longitude: longitude, latitude: latitude) {
-                inHole = true
-                break
+        guard latitude >= bounds.south && latitude <= bounds.north else { return false }
+        return vertices.withUnsafeBufferPointer { vertices in
+            for polygon in 0..<polygonEnds.count {
+                // Crossing-number test over the polygon's rings: a ray going east from the point crosses its
+                // boundary (outer ring and holes) an odd number of times when the point is inside.
+                var inside = false
+                for ring in polygonRange(polygon) {
+                    let range = ringRange(ring)
+                    var previous = range.upperBound - 1
+                    for index in range {
+                        let y1 = vertices[2 * index + 1]
+                        let y0 = vertices[2 * previous + 1]
+                        if (y1 > latitude) != (y0 > latitude) {
+                            let x1 = vertices[2 * index]
+                            let x0 = vertices[2 * previous]
+                            if longitude < x1 + (latitude - y1) / (y0 - y1) * (x0 - x1) { inside.toggle() }
+                        }
+                        previous = index
+                    }
+                }
+                if inside { return true }
             }
-            if !inHole { return true }
+            return false
         }
-        return false
     }
 
-    /// Crossing-number test: a ray going east from the point crosses the ring an odd number of times.
-    private func ringContains(_ ring: Int, longitude: Double, latitude: Double) -> Bool {
-        vertices.withUnsafeBufferPointer { vertices in
-            let range = ringRange(ring)
-            var inside = false
-            var previous = range.upperBound - 1
-            for index in range {
-                let x1 = vertices[2 * index]
-                let y1 = vertices[2 * index + 1]
-                let x0 = vertices[2 * previous]
-                let y0 = vertices[2 * previous + 1]
-                if (y1 > latitude) != (y0 > latitude) {
-                    let crossingX = x1 + (latitude - y1) / (y0 - y1) * (x0 - x1)
-                    if longitude < crossingX { inside.toggle() }
+    /// Whether some edge lies within `margin` metres of the point (closer than it, or also exactly at it when
+    /// `inclusive`), as ``nearestEdge(to:)`` measures. Faster than measuring: edges whose longitudes or
+    /// latitudes keep them further than `margin` away are passed over by comparing degrees.
+    func hasEdge(within margin: Double, inclusive: Bool, of plane: LocalPlane) -> Bool {
+        let latitudeReach = margin / LocalPlane.metresPerDegree * 1.001
+        let longitudeReach = plane.metresPerDegreeEast > 0 ? margin / plane.metresPerDegreeEast * 1.001 : 360
+        // Near the antimeridian the plane wraps longitudes: compare them there the slow way.
+        let filterLongitudes = abs(plane.longitude) + longitudeReach < 180
+        let low = plane.latitude - latitudeReach
+        let high = plane.latitude + latitudeReach
+        guard high >= bounds.south && low <= bounds.north else { return false }
+        return vertices.withUnsafeBufferPointer { vertices in
+            for ring in 0..<ringEnds.count {
+                let range = ringRange(ring)
+                var previous = range.upperBound - 1
+                for index in range {
+                    defer { previous = index }
+                    let y0 = vertices[2 * previous + 1]
+                    let y1 = vertices[2 * index + 1]
+                    if min(y0, y1) > high || max(y0, y1) < low { continue }
+                    let x0 = vertices[2 * previous]
+                    let x1 = vertices[2 * index]
+                    if filterLongitudes
+                        && (min(x0, x1) - longitudeReach > plane.longitude
+                            || max(x0, x1) + longitudeReach < plane.longitude)
+                    {
+                        continue
+                    }
+                    let edge = PlaneSegment(
+                        ax: plane.x(longitude: x0),
+                        ay: plane.y(latitude: y0),
+                        bx: plane.x(longitude: x1),
+                        by: plane.y(latitude: y1)
+                    )
+                    let distance = edge.distanceFromOrigin()
+                    if distance < margin || (inclusive && distance == margin) { return true }
                 }
-                previous = index
             }
-            return inside
+            return false
         }
     }
 
@@ -209,12 +255,19 @@ extension PolygonShape {
             var bestY = 0.0
             for ring in 0..<ringEnds.count {
                 let range = ringRange(ring)
-                let last = range.upperBound - 1
-                var ax = plane.x(longitude: vertices[2 * last])
-                var ay = plane.y(latitude: vertices[2 * last + 1])
+                var previous = range.upperBound - 1
                 for index in range {
+                    defer { previous = index }
+                    let y0 = vertices[2 * previous + 1]
+                    let y1 = vertices[2 * index + 1]
+                    // An edge whose latitudes alone keep it further than the nearest so far is passed over.
+                    let latitudeGap = max(0, min(y0, y1) - plane.latitude, plane.latitude - max(y0, y1))
+                    let gap = latitudeGap * LocalPlane.metresPerDegree
+                    if gap * gap >= best { continue }
+                    let ax = plane.x(longitude: vertices[2 * previous])
+                    let ay = plane.y(latitude: y0)
                     let bx = plane.x(longitude: vertices[2 * index])
-                    let by = plane.y(latitude: vertices[2 * index + 1])
+                    let by = plane.y(latitude: y1)
                     // The nearest point of segment a-b to the origin (the point itself).
                     let dx = bx - ax
                     let dy = by - ay
@@ -229,8 +282,6 @@ extension PolygonShape {
                         bestX = px
                         bestY = py
                     }
-                    ax = bx
-                    ay = by
                 }
             }
             return (best.squareRoot(), bestX, bestY)

@@ -137,6 +137,25 @@ struct CrossingRuleTests {
         #expect(device.move(north: 800, east: east, at: 30, accuracy: 10).map(\.summary) == expected)
     }
 
+    @Test(
+        "a path whose inside stretch is shallow at its middle but deep elsewhere is still found",
+        arguments: [(30.0, ["crossed lot"]), (45.0, [])]
+    )
+    func deepOnlyAtOneEnd(accuracy: Double, expected: [String]) throws {
+        // A 60 m strip 2 km long with a 400 m square at its west end; the path runs along the strip 40 m from
+        // its south edge: 20 m from the north edge in the middle, 40 m deep where it passes the square.
+        let corners = [(0.0, -1000.0), (0, 1000), (60, 1000), (60, -600), (460, -600), (460, -1000), (0, -1000)]
+        let ring = corners.map { corner -> [Double] in
+            let point = DeviceScenario.pinCenter.offset(north: corner.0, east: corner.1)
+            return [point.longitude, point.latitude]
+        }
+        let shape = try PolygonShape(polygons: [[ring]], isMulti: false)
+        var device = DeviceScenario()
+        _ = device.track(try #require(Pin(id: "lot", shape: .polygon(shape))))
+        _ = device.move(north: 40, east: -1100, at: 0, accuracy: accuracy)
+        #expect(device.move(north: 40, east: 1100, at: 20, accuracy: accuracy).map(\.summary) == expected)
+    }
+
     @Test("a path that only passes through a hole crosses nothing")
     func throughHoleOnly() {
         var device = DeviceScenario()

@@ -39,6 +39,18 @@ struct PolygonReferenceTests {
                     #expect(inside == referenceInside, "inside at \(point) (\(referenceDistance) m from the edge)")
                 }
                 if referenceDistance < 1 { nearEdges += 1 }
+                // The tracker's decision (without measuring every edge) follows the same answers.
+                for margin in [0.5, 3, 20, 200] where abs(referenceDistance - margin) > 1e-6 && referenceDistance > 1e-7
+                {
+                    let expected: Membership? =
+                        referenceDistance < margin ? nil : (referenceInside ? .inside : .outside)
+                    let decided = PinShape.polygon(testCase.shape).decision(
+                        at: coordinate,
+                        margin: margin,
+                        plane: plane
+                    )
+                    #expect(decided == expected, "decision at \(point) with margin \(margin) m")
+                }
                 compared += 1
             }
         }
