@@ -33,6 +33,7 @@ extension PinShape {
             if placement.inside { return placement.edgeDistance >= margin ? .inside : nil }
             return placement.edgeDistance > margin ? .outside : nil
         case .polygon(let polygon):
+            if let inner = polygon.innerBox, inner.contains(plane, by: margin) { return .inside }
             if polygon.contains(longitude: coordinate.longitude, latitude: coordinate.latitude) {
                 return polygon.hasEdge(within: margin, inclusive: false, of: plane) ? nil : .inside
             }

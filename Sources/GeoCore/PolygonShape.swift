@@ -18,6 +18,9 @@ public struct PolygonShape: Hashable, Sendable {
     public let isMulti: Bool
     /// The smallest longitude/latitude box holding every vertex.
     public let bounds: Bounds
+    /// A box wholly inside the shape, when one was found: a fix inside it, further than its accuracy from its
+    /// sides, is inside without looking at any edge (most fixes of a device parked in a depot).
+    private(set) var innerBox: Bounds?
 
     public static func == (lhs: PolygonShape, rhs: PolygonShape) -> Bool {
         lhs.isMulti == rhs.isMulti && lhs.ringEnds == rhs.ringEnds && lhs.polygonEnds == rhs.polygonEnds
@@ -128,6 +131,8 @@ public struct PolygonShape: Hashable, Sendable {
         self.polygonEnds = polygonEnds
         self.isMulti = isMulti
         self.bounds = Bounds(west: west, south: south, east: east, north: north)
+        self.innerBox = nil
+        self.innerBox = findInnerBox()
         // Every ring's edges must stay within half the globe in longitude (checked after the fields are set).
         for ring in 0..<ringEnds.count {
             let range = ringRange(ring)
@@ -301,5 +306,64 @@ extension PolygonShape {
             )
         }
         return max(latitudeGap * LocalPlane.metresPerDegree, longitudeGap * plane.metresPerDegreeEast)
+    }
+}
+
+extension PolygonShape {
+    /// A box around the first polygon's mean vertex, as large a share of the bounds as fits inside the shape
+    /// (its corners inside and no edge meeting it), or nil.
+    private func findInnerBox() -> Bounds? {
+        let outer = ringRange(0)
+        var longitude = 0.0
+        var latitude = 0.0
+        for index in outer {
+            longitude += vertices[2 * index]
+            latitude += vertices[2 * index + 1]
+        }
+        longitude /= Double(outer.count)
+        latitude /= Double(outer.count)
+        let halfWidth = (bounds.east - bounds.west) / 2
+        let halfHeight = (bounds.north - bounds.south) / 2
+        for share in [0.7, 0.5, 0.35, 0.25] {
+            let box = Bounds(
+                west: longitude - halfWidth * share,
+                south: latitude - halfHeight * share,
+                east: longitude + halfWidth * share,
+                north: latitude + halfHeight * share
+            )
+            if isInside(box) { return box }
+        }
+        return nil
+    }
+
+    private func isInside(_ box: Bounds) -> Bool {
+        for (longitude, latitude) in [
+            (box.west, box.south), (box.east, box.south), (box.east, box.north), (box.west, box.north),
+        ] where !contains(longitude: longitude, latitude: latitude) {
+            return false
+        }
+        for ring in 0..<ringEnds.count {
+            let range = ringRange(ring)
+            var previous = range.upperBound - 1
+            for index in range {
+                let start = Coordinate(latitude: vertices[2 * previous + 1], longitude: vertices[2 * previous])!
+                let end = Coordinate(latitude: vertices[2 * index + 1], longitude: vertices[2 * index])!
+                if box.mayMeetSegment(from: start, to: end) { return false }
+                previous = index
+            }
+        }
+        return true
+    }
+}
+
+extension PolygonShape.Bounds {
+    /// Whether the point lies inside the box by more than `margin` metres on every side, measured in `plane`
+    /// (the plane tangent at the point).
+    func contains(_ plane: LocalPlane, by margin: Double) -> Bool {
+        let latitudeMargin = margin / LocalPlane.metresPerDegree
+        guard plane.latitude - latitudeMargin > south && plane.latitude + latitudeMargin < north else { return false }
+        guard plane.metresPerDegreeEast > 0 else { return false }
+        let longitudeMargin = margin / plane.metresPerDegreeEast
+        return plane.longitude - longitudeMargin > west && plane.longitude + longitudeMargin < east
     }
 }
