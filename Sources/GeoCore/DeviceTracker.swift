@@ -6,10 +6,12 @@
 ///
 /// Rules (the product's semantics):
 /// - Geofences use hysteresis of one accuracy radius `m` (the fix's reported accuracy, else
-///   ``TrackerConfiguration/assumedAccuracy``): a fix decides *inside* a pin of radius `r` when the
-///   distance to its centre is at most `r - m`, *outside* when it is more than `r + m`, and nothing in
-///   between. A device hovering at the boundary within its accuracy therefore produces no enter/exit
-///   pairs. Fixes less accurate than ``TrackerConfiguration/maximumAccuracy`` decide nothing.
+///   ``TrackerConfiguration/assumedAccuracy``): a fix decides *inside* a pin when it lies inside at least `m`
+///   from the pin's edge (for a circle of radius `r`: at most `r - m` from its centre), *outside* when it lies
+///   outside more than `m` from it, and nothing in between. A device hovering at the boundary within its
+///   accuracy therefore produces no enter/exit pairs. Fixes less accurate than
+///   ``TrackerConfiguration/maximumAccuracy`` decide nothing. Polygons, dwell, crossings between sparse fixes
+///   and approaching are the ``GeofenceEvaluator``'s rules, applied to each pin in turn.
 /// - A pin's first decision after it is tracked is its initial state: inside gives one
 ///   `geofence.entered` with `initial: true`, outside gives no event. The check runs when the pin is
 ///   tracked (from the last known position) and otherwise at the first deciding fix. Announced states
