@@ -46,19 +46,13 @@ public struct CloudEventEncoder: Sendable {
         json.member("deviceId", event.deviceId)
         switch event.payload {
         case .geofenceEntered(let crossing), .geofenceExited(let crossing):
-            json.key("pin")
-            json.eventPin(crossing.pin)
-            json.key("position")
-            json.fix(crossing.position)
+            json.pinAndPosition(crossing.pin, crossing.position)
             json.key("distanceMeters")
             json.number((crossing.distanceMeters * 100).rounded() / 100)
             json.key("initial")
             json.bool(crossing.initial)
         case .geofenceDwelled(let stay):
-            json.key("pin")
-            json.eventPin(stay.pin)
-            json.key("position")
-            json.fix(stay.position)
+            json.pinAndPosition(stay.pin, stay.position)
             json.key("insideSince")
             json.timestamp(stay.insideSince)
             json.key("dwellSeconds")
@@ -71,10 +65,7 @@ public struct CloudEventEncoder: Sendable {
             json.key("to")
             json.fix(passage.to)
         case .geofenceApproaching(let approach):
-            json.key("pin")
-            json.eventPin(approach.pin)
-            json.key("position")
-            json.fix(approach.position)
+            json.pinAndPosition(approach.pin, approach.position)
             json.key("etaSeconds")
             json.number((approach.etaSeconds * 10).rounded() / 10)
             json.key("distanceMeters")
@@ -251,6 +242,14 @@ struct JSONWriter {
         }
         pinDetails(pin)
         endObject()
+    }
+
+    /// The `pin` and `position` members most geofence events start with.
+    mutating func pinAndPosition(_ pin: Pin, _ position: Fix) {
+        key("pin")
+        eventPin(pin)
+        key("position")
+        fix(position)
     }
 
     /// A pin as a `track` command carries it, polygons whole (GeoJSON).

@@ -60,6 +60,77 @@ struct CloudEventEncoderTests {
         #expect(position["accuracy"] as? Double == 12)
     }
 
+    @Test("dwelled, crossed and approaching: a polygon pin by its box, the times and figures each event adds")
+    func fleetEvents() throws {
+        let shape = try PolygonShape(
+            polygons: [[[[4.3, 50.8], [4.4, 50.8], [4.4, 50.9], [4.3, 50.8]]]],
+            isMulti: false
+        )
+        let depot = try #require(Pin(id: "depot", shape: .polygon(shape), title: "Depot", dwellSeconds: 300))
+        func event(_ payload: DeviceEvent.Payload) -> DeviceEvent {
+            DeviceEvent(id: "positions:0:1:0", deviceId: "van-1", time: TimestampTests.tenOClock, payload: payload)
+        }
+        let dwell = try encodeAndParse(
+            event(
+                .geofenceDwelled(
+                    GeofenceDwell(
+                        pin: depot,
+                        position: Self.fix,
+                        insideSince: TimestampTests.tenOClock - 305_500,
+                        dwellSeconds: 305.5
+                    )
+                )
+            )
+        )
+        #expect(dwell["type"] as? String == "geofence.dwelled")
+        let dwellData = try #require(dwell["data"] as? [String: Any])
+        #expect(dwellData["insideSince"] as? String == "2026-11-21T09:54:54.500Z")
+        #expect(dwellData["dwellSeconds"] as? Double == 305.5)
+        let pin = try #require(dwellData["pin"] as? [String: Any])
+        #expect(pin["kind"] as? String == "polygon")
+        #expect(pin["bbox"] as? [Double] == [4.3, 50.8, 4.4, 50.9])
+        #expect(pin["vertices"] as? Int == 3)
+        #expect(pin["dwellSeconds"] as? Int == 300)
+        #expect(pin["lat"] == nil && pin["radius"] == nil)
+
+        let later = Fix(
+            coordinate: Coordinate(latitude: 50.9, longitude: 4.5)!,
+            timestamp: TimestampTests.tenOClock,
+            accuracy: nil
+        )
+        let crossed = try encodeAndParse(
+            event(.geofenceCrossed(GeofencePassage(pin: depot, from: Self.fix, to: later)))
+        )
+        let crossedData = try #require(crossed["data"] as? [String: Any])
+        #expect((crossedData["from"] as? [String: Any])?["accuracy"] as? Double == 12)
+        #expect((crossedData["to"] as? [String: Any])?["lon"] as? Double == 4.5)
+
+        let gate = try #require(
+            Pin(id: "gate", center: Coordinate(latitude: 50.85, longitude: 4.35)!, radius: 200, approachSeconds: 120)
+        )
+        let approaching = try encodeAndParse(
+            event(
+                .geofenceApproaching(
+                    GeofenceApproach(
+                        pin: gate,
+                        position: Self.fix,
+                        etaSeconds: 61.234,
+                        distanceMeters: 1_350.126,
+                        speedMetersPerSecond: 22.049,
+                        basis: .derivedSpeed
+                    )
+                )
+            )
+        )
+        let approachData = try #require(approaching["data"] as? [String: Any])
+        #expect(approachData["etaSeconds"] as? Double == 61.2)
+        #expect(approachData["distanceMeters"] as? Double == 1_350.13)
+        #expect(approachData["speedMetersPerSecond"] as? Double == 22.05)
+        #expect(approachData["basis"] as? String == "derived-speed")
+        #expect((approachData["pin"] as? [String: Any])?["kind"] as? String == "circle")
+        #expect((approachData["pin"] as? [String: Any])?["approachSeconds"] as? Int == 120)
+    }
+
     @Test("country.changed has from null for the first fix; language.suggested has its basis")
     func countryAndLanguage() throws {
         let change = DeviceEvent(
