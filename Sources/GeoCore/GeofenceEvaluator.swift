@@ -43,15 +43,16 @@ struct GeofenceEvaluator {
         // measuring the shape; it is measured (`placement`) only when a decision, an event or an approach
         // needs the exact distance.
         let bound = shape.distanceLowerBound(from: fix.coordinate, plane: context.plane)
+        let decided =
+            bound > margin ? .outside : shape.decision(at: fix.coordinate, margin: margin, plane: context.plane)
         var measured: PinPlacement?
+        /// Measured when an event or an approach needs it, which is only ever at a fix that decided.
         func placement() -> PinPlacement {
             if let measured { return measured }
-            let placement = shape.placement(of: fix.coordinate, plane: context.plane)
+            let placement = shape.placement(of: fix.coordinate, plane: context.plane, knownInside: decided == .inside)
             measured = placement
             return placement
         }
-        let decided =
-            bound > margin ? .outside : shape.decision(at: fix.coordinate, margin: margin, plane: context.plane)
         let before = tracked.membership
         if let decided, decided != before {
             tracked.membership = decided

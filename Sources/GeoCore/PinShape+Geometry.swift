@@ -42,7 +42,10 @@ extension PinShape {
     }
 
     /// Whether the point is inside and how far it is from the edge.
-    func placement(of coordinate: Coordinate, plane: LocalPlane) -> PinPlacement {
+    ///
+    /// - Parameter knownInside: whether the point is inside, when the caller has decided it already (a polygon's
+    ///   inside test is then not made again).
+    func placement(of coordinate: Coordinate, plane: LocalPlane, knownInside: Bool? = nil) -> PinPlacement {
         switch self {
         case .circle(let center, let radius):
             let distance = coordinate.distance(to: center)
@@ -55,7 +58,7 @@ extension PinShape {
         case .polygon(let polygon):
             let nearest = polygon.nearestEdge(to: plane)
             return PinPlacement(
-                inside: polygon.contains(longitude: coordinate.longitude, latitude: coordinate.latitude),
+                inside: knownInside ?? polygon.contains(longitude: coordinate.longitude, latitude: coordinate.latitude),
                 edgeDistance: nearest.distance,
                 nearestX: nearest.x,
                 nearestY: nearest.y
@@ -67,22 +70,27 @@ extension PinShape {
     /// test (the path against the pin's box), so that ``pathPassesInside(from:to:margin:)`` runs only for the
     /// paths that need it.
     func pathMayPassInside(from start: Coordinate, to end: Coordinate, margin: Double) -> Bool {
-        let box: PolygonShape.Bounds
         switch self {
         case .circle(let center, let radius):
             let reach = max(0, radius - margin) / LocalPlane.metresPerDegree
+            // Latitudes first: no trigonometry for the paths that pass north or south of the circle.
+            if min(start.latitude, end.latitude) > center.latitude + reach
+                || max(start.latitude, end.latitude) < center.latitude - reach
+            {
+                return false
+            }
             let widest = min(89.9, abs(center.latitude) + reach)
             let east = reach / _cos(widest * Double.pi / 180)
-            box = PolygonShape.Bounds(
+            let box = PolygonShape.Bounds(
                 west: center.longitude - east,
                 south: center.latitude - reach,
                 east: center.longitude + east,
                 north: center.latitude + reach
             )
+            return box.mayMeetSegment(from: start, to: end)
         case .polygon(let polygon):
-            box = polygon.bounds
+            return polygon.bounds.mayMeetSegment(from: start, to: end)
         }
-        return box.mayMeetSegment(from: start, to: end)
     }
 
     /// Whether the straight path from `start` to `end` passes through the pin by more than `margin` metres:
@@ -113,17 +121,24 @@ extension PolygonShape.Bounds {
         if abs(dx) > 180 { return true }
         var low = 0.0
         var high = 1.0
-        for (delta, distanceToSide) in [
-            (-dx, start.longitude - west), (dx, east - start.longitude),
-            (-dy, start.latitude - south), (dy, north - start.latitude),
-        ] {
-            if delta == 0 {
-                if distanceToSide < 0 { return false }
-            } else {
-                let t = distanceToSide / delta
-                if delta < 0 { low = max(low, t) } else { high = min(high, t) }
-                if low > high { return false }
+        // Keeps the part of the segment on the inner side of each of the box's four sides in turn: `delta` is
+        // the segment's run towards that side, `room` how far its start is inside it.
+        for side in 0..<4 {
+            let delta: Double
+            let room: Double
+            switch side {
+            case 0: (delta, room) = (-dx, start.longitude - west)
+            case 1: (delta, room) = (dx, east - start.longitude)
+            case 2: (delta, room) = (-dy, start.latitude - south)
+            default: (delta, room) = (dy, north - start.latitude)
             }
+            if delta == 0 {
+                if room < 0 { return false }
+                continue
+            }
+            let t = room / delta
+            if delta < 0 { low = max(low, t) } else { high = min(high, t) }
+            if low > high { return false }
         }
         return true
     }

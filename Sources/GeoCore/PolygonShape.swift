@@ -254,7 +254,9 @@ extension PolygonShape {
     /// The distance in metres from the point to the nearest edge (outer or hole), in the plane tangent at
     /// the point, and that nearest point of the edge in the same plane.
     public func nearestEdge(to plane: LocalPlane) -> (distance: Double, x: Double, y: Double) {
-        vertices.withUnsafeBufferPointer { vertices in
+        // Within reach of the antimeridian the plane wraps longitudes: no pruning by them there.
+        let wrapsNear = bounds.west - plane.longitude < -180 || bounds.east - plane.longitude > 180
+        return vertices.withUnsafeBufferPointer { vertices in
             var best = Double.infinity
             var bestX = 0.0
             var bestY = 0.0
@@ -265,13 +267,19 @@ extension PolygonShape {
                     defer { previous = index }
                     let y0 = vertices[2 * previous + 1]
                     let y1 = vertices[2 * index + 1]
-                    // An edge whose latitudes alone keep it further than the nearest so far is passed over.
+                    // An edge whose latitudes and longitudes keep it further than the nearest so far is passed
+                    // over (its box's distance, a lower bound of its own).
+                    let x0 = vertices[2 * previous]
+                    let x1 = vertices[2 * index]
                     let latitudeGap = max(0, min(y0, y1) - plane.latitude, plane.latitude - max(y0, y1))
-                    let gap = latitudeGap * LocalPlane.metresPerDegree
-                    if gap * gap >= best { continue }
-                    let ax = plane.x(longitude: vertices[2 * previous])
+                    let northGap = latitudeGap * LocalPlane.metresPerDegree
+                    let longitudeGap =
+                        wrapsNear ? 0 : max(0, min(x0, x1) - plane.longitude, plane.longitude - max(x0, x1))
+                    let eastGap = longitudeGap * plane.metresPerDegreeEast
+                    if northGap * northGap + eastGap * eastGap >= best { continue }
+                    let ax = plane.x(longitude: x0)
                     let ay = plane.y(latitude: y0)
-                    let bx = plane.x(longitude: vertices[2 * index])
+                    let bx = plane.x(longitude: x1)
                     let by = plane.y(latitude: y1)
                     // The nearest point of segment a-b to the origin (the point itself).
                     let dx = bx - ax
