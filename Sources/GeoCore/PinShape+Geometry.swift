@@ -208,7 +208,7 @@ extension PolygonShape {
     /// Calls `body` with each edge's ends in `plane`.
     @inline(__always)
     private func forEachEdge(in plane: LocalPlane, _ body: (Double, Double, Double, Double) -> Void) {
-        vertices.withUnsafeBufferPointer { vertices in
+        storage.vertices.withUnsafeBufferPointer { vertices in
             for ring in 0..<ringEnds.count {
                 let range = ringRange(ring)
                 let last = range.upperBound - 1

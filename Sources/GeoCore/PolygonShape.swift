@@ -8,23 +8,45 @@
 public struct PolygonShape: Hashable, Sendable {
     /// Longitude and latitude of every vertex, interleaved, ring after ring, each ring without the closing
     /// vertex GeoJSON repeats.
-    public let vertices: [Double]
+    public var vertices: [Double] { storage.vertices }
     /// Where each ring ends, in vertices (exclusive).
-    public let ringEnds: [Int32]
+    public var ringEnds: [Int32] { storage.ringEnds }
     /// Where each polygon ends, in rings (exclusive). A polygon's first ring is its outer boundary, the
     /// others its holes.
-    public let polygonEnds: [Int32]
+    public var polygonEnds: [Int32] { storage.polygonEnds }
     /// Whether the command gave a MultiPolygon (written back as one, even with a single polygon).
-    public let isMulti: Bool
-    /// The smallest longitude/latitude box holding every vertex.
+    public var isMulti: Bool { storage.isMulti }
+    /// The smallest longitude/latitude box holding every vertex. Kept in the pin itself: it decides most
+    /// fixes, far from the pin, without following the reference to the vertices.
     public let bounds: Bounds
     /// A box wholly inside the shape, when one was found: a fix inside it, further than its accuracy from its
     /// sides, is inside without looking at any edge (most fixes of a device parked in a depot).
-    private(set) var innerBox: Bounds?
+    var innerBox: Bounds? { storage.innerBox }
+
+    /// The rest behind one reference: a device's pins are read on every fix, and a pin that takes a few
+    /// dozen bytes whatever its shape keeps that read to a cache line or two.
+    private(set) var storage: Storage
+
+    final class Storage: Sendable {
+        let vertices: [Double]
+        let ringEnds: [Int32]
+        let polygonEnds: [Int32]
+        let isMulti: Bool
+        let innerBox: Bounds?
+
+        init(vertices: [Double], ringEnds: [Int32], polygonEnds: [Int32], isMulti: Bool, innerBox: Bounds?) {
+            self.vertices = vertices
+            self.ringEnds = ringEnds
+            self.polygonEnds = polygonEnds
+            self.isMulti = isMulti
+            self.innerBox = innerBox
+        }
+    }
 
     public static func == (lhs: PolygonShape, rhs: PolygonShape) -> Bool {
-        lhs.isMulti == rhs.isMulti && lhs.ringEnds == rhs.ringEnds && lhs.polygonEnds == rhs.polygonEnds
-            && lhs.vertices == rhs.vertices
+        lhs.storage === rhs.storage
+            || (lhs.isMulti == rhs.isMulti && lhs.ringEnds == rhs.ringEnds && lhs.polygonEnds == rhs.polygonEnds
+                && lhs.vertices == rhs.vertices)
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -126,13 +148,23 @@ public struct PolygonShape: Hashable, Sendable {
             south = min(south, latitude)
             north = max(north, latitude)
         }
-        self.vertices = vertices
-        self.ringEnds = ringEnds
-        self.polygonEnds = polygonEnds
-        self.isMulti = isMulti
         self.bounds = Bounds(west: west, south: south, east: east, north: north)
-        self.innerBox = nil
-        self.innerBox = findInnerBox()
+        self.storage = Storage(
+            vertices: vertices,
+            ringEnds: ringEnds,
+            polygonEnds: polygonEnds,
+            isMulti: isMulti,
+            innerBox: nil
+        )
+        if let innerBox = findInnerBox() {
+            self.storage = Storage(
+                vertices: vertices,
+                ringEnds: ringEnds,
+                polygonEnds: polygonEnds,
+                isMulti: isMulti,
+                innerBox: innerBox
+            )
+        }
         // Every ring's edges must stay within half the globe in longitude (checked after the fields are set).
         for ring in 0..<ringEnds.count {
             let range = ringRange(ring)
@@ -184,7 +216,7 @@ extension PolygonShape {
     /// within the fix's accuracy of an edge.
     public func contains(longitude: Double, latitude: Double) -> Bool {
         guard latitude >= bounds.south && latitude <= bounds.north else { return false }
-        return vertices.withUnsafeBufferPointer { vertices in
+        return storage.vertices.withUnsafeBufferPointer { vertices in
             for polygon in 0..<polygonEnds.count {
                 // Crossing-number test over the polygon's rings: a ray going east from the point crosses its
                 // boundary (outer ring and holes) an odd number of times when the point is inside.
@@ -220,7 +252,7 @@ extension PolygonShape {
         let low = plane.latitude - latitudeReach
         let high = plane.latitude + latitudeReach
         guard high >= bounds.south && low <= bounds.north else { return false }
-        return vertices.withUnsafeBufferPointer { vertices in
+        return storage.vertices.withUnsafeBufferPointer { vertices in
             for ring in 0..<ringEnds.count {
                 let range = ringRange(ring)
                 var previous = range.upperBound - 1
@@ -256,7 +288,7 @@ extension PolygonShape {
     public func nearestEdge(to plane: LocalPlane) -> (distance: Double, x: Double, y: Double) {
         // Within reach of the antimeridian the plane wraps longitudes: no pruning by them there.
         let wrapsNear = bounds.west - plane.longitude < -180 || bounds.east - plane.longitude > 180
-        return vertices.withUnsafeBufferPointer { vertices in
+        return storage.vertices.withUnsafeBufferPointer { vertices in
             var best = Double.infinity
             var bestX = 0.0
             var bestY = 0.0
