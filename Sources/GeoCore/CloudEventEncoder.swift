@@ -223,12 +223,7 @@ struct JSONWriter {
         switch pin.shape {
         case .circle(let center, let radius):
             member("kind", "circle")
-            key("lat")
-            number(center.latitude)
-            key("lon")
-            number(center.longitude)
-            key("radius")
-            number(radius)
+            circle(center, radius)
         case .polygon(let polygon):
             member("kind", "polygon")
             key("bbox")
@@ -258,18 +253,23 @@ struct JSONWriter {
         member("id", pin.id)
         switch pin.shape {
         case .circle(let center, let radius):
-            key("lat")
-            number(center.latitude)
-            key("lon")
-            number(center.longitude)
-            key("radius")
-            number(radius)
+            circle(center, radius)
         case .polygon(let polygon):
             key("shape")
             geoJSON(polygon)
         }
         pinDetails(pin)
         endObject()
+    }
+
+    /// A circle's `lat`, `lon` and `radius` members.
+    private mutating func circle(_ center: Coordinate, _ radius: Double) {
+        key("lat")
+        number(center.latitude)
+        key("lon")
+        number(center.longitude)
+        key("radius")
+        number(radius)
     }
 
     private mutating func pinDetails(_ pin: Pin) {
