@@ -91,6 +91,14 @@ public final class Producer: Sendable {
         }
     }
 
+    /// The number of partitions of `topic`, from the cluster's metadata.
+    ///
+    /// - Throws: ``KafkaError`` `unknownTopicOrPartition` when there is no such topic.
+    @available(*, noasync, message: "blocks the calling thread; use the async partitionCount")
+    public func partitionCount(topic: String, timeout: Duration = .seconds(10)) throws(KafkaError) -> Int {
+        try handle.partitionCount(topic: topic, timeout: timeout)
+    }
+
     /// The number of partitions of `topic`.
     ///
     /// - Throws: ``KafkaError`` `unknownTopicOrPartition` when there is no such topic.

@@ -3,7 +3,7 @@ import Kafka
 import Logging
 
 /// The worker's two Kafka clients, built with the settings the worker tunes (each one the operator's
-/// `--kafka` properties override), and the start-up check of its topics.
+/// `--kafka` properties override).
 struct KafkaClients {
     /// Replaced after a refused delivery (``replaceProducer()``): the old one's queue is purged with it.
     private(set) var producer: Producer
@@ -22,14 +22,23 @@ struct KafkaClients {
         "queued.min.messages": "1000000",
     ]
 
-    /// Creates the producer, then the consumer, subscribed to both input topics in the worker's group.
+    /// Creates the producer, checks the topics (``TopicCheck``), then creates the consumer, subscribed to both
+    /// input topics in the worker's group.
     ///
     /// - Throws: ``WorkerError`` `kafka`, with the ``KafkaError`` underneath, when librdkafka refuses a
-    ///   property or cannot start a client.
+    ///   property or cannot start a client; `topics` when the topics are not as the worker needs them.
     init(configuration: WorkerConfiguration, rebalanceHandler: RebalanceHandler, logger: Logger) throws(WorkerError) {
         self.configuration = configuration
         self.logger = logger
         producer = try Self.makeProducer(configuration, logger: logger)
+        // Checked before the consumer exists: a member that joins the group only to fail would take
+        // partitions, run the assignment hook against topics that are not there, and leave again.
+        do {
+            try TopicCheck(configuration: configuration, client: producer, logger: logger).run()
+        } catch {
+            producer.close()
+            throw error
+        }
         do {
             consumer = try Consumer(
                 configuration: ConsumerConfiguration(
@@ -101,84 +110,5 @@ struct KafkaClients {
     func close() {
         consumer.close()
         producer.close()
-    }
-
-    /// Refuses to run unless every topic exists and both input topics have the same partition count.
-    ///
-    /// - Throws: ``WorkerError`` `topics` naming the missing topic, or both counts.
-    func checkTopics(_ topics: WorkerConfiguration.Topics) throws(WorkerError) {
-        var counts: [String: Int] = [:]
-        for topic in [topics.positions, topics.commands, topics.events, topics.deadLetters] {
-            do {
-                counts[topic] = try consumer.partitionCount(topic: topic)
-            } catch {
-                throw WorkerError(.topics, "topic \(topic)", underlying: error)
-            }
-        }
-        guard counts[topics.positions] == counts[topics.commands] else {
-            throw WorkerError(
-                .topics,
-                "\(topics.positions) has \(counts[topics.positions]!) partitions and \(topics.commands) has "
-                    + "\(counts[topics.commands]!): the input topics must be co-partitioned (same partition count, "
-                    + "both keyed by deviceId)"
-            )
-        }
-        if configuration.changelog.enabled {
-            try checkChangelog(configuration.changelogTopic, partitions: counts[topics.positions]!)
-        }
-    }
-
-    /// Makes sure the changelog topic exists with the positions topic's partition count, creating it when it
-    /// is missing (Admin API, compacted).
-    ///
-    /// - Throws: ``WorkerError`` `topics` when its partition count differs, or when it is missing and the
-    ///   cluster did not create it: the message says how to create it by hand.
-    private func checkChangelog(_ topic: String, partitions: Int) throws(WorkerError) {
-        let existing: Int
-        do {
-            existing = try consumer.partitionCount(topic: topic)
-        } catch  where error.code == .unknownTopicOrPartition {
-            existing = try createChangelog(topic, partitions: partitions)
-        } catch {
-            throw WorkerError(.topics, "topic \(topic)", underlying: error)
-        }
-        guard existing == partitions else {
-            throw WorkerError(
-                .topics,
-                "the changelog topic \(topic) has \(existing) partitions and \(configuration.topics.positions) has "
-                    + "\(partitions): the changelog must be co-partitioned with the input (a device's record goes to "
-                    + "the partition of its input partition's number)"
-            )
-        }
-    }
-
-    private func createChangelog(_ topic: String, partitions: Int) throws(WorkerError) -> Int {
-        let replication = configuration.changelog.replicationFactor
-        do {
-            try producer.createTopic(
-                topic,
-                partitions: partitions,
-                replicationFactor: replication,
-                configuration: DeviceChangelog.topicConfiguration
-            )
-            logger.notice(
-                "created the changelog topic",
-                metadata: ["topic": "\(topic)", "partitions": "\(partitions)", "replicationFactor": "\(replication)"]
-            )
-        } catch {
-            let factor = replication > 0 ? "\(replication)" : "<replicas>"
-            throw WorkerError(
-                .topics,
-                "the changelog topic \(topic) is missing and the cluster did not create it (\(error)); create it "
-                    + "with: kafka-topics.sh --bootstrap-server \(configuration.brokers) --create --topic \(topic) "
-                    + "--partitions \(partitions) --replication-factor \(factor) --config cleanup.policy=compact"
-            )
-        }
-        // A new topic's metadata reaches every broker a moment later.
-        for _ in 0..<50 {
-            if let count = try? consumer.partitionCount(topic: topic) { return count }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        throw WorkerError(.topics, "the changelog topic \(topic) was created but does not show in the metadata")
     }
 }

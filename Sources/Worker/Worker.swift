@@ -179,7 +179,6 @@ public final class Worker: @unchecked Sendable {
             hookConsumer = nil
             changelogSink = nil
         }
-        try clients.checkTopics(configuration.topics)
         let consumer = clients.consumer
         let holdings = shards.holdings
         metrics.recordHoldings(holdings)

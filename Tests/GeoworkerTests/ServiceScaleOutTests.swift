@@ -257,12 +257,15 @@ struct ServiceScaleOutTests {
             ),
             "\(missing.errors.suffix(2000))"
         )
+        // Refused before joining the group: a member that cannot run takes no partitions from those that can.
+        #expect(!missing.errors.contains("Partitions assigned"), "\(missing.errors.suffix(2000))")
 
         let skewed = "changelog-3-\(UUID().uuidString.prefix(6))"
         try bed.cluster.createTopic(skewed, partitions: 3)
         let child = try bed.start(["--changelog-topic", skewed])
         #expect(await child.waitForExit(timeout: .seconds(60)) == .exited(1))
         #expect(child.errors.contains("the changelog topic \(skewed) has 3 partitions"), "\(child.errors.suffix(2000))")
+        #expect(!child.errors.contains("Partitions assigned"), "\(child.errors.suffix(2000))")
     }
 
     /// The records restored, summed over a process's "restored partition" log lines.
