@@ -215,6 +215,13 @@ struct JSONWriter {
         needsComma = true
     }
 
+    /// Already valid JSON bytes, copied as they are.
+    mutating func raw(_ json: [UInt8]) {
+        separate()
+        output.append(contentsOf: json)
+        needsComma = true
+    }
+
     /// A pin as events carry it: a circle whole; a polygon by its bounding box (`bbox`, west, south, east,
     /// north, as GeoJSON writes it) and vertex count, so that events stay small whatever the shape.
     mutating func eventPin(_ pin: Pin) {

@@ -13,6 +13,9 @@ public struct DeviceRegistry: Sendable {
     private struct Slot {
         var state: DeviceState
         var changed = false
+        /// Whether a position of the device was applied since the registry got it: a device it was built
+        /// with (restored from the store or the changelog) is only as current as its last fix elsewhere.
+        var confirmedByFix = false
     }
 
     public init(tracker: DeviceTracker, states: [DeviceState] = []) {
@@ -45,6 +48,18 @@ public struct DeviceRegistry: Sendable {
         }
     }
 
+    /// The operator's status card of one device, if the registry holds it.
+    public func statusCard(of deviceId: String) -> DeviceStatusCard? {
+        index.slot(of: deviceId, hash: index.hashing.hash(deviceId)) { slots[$0].state.deviceId }.map {
+            DeviceStatusCard(state: slots[$0].state, confirmedByFix: slots[$0].confirmedByFix, tracker: tracker)
+        }
+    }
+
+    /// Calls `body` with every device's state and whether a fix confirmed it since the registry got it.
+    public func forEachState(_ body: (DeviceState, Bool) -> Void) {
+        for slot in slots { body(slot.state, slot.confirmedByFix) }
+    }
+
     /// Applies a position to its device, appending the events it causes to `events`.
     public mutating func apply(
         _ position: Position,
@@ -55,6 +70,10 @@ public struct DeviceRegistry: Sendable {
         if slots[slot].state.reflects(origin, kind: .positions) { return .alreadyApplied }
         let outcome = tracker.apply(position, origin: origin, to: &slots[slot].state, events: &events)
         record(outcome, slot: slot, origin: origin, kind: .positions)
+        switch outcome.kind {
+        case .applied, .appliedWithoutGeofences: slots[slot].confirmedByFix = true
+        case .stale, .duplicate, .rejected, .alreadyApplied: break
+        }
         return outcome
     }
 

@@ -75,6 +75,14 @@ extension ConfigReader {
         return value
     }
 
+    /// The non-empty secret string at `key` (redacted in swift-configuration's access reports), or nil when
+    /// no source sets it.
+    package func secretText(_ key: ConfigKey) throws(WorkerError) -> String? {
+        guard let value = string(forKey: key, isSecret: true) else { return nil }
+        guard !value.isEmpty else { throw WorkerError(.configuration, "\(key) must not be empty") }
+        return value
+    }
+
     /// Reads one component's settings from the keys under `scope` (`http`, `topics`, ...) with a scoped
     /// reader, so that the component knows only its own keys; an error still names the whole key.
     package func settings<Value>(

@@ -37,8 +37,9 @@ final class DeviceShard: @unchecked Sendable {
         pending.append((record, kind, origin, decoded))
     }
 
-    /// Applies the queued messages in order and sends the resulting events and dead letters.
-    func applyPending(producer: Producer) {
+    /// Applies the queued messages in order, sends the resulting events and dead letters, and offers the
+    /// events to the live feed.
+    func applyPending(producer: Producer, feed: EventFeed) {
         for (record, kind, origin, decoded) in pending {
             record.withValue { value in
                 record.withKey { key in
@@ -48,7 +49,9 @@ final class DeviceShard: @unchecked Sendable {
         }
         pending.removeAll(keepingCapacity: true)
         let output = processor.takeOutput()
-        if !output.isEmpty { deliveries.append(producer.send(output)) }
+        guard !output.isEmpty else { return }
+        feed.offer(output, eventsTopic: processor.topics.events)
+        deliveries.append(producer.send(output))
     }
 
     /// Adds what was sent and changed since the last call, and forgets it.

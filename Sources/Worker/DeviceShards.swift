@@ -9,7 +9,7 @@ import Kafka
 /// every shard with messages apply them at once (``applyPending(producer:)``) and waits for all of them,
 /// so that checkpoints, revocations and the caught-up check see no shard in the middle of a batch.
 struct DeviceShards {
-    private let shards: [DeviceShard]
+    let shards: [DeviceShard]
     let routing: DeviceRouting
 
     /// - Parameters:
@@ -39,11 +39,11 @@ struct DeviceShards {
 
     /// Lets every shard with messages apply them and send the results, on up to ``count`` threads at once
     /// (this one included); returns when all are done.
-    func applyPending(producer: Producer) {
+    func applyPending(producer: Producer, feed: EventFeed) {
         let busy = shards.filter(\.hasPending)
         // concurrentPerform runs a single iteration on the calling thread, with no hand-off.
         DispatchQueue.concurrentPerform(iterations: busy.count) { index in
-            busy[index].applyPending(producer: producer)
+            busy[index].applyPending(producer: producer, feed: feed)
         }
     }
 

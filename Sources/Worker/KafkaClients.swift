@@ -8,6 +8,8 @@ struct KafkaClients {
     /// Replaced after a refused delivery (``replaceProducer()``): the old one's queue is purged with it.
     private(set) var producer: Producer
     let consumer: Consumer
+    /// The input topics' partition count (both have it: ``TopicCheck``).
+    let inputPartitionCount: Int
     private let configuration: WorkerConfiguration
     private let logger: Logger
 
@@ -34,7 +36,7 @@ struct KafkaClients {
         // Checked before the consumer exists: a member that joins the group only to fail would take
         // partitions, run the assignment hook against topics that are not there, and leave again.
         do {
-            try TopicCheck(configuration: configuration, client: producer, logger: logger).run()
+            inputPartitionCount = try TopicCheck(configuration: configuration, client: producer, logger: logger).run()
         } catch {
             producer.close()
             throw error

@@ -1,15 +1,19 @@
 public import Configuration
 
 extension OperationsServer.Configuration {
-    /// Reads `host` and `port` (under `http.` for the executable); each falls back to the default documented
-    /// on the property.
+    /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer` and `mapLimit` (under `http.` for
+    /// the executable); each falls back to the default documented on the property.
     ///
     /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable.
     public init(config: ConfigReader) throws(WorkerError) {
         let defaults = Self()
         self.init(
             host: try config.text("host", default: defaults.host),
-            port: try config.integer("port", default: defaults.port, in: 0...65_535)
+            port: try config.integer("port", default: defaults.port, in: 0...65_535),
+            devices: try config.flag("devices", default: defaults.devices),
+            token: try config.secretText("token"),
+            streamBuffer: try config.integer("streamBuffer", default: defaults.streamBuffer, in: 1...1_000_000),
+            mapLimit: try config.integer("mapLimit", default: defaults.mapLimit, in: 1...100_000)
         )
     }
 }

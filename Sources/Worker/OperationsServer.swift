@@ -9,6 +9,8 @@ public import Prometheus
 ///   is neither: deliveries wait);
 /// - `GET /ready`: readiness, 200 only while the worker is consuming.
 /// Both probes answer with the worker's phase as the body, and the reason on a second line when there is one.
+/// None of them shows device data; the device endpoints and the page (``DeviceEndpoints``) are off unless
+/// enabled.
 public enum OperationsServer {
     /// Settings of the HTTP endpoints.
     public struct Configuration: Sendable {
@@ -16,24 +18,56 @@ public enum OperationsServer {
         public var host: String
         /// The port to listen on; 0 takes any free port (logged, and passed to `onListening`). Default: 8080.
         public var port: Int
+        /// Whether the device endpoints and the page are served (`/`, `/devices/{id}`, `/map/devices`,
+        /// `/events/stream`). They show device positions, which are personal data. Default: false.
+        public var devices: Bool
+        /// The bearer token the device endpoints and the page require, when set: `Authorization: Bearer
+        /// TOKEN`, or the page's `geoworker_token` cookie. A secret: never logged. Default: none.
+        public var token: String?
+        /// Events each live stream client may have waiting before its oldest are dropped (and counted).
+        /// Default: 1000.
+        public var streamBuffer: Int
+        /// The most devices one map answer holds; more in view are sampled evenly. Default: 2000.
+        public var mapLimit: Int
 
-        public init(host: String = "0.0.0.0", port: Int = 8080) {
+        public init(
+            host: String = "0.0.0.0",
+            port: Int = 8080,
+            devices: Bool = false,
+            token: String? = nil,
+            streamBuffer: Int = 1000,
+            mapLimit: Int = 2000
+        ) {
             self.host = host
             self.port = port
+            self.devices = devices
+            self.token = token
+            self.streamBuffer = streamBuffer
+            self.mapLimit = mapLimit
         }
     }
 
     /// The HTTP server as a service for a `ServiceGroup`: it runs until the group shuts down.
     ///
     /// - Parameter onListening: called with the port once the server accepts connections.
+    /// - Parameter devices: what the device endpoints read, served when `configuration.devices` is on.
     public static func application(
         configuration: Configuration,
         health: WorkerHealth,
         registry: PrometheusCollectorRegistry,
+        devices: DeviceEndpoints.Sources? = nil,
         logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
+        DeviceEndpoints(
+            access: DeviceEndpoints.Access(
+                enabled: configuration.devices && devices != nil,
+                token: configuration.token
+            ),
+            sources: devices,
+            mapLimit: configuration.mapLimit
+        ).register(on: router)
         router.get("metrics") { _, _ -> Response in
             var text: [UInt8] = []
             registry.emit(into: &text)

@@ -14,8 +14,9 @@ struct TopicCheck {
 
     /// Refuses to run unless every topic exists and both input topics have the same partition count.
     ///
+    /// - Returns: the input topics' partition count.
     /// - Throws: ``WorkerError`` `topics` naming the missing topic, or both counts.
-    func run() throws(WorkerError) {
+    func run() throws(WorkerError) -> Int {
         let topics = configuration.topics
         var counts: [String: Int] = [:]
         for topic in [topics.positions, topics.commands, topics.events, topics.deadLetters] {
@@ -36,6 +37,7 @@ struct TopicCheck {
         if configuration.changelog.enabled {
             try checkChangelog(configuration.changelogTopic, partitions: counts[topics.positions]!)
         }
+        return counts[topics.positions]!
     }
 
     /// Makes sure the changelog topic exists with the positions topic's partition count, creating it when it

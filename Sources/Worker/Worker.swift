@@ -35,6 +35,12 @@ public final class Worker: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     /// Where the worker is in its life, for health and readiness probes.
     public let health = WorkerHealth()
+    /// The events as they are sent, for live watchers (the operations page).
+    public let feed: EventFeed
+    /// The operations endpoints' questions about the devices held, answered by the loop.
+    public let queries = DeviceQueries()
+    /// The input topics' partition count, once the topics are checked (says where a device not held is).
+    private var inputPartitionCount: Int?
     private var lifecycle: WorkerLifecycle
     private var metrics: WorkerMetrics
     /// Replaced by the stored state when the worker rewinds after a refused delivery.
@@ -60,15 +66,19 @@ public final class Worker: @unchecked Sendable {
 
     /// Opens the state directory and loads the country index and every stored device.
     ///
-    /// - Parameter metricsFactory: where the metrics go. Default: the process's bootstrapped factory.
+    /// - Parameters:
+    ///   - metricsFactory: where the metrics go. Default: the process's bootstrapped factory.
+    ///   - feed: where sent events are offered to live watchers. Default: a feed of its own.
     /// - Throws: ``WorkerError`` when the state directory or the country data cannot be read.
     public init(
         configuration: WorkerConfiguration,
         logger: Logger = Logger(label: "geoworker"),
-        metricsFactory: any MetricsFactory = MetricsSystem.factory
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        feed: EventFeed? = nil
     ) throws(WorkerError) {
         self.configuration = configuration
         self.logger = logger
+        self.feed = feed ?? EventFeed(metricsFactory: metricsFactory)
         self.metrics = WorkerMetrics(factory: metricsFactory)
         self.lifecycle = WorkerLifecycle(
             backoff: .init(
@@ -173,6 +183,7 @@ public final class Worker: @unchecked Sendable {
             logger: logger
         )
         hookConsumer = clients.consumer
+        inputPartitionCount = clients.inputPartitionCount
         updateChangelogSink(clients.producer)
         defer {
             clients.close()
@@ -218,6 +229,11 @@ public final class Worker: @unchecked Sendable {
             } catch {
                 throw WorkerError(.kafka, "consumer failed", underlying: error)
             }
+            if queries.hasPending {
+                queries.answerPending {
+                    shards.answer($0, held: handover.held, inputPartitionCount: inputPartitionCount)
+                }
+            }
             // A rebalance hook inside the poll, or the checkpoint thread, may have met a failure.
             if let failure = lifecycle.failure { throw failure }
             if let failure = checkpoints.failed {
@@ -232,7 +248,7 @@ public final class Worker: @unchecked Sendable {
             merge.release(atEnd: consumer.partitionsAtEnd, now: clock.now) { record, kind, origin in
                 shards.enqueue(record, kind: kind, origin: origin)
             }
-            shards.applyPending(producer: clients.producer)
+            shards.applyPending(producer: clients.producer, feed: feed)
             if !batch.isEmpty { metrics.recordBatch(clock.now - batchStart) }
             metrics.publish(counters)
 

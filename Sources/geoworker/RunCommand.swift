@@ -70,8 +70,17 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Directory of the SQLite state (env GEOWORKER_STATE_DIR; default ./geoworker-state).")
     var stateDir: String?
 
-    @Option(help: "Port of /metrics, /health and /ready; 0 takes a free port (env GEOWORKER_HTTP_PORT; default 8080).")
+    @Option(
+        help:
+            "Port of /metrics, /health, /ready and (with --http-devices) the device endpoints and map; 0 takes a free port (env GEOWORKER_HTTP_PORT; default 8080)."
+    )
     var httpPort: Int?
+
+    @Flag(
+        help:
+            "Serve the device endpoints and the live map on the HTTP port (env GEOWORKER_HTTP_DEVICES; default off: device positions are personal data). Set GEOWORKER_HTTP_TOKEN to require a bearer token."
+    )
+    var httpDevices = false
 
     @Option(
         name: .customLong("kafka"),
@@ -127,11 +136,16 @@ struct RunCommand: AsyncParsableCommand {
     private func runService(_ configuration: RunConfiguration, logger: Logger) async throws {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(OperationsServer.metricsFactory(registry: registry))
-        let worker = try Worker(configuration: configuration.worker, logger: logger)
+        let worker = try Worker(
+            configuration: configuration.worker,
+            logger: logger,
+            feed: EventFeed(capacity: configuration.http.streamBuffer)
+        )
         let http = OperationsServer.application(
             configuration: configuration.http,
             health: worker.health,
             registry: registry,
+            devices: DeviceEndpoints.Sources(queries: worker.queries, feed: worker.feed),
             logger: logger
         )
         // Graceful shutdown goes in reverse order: the worker stops first, the endpoints last.
@@ -170,6 +184,7 @@ struct RunCommand: AsyncParsableCommand {
                 "groupId": groupId.map(ConfigContent.string),
                 "stateDir": stateDir.map(ConfigContent.string),
                 "http.port": httpPort.map(ConfigContent.int),
+                "http.devices": httpDevices ? .bool(true) : nil,
                 "kafka": kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties),
                 "untilCaughtUp": untilCaughtUp ? .bool(true) : nil,
                 "mergeWaitMs": mergeWaitMs.map(ConfigContent.int),

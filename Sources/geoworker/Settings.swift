@@ -17,7 +17,7 @@ enum Settings {
     /// - Throws: `CommandFailure` when the config file cannot be read.
     static func reader(
         flags: [String: ConfigContent?],
-        secretKeys: Set<String> = ["kafka"],
+        secretKeys: Set<String> = ["kafka", "http.token"],
         configFile: String? = nil
     ) async throws -> ConfigReader {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
@@ -28,7 +28,9 @@ enum Settings {
             )
         }
         let environment = EnvironmentVariablesProvider(
-            secretsSpecifier: .specific(Set(secretKeys.map { "GEOWORKER_" + $0.uppercased() }))
+            secretsSpecifier: .specific(
+                Set(secretKeys.map { "GEOWORKER_" + $0.uppercased().replacingOccurrences(of: ".", with: "_") })
+            )
         )
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: values),

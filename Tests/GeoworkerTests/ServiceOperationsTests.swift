@@ -231,47 +231,4 @@ struct ServiceOperationsTests {
     // MARK: Helpers
 
     /// The port the child's HTTP endpoints listen on (it was started with `--http-port 0`), from its log.
-    private func listeningPort(of child: BackgroundProcess) async throws -> Int {
-        var port: Int?
-        try await waitUntil("the HTTP endpoints listen") {
-            // StreamLogHandler puts the metadata before the message: "... port=NNNN [Worker] HTTP endpoints listening".
-            port = child.errors.firstMatch(of: /port=(\d+) \[\w+\] HTTP endpoints listening/).flatMap {
-                Int($0.1)
-            }
-            return port != nil || !child.isRunning
-        }
-        return try #require(port, "\(child.errors.suffix(2000))")
-    }
-
-    private struct HTTPAnswer {
-        let status: Int
-        let contentType: String?
-        let body: String
-    }
-
-    private func get(_ port: Int, _ path: String) async throws -> HTTPAnswer {
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)/\(path)"))
-        let (data, response) = try await URLSession.shared.data(from: url)
-        let http = try #require(response as? HTTPURLResponse)
-        return HTTPAnswer(
-            status: http.statusCode,
-            contentType: http.value(forHTTPHeaderField: "Content-Type"),
-            body: String(decoding: data, as: UTF8.self)
-        )
-    }
-
-    private func waitUntil(
-        _ what: String,
-        timeout: Duration = .seconds(60),
-        _ condition: () async throws -> Bool
-    )
-        async throws
-    {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("timed out waiting until \(what)")
-    }
 }

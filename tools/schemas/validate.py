@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Validates geoworker messages against the JSON Schemas (2020-12) in Schemas/.
 
-Reads lines `KIND<TAB>JSON` from standard input, KIND being `position`, `command` or `event`; the schema is
+Reads lines `KIND<TAB>JSON` from standard input, KIND being `position`, `command`, `event`,
+`device-status` or `device-map` (the operations port's answers); the schema is
 picked by KIND and, for commands and events, by the message's `type`. Checks the schemas themselves and
 their `examples` first. Prints one line per invalid message and exits 1 if there is any.
 
@@ -33,8 +34,8 @@ def load(directory):
 
 
 def schema_name(kind, message):
-    if kind == "position":
-        return "position"
+    if kind in ("position", "device-status", "device-map"):
+        return kind
     kind_type = message.get("type") if isinstance(message, dict) else None
     return f"{kind}.{kind_type}"
 

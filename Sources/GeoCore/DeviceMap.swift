@@ -1,0 +1,130 @@
+/// The part of the world a map shows: a longitude/latitude box, west to east (west > east when it spans the
+/// antimeridian).
+public struct MapView: Hashable, Sendable {
+    public let west: Double
+    public let south: Double
+    public let east: Double
+    public let north: Double
+
+    /// The whole world.
+    public static let world = MapView(west: -180, south: -90, east: 180, north: 90)
+
+    public init(west: Double, south: Double, east: Double, north: Double) {
+        self.west = west
+        self.south = south
+        self.east = east
+        self.north = north
+    }
+
+    /// Reads `west,south,east,north` in degrees (a GeoJSON bbox); nil unless it is four numbers in range
+    /// with south <= north.
+    public init?(bbox text: String) {
+        let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            Double($0.filter { $0 != " " })
+        }
+        guard numbers.count == 4, let west = numbers[0], let south = numbers[1], let east = numbers[2],
+            let north = numbers[3], (-180...180).contains(west), (-180...180).contains(east),
+            (-90...90).contains(south), (-90...90).contains(north), south <= north
+        else { return nil }
+        self.init(west: west, south: south, east: east, north: north)
+    }
+
+    public func contains(_ coordinate: Coordinate) -> Bool {
+        guard coordinate.latitude >= south, coordinate.latitude <= north else { return false }
+        if west <= east { return coordinate.longitude >= west && coordinate.longitude <= east }
+        return coordinate.longitude >= west || coordinate.longitude <= east
+    }
+}
+
+/// The devices a map shows, bounded whatever the fleet: those whose last fix is in view, at most `limit` of
+/// them (an even sample of the rest when more are in view, said in the answer), and no more than
+/// `maximumBytes` of JSON.
+///
+/// Devices come from several registries (one per apply thread): ``count(_:)`` every registry first, then
+/// ``add(_:)`` each, then take ``json()``.
+public struct DeviceMapSelection: Sendable {
+    public let view: MapView
+    public let limit: Int
+    public let maximumBytes: Int
+    /// Devices with a fix in view, over every registry counted.
+    public private(set) var inView = 0
+    /// Devices written.
+    public private(set) var shown = 0
+    /// Whether the byte budget cut the answer short.
+    public private(set) var truncated = false
+    private var seen = 0
+    private var writer = JSONWriter()
+
+    public init(view: MapView, limit: Int, maximumBytes: Int = 4 << 20) {
+        precondition(limit > 0, "a map shows at least one device")
+        self.view = view
+        self.limit = limit
+        self.maximumBytes = maximumBytes
+        writer.beginArray()
+    }
+
+    /// Counts the registry's devices in view (the first pass, which sizes the sample).
+    public mutating func count(_ registry: DeviceRegistry) {
+        registry.forEachState { state, _ in
+            if let fix = state.lastFix, view.contains(fix.coordinate) { inView += 1 }
+        }
+    }
+
+    /// Writes the registry's devices in view that the sample takes.
+    public mutating func add(_ registry: DeviceRegistry) {
+        // Every stride-th device in view: an even spread over the fleet rather than the first ones met.
+        let stride = max(1, (inView + limit - 1) / limit)
+        registry.forEachState { state, confirmedByFix in
+            guard let fix = state.lastFix, view.contains(fix.coordinate) else { return }
+            defer { seen += 1 }
+            guard seen % stride == 0, shown < limit, !truncated else { return }
+            guard writer.output.count < maximumBytes else {
+                truncated = true
+                return
+            }
+            writer.mapDevice(state, fix: fix, confirmedByFix: confirmedByFix)
+            shown += 1
+        }
+    }
+
+    /// `{"view": [w, s, e, n], "inView": n, "shown": n, "sampled": bool, "truncated": bool, "devices": [...]}`.
+    public func json() -> [UInt8] {
+        var devices = writer
+        devices.endArray()
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("view")
+        json.beginArray()
+        for value in [view.west, view.south, view.east, view.north] { json.number(value) }
+        json.endArray()
+        json.key("inView")
+        json.number(Double(inView))
+        json.key("shown")
+        json.number(Double(shown))
+        json.key("sampled")
+        json.bool(shown < inView && !truncated)
+        json.key("truncated")
+        json.bool(truncated)
+        json.key("devices")
+        json.raw(devices.output)
+        json.endObject()
+        return json.output
+    }
+}
+
+extension JSONWriter {
+    fileprivate mutating func mapDevice(_ state: DeviceState, fix: Fix, confirmedByFix: Bool) {
+        beginObject()
+        member("deviceId", state.deviceId)
+        key("lastFix")
+        self.fix(fix)
+        member("status", confirmedByFix ? "current" : "cached")
+        if let country = state.country { member("country", country) }
+        key("pins")
+        beginArray()
+        for tracked in state.pins { pinStatus(tracked, lastFix: fix) }
+        endArray()
+        endObject()
+    }
+
+}

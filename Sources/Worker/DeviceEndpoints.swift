@@ -1,0 +1,187 @@
+import Foundation
+import GeoCore
+import Hummingbird
+import NIOCore
+
+/// The endpoints that show devices, on the operations port:
+/// - `GET /devices/{deviceId}`: the device's status card (``DeviceStatusCard``); 404 naming the partition
+///   that holds a device this instance does not;
+/// - `GET /map/devices?bbox=west,south,east,north&limit=n`: the devices in view at their last fix, with
+///   their pins, bounded (``DeviceMapSelection``);
+/// - `GET /events/stream?device=id`: the events as they are sent, as Server-Sent Events (``EventFeed``).
+///
+/// Device positions are personal data: all of them answer 404 unless `http.devices` is on, and 401 without
+/// the bearer token when `http.token` is set.
+public struct DeviceEndpoints: Sendable {
+    /// What the endpoints read: the worker's answers about its devices and its live events.
+    public struct Sources: Sendable {
+        public let queries: DeviceQueries
+        public let feed: EventFeed
+
+        public init(queries: DeviceQueries, feed: EventFeed) {
+            self.queries = queries
+            self.feed = feed
+        }
+    }
+
+    /// Who may see device data.
+    struct Access: Sendable {
+        let enabled: Bool
+        let token: String?
+
+        static let cookieName = "geoworker_token"
+
+        /// The answer to a request that may not see device data, or nil when it may.
+        func refusal(_ request: Request) -> Response? {
+            guard enabled else {
+                return DeviceEndpoints.error(
+                    .notFound,
+                    "device endpoints are off: enable them with http.devices=true (GEOWORKER_HTTP_DEVICES=true), "
+                        + "and set http.token to require a bearer token"
+                )
+            }
+            guard let token else { return nil }
+            guard let presented = Self.presentedToken(request) else {
+                return unauthorized("this endpoint requires Authorization: Bearer <http.token>")
+            }
+            guard Self.constantTimeEqual(Array(presented.utf8), Array(token.utf8)) else {
+                return unauthorized("the bearer token is not this service's http.token")
+            }
+            return nil
+        }
+
+        private func unauthorized(_ message: String) -> Response {
+            var response = DeviceEndpoints.error(.unauthorized, message)
+            response.headers[.wwwAuthenticate] = "Bearer realm=\"geoworker\""
+            return response
+        }
+
+        /// The token of an `Authorization: Bearer` header, else of the page's cookie.
+        static func presentedToken(_ request: Request) -> String? {
+            if let authorization = request.headers[.authorization] {
+                let prefix = "bearer "
+                guard authorization.lowercased().hasPrefix(prefix) else { return nil }
+                return String(authorization.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+            }
+            for header in request.headers[values: .cookie] {
+                for pair in header.split(separator: ";") {
+                    let parts = pair.split(separator: "=", maxSplits: 1)
+                    guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == cookieName else {
+                        continue
+                    }
+                    return String(parts[1]).removingPercentEncoding
+                }
+            }
+            return nil
+        }
+
+        /// Compares in a time that does not depend on where the bytes first differ.
+        static func constantTimeEqual(_ left: [UInt8], _ right: [UInt8]) -> Bool {
+            var difference = UInt8(truncatingIfNeeded: left.count ^ right.count)
+            for index in 0..<max(left.count, right.count) {
+                difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
+            }
+            return difference == 0
+        }
+    }
+
+    let access: Access
+    let sources: Sources?
+    let mapLimit: Int
+
+    func register<Context: RequestContext>(on router: Router<Context>) {
+        router.get("devices/:deviceId") { request, context in
+            if let refusal = access.refusal(request) { return refusal }
+            guard let sources, let raw = context.parameters.get("deviceId") else { return Self.notServed() }
+            let deviceId = raw.removingPercentEncoding ?? raw
+            return Self.response(await sources.queries.ask(.statusCard(deviceId: deviceId)))
+        }
+        router.get("map/devices") { request, _ in
+            if let refusal = access.refusal(request) { return refusal }
+            guard let sources else { return Self.notServed() }
+            let parameters = request.uri.queryParameters
+            var view = MapView.world
+            if let bbox = parameters.get("bbox") {
+                guard let parsed = MapView(bbox: bbox) else {
+                    return Self.error(
+                        .badRequest,
+                        "bbox must be west,south,east,north in degrees (longitudes -180...180, latitudes -90...90, "
+                            + "south <= north)"
+                    )
+                }
+                view = parsed
+            }
+            var limit = mapLimit
+            if let text = parameters.get("limit") {
+                guard let value = Int(text), value > 0 else {
+                    return Self.error(.badRequest, "limit must be a positive integer")
+                }
+                limit = min(value, mapLimit)
+            }
+            return Self.response(await sources.queries.ask(.map(view, limit: limit)))
+        }
+        router.get("events/stream") { request, _ in
+            if let refusal = access.refusal(request) { return refusal }
+            guard let sources else { return Self.notServed() }
+            let deviceId = request.uri.queryParameters.get("device")
+            return Self.eventStream(sources.feed.subscribe(deviceId: deviceId))
+        }
+    }
+
+    /// Server-Sent Events: each event as `event: <type>` and its CloudEvent JSON; when the client fell
+    /// behind, a `missed` event with the number of events it lost so far.
+    static func eventStream(_ subscription: EventFeed.Subscription) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody { writer in
+                // Ends the subscription when the client goes (the write fails) or the server stops.
+                defer { subscription.continuation.finish() }
+                try await writer.write(ByteBuffer(string: "retry: 2000\n: geoworker events\n\n"))
+                var reportedMissed = 0
+                for await item in subscription.items {
+                    var text = ""
+                    let missed = subscription.missed
+                    if missed > reportedMissed {
+                        reportedMissed = missed
+                        text += "event: missed\ndata: {\"missed\":\(missed)}\n\n"
+                    }
+                    var buffer = ByteBuffer(string: text + "event: device-event\ndata: ")
+                    buffer.writeBytes(item.json)
+                    buffer.writeString("\n\n")
+                    try await writer.write(buffer)
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+
+    private static func response(_ answer: DeviceQueries.Answer) -> Response {
+        switch answer {
+        case .json(let bytes):
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+            )
+        case .notHeld(let message):
+            return error(.notFound, message)
+        case .busy:
+            return error(.serviceUnavailable, "the worker did not answer in time (restoring partitions, or stopping)")
+        }
+    }
+
+    private static func notServed() -> Response {
+        error(.notFound, "this process serves no devices")
+    }
+
+    /// `{"error": message}` with the status.
+    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        let body = (try? JSONSerialization.data(withJSONObject: ["error": message], options: [.sortedKeys])) ?? Data()
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+        )
+    }
+}

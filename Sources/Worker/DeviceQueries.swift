@@ -1,0 +1,83 @@
+public import GeoCore
+import Synchronization
+
+/// Questions the operations endpoints ask about the devices the worker holds, answered on the worker's loop
+/// thread between two batches: the only time its devices may be read without a lock, so that reading never
+/// races applying and costs the loop one atomic load while nobody asks.
+///
+/// A question the loop does not take within ``timeout`` (the worker is restoring a partition, backing off,
+/// or not running) is answered ``Answer/busy``.
+public final class DeviceQueries: Sendable {
+    public enum Question: Sendable {
+        /// The status card of one device.
+        case statusCard(deviceId: String)
+        /// The devices a map shows (``DeviceMapSelection``).
+        case map(MapView, limit: Int)
+    }
+
+    public enum Answer: Sendable {
+        /// JSON for the endpoint to send.
+        case json([UInt8])
+        /// The device is not held here; the text says where it is.
+        case notHeld(String)
+        /// The loop did not take the question in time.
+        case busy
+    }
+
+    /// How long a question waits for the loop.
+    public let timeout: Duration
+    private let pending = Mutex<[Request]>([])
+    private let pendingCount = Atomic<Int>(0)
+
+    public init(timeout: Duration = .seconds(5)) {
+        self.timeout = timeout
+    }
+
+    /// Asks, and waits for the loop's answer or ``timeout``.
+    public func ask(_ question: Question) async -> Answer {
+        let request = Request(question)
+        let answer = await withCheckedContinuation { continuation in
+            request.waiting(continuation)
+            pending.withLock { $0.append(request) }
+            pendingCount.add(1, ordering: .releasing)
+            Task { [timeout] in
+                try? await Task.sleep(for: timeout)
+                request.answer(.busy)
+            }
+        }
+        return answer
+    }
+
+    /// Whether questions wait (checked by the loop before it takes them).
+    var hasPending: Bool { pendingCount.load(ordering: .acquiring) > 0 }
+
+    /// Answers every waiting question with `answer` (on the loop's thread).
+    func answerPending(_ answer: (Question) -> Answer) {
+        let requests = pending.withLock { requests in
+            defer { requests.removeAll() }
+            return requests
+        }
+        pendingCount.subtract(requests.count, ordering: .relaxed)
+        for request in requests where !request.isAnswered { request.answer(answer(request.question)) }
+    }
+
+    /// One question and the continuation that waits for it, resumed once by whichever answers first.
+    private final class Request: Sendable {
+        let question: Question
+        private let continuation = Mutex<CheckedContinuation<Answer, Never>?>(nil)
+        private let answered = Atomic<Bool>(false)
+
+        init(_ question: Question) { self.question = question }
+
+        var isAnswered: Bool { answered.load(ordering: .acquiring) }
+
+        func waiting(_ continuation: CheckedContinuation<Answer, Never>) {
+            self.continuation.withLock { $0 = continuation }
+        }
+
+        func answer(_ answer: Answer) {
+            guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            continuation.withLock { $0.take() }?.resume(returning: answer)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import GeoCore
+import Testing
+
+@Suite("Device status card and map selection")
+struct DeviceStatusCardTests {
+    static let tracker = DeviceTracker(countries: RectangleCountries())
+
+    static func position(_ id: String, latitude: Double, longitude: Double, at time: Int64) -> Position {
+        Position(
+            deviceId: id,
+            coordinate: Coordinate(latitude: latitude, longitude: longitude)!,
+            timestamp: time,
+            accuracy: 5
+        )
+    }
+
+    static func origin(_ offset: Int64) -> MessageOrigin {
+        MessageOrigin(topic: "p", partition: 2, offset: offset, timestamp: 0)
+    }
+
+    /// Applies a fix at (0.5, `longitude`) to device "d".
+    static func fix(_ registry: inout DeviceRegistry, longitude: Double, at time: Int64, offset: Int64) {
+        var events: [DeviceEvent] = []
+        _ = registry.apply(
+            position("d", latitude: 0.5, longitude: longitude, at: time),
+            origin: origin(offset),
+            events: &events
+        )
+    }
+
+    static func json(_ card: DeviceStatusCard?) throws -> [String: Any] {
+        let bytes = try #require(card).json()
+        return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+    }
+
+    @Test("status: unknown without a fix, current after one applied here, cached when restored until a fix")
+    func locationStatus() throws {
+        var registry = DeviceRegistry(tracker: Self.tracker)
+        var events: [DeviceEvent] = []
+        let pin = Pin(id: "p", center: Coordinate(latitude: 0.5, longitude: 0.5)!, radius: 1000)!
+        _ = registry.apply(
+            DeviceCommand.track(deviceId: "d", pin: pin),
+            origin: MessageOrigin(topic: "c", partition: 2, offset: 0, timestamp: 0),
+            events: &events
+        )
+        var card = try Self.json(registry.statusCard(of: "d"))
+        #expect((card["country"] as? [String: Any])?["status"] as? String == "unknown")
+        #expect(card["lastFix"] is NSNull)
+        #expect((card["pins"] as? [[String: Any]])?.first?["state"] as? String == "undetermined")
+
+        Self.fix(&registry, longitude: 0.5, at: 1_000, offset: 0)
+        card = try Self.json(registry.statusCard(of: "d"))
+        #expect((card["country"] as? [String: Any])?["status"] as? String == "current")
+        #expect((card["country"] as? [String: Any])?["code"] as? String == "AA")
+        #expect(card["partition"] as? Int == 2)
+        #expect((card["pins"] as? [[String: Any]])?.first?["state"] as? String == "inside")
+
+        var restored = DeviceRegistry(tracker: Self.tracker, states: [try #require(registry.state(of: "d"))])
+        card = try Self.json(restored.statusCard(of: "d"))
+        #expect((card["country"] as? [String: Any])?["status"] as? String == "cached")
+        // A replayed (already applied) or older position confirms nothing.
+        Self.fix(&restored, longitude: 0.5, at: 1_000, offset: 0)
+        Self.fix(&restored, longitude: 0.5, at: 500, offset: 1)
+        card = try Self.json(restored.statusCard(of: "d"))
+        #expect((card["country"] as? [String: Any])?["status"] as? String == "cached")
+        Self.fix(&restored, longitude: 1.5, at: 2_000, offset: 2)
+        card = try Self.json(restored.statusCard(of: "d"))
+        #expect((card["country"] as? [String: Any])?["status"] as? String == "current")
+        #expect(restored.statusCard(of: "other") == nil)
+    }
+
+    @Test(
+        "a map view from a bbox, across the antimeridian too; malformed boxes are refused",
+        arguments: [
+            ("7,48,8.5,49", true), ("170,-10,-170,10", true), ("7,49,8,48", false), ("7,48,8", false),
+            ("7,48,8,x", false), ("-181,0,0,1", false), ("0,-91,1,0", false), ("7,,8,9", false),
+        ]
+    )
+    func mapViews(text: String, valid: Bool) {
+        #expect((MapView(bbox: text) != nil) == valid)
+    }
+
+    @Test("map selection: only devices in view, every one under the limit, an even sample over it")
+    func mapSelection() throws {
+        var registry = DeviceRegistry(tracker: Self.tracker)
+        var events: [DeviceEvent] = []
+        for index in 0..<100 {
+            let longitude = index < 60 ? 0.2 : 1.5  // 60 in the western box, 40 in the eastern
+            _ = registry.apply(
+                Self.position("d\(index)", latitude: 0.5, longitude: longitude, at: 1_000),
+                origin: Self.origin(Int64(index)),
+                events: &events
+            )
+        }
+        let west = MapView(west: 0, south: 0, east: 1, north: 1)
+        var selection = DeviceMapSelection(view: west, limit: 100)
+        selection.count(registry)
+        selection.add(registry)
+        #expect(selection.inView == 60 && selection.shown == 60)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(selection.json())) as? [String: Any])
+        #expect(object["sampled"] as? Bool == false)
+
+        selection = DeviceMapSelection(view: west, limit: 7)
+        selection.count(registry)
+        selection.add(registry)
+        object = try #require(try JSONSerialization.jsonObject(with: Data(selection.json())) as? [String: Any])
+        let ids = try #require(object["devices"] as? [[String: Any]]).compactMap { $0["deviceId"] as? String }
+        #expect(ids.count == 7 && object["sampled"] as? Bool == true)
+        #expect(ids == ["d0", "d9", "d18", "d27", "d36", "d45", "d54"], "spread over all 60, not the first 7")
+
+        selection = DeviceMapSelection(view: west, limit: 100, maximumBytes: 2)
+        selection.count(registry)
+        selection.add(registry)
+        #expect(selection.shown == 1 && selection.truncated, "the byte bound stops the answer")
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// The operations port as the service tests reach it: its port from the log, plain GETs, waiting for a state.
+
+func listeningPort(of child: BackgroundProcess) async throws -> Int {
+    var port: Int?
+    try await waitUntil("the HTTP endpoints listen") {
+        // StreamLogHandler puts the metadata before the message: "... port=NNNN [Worker] HTTP endpoints listening".
+        port = child.errors.firstMatch(of: /port=(\d+) \[\w+\] HTTP endpoints listening/).flatMap {
+            Int($0.1)
+        }
+        return port != nil || !child.isRunning
+    }
+    return try #require(port, "\(child.errors.suffix(2000))")
+}
+
+struct HTTPAnswer {
+    let status: Int
+    let contentType: String?
+    let body: String
+}
+
+func get(_ port: Int, _ path: String, headers: [String: String] = [:]) async throws -> HTTPAnswer {
+    let url = try #require(URL(string: "http://127.0.0.1:\(port)/\(path)"))
+    var request = URLRequest(url: url)
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    let http = try #require(response as? HTTPURLResponse)
+    return HTTPAnswer(
+        status: http.statusCode,
+        contentType: http.value(forHTTPHeaderField: "Content-Type"),
+        body: String(decoding: data, as: UTF8.self)
+    )
+}
+
+func waitUntil(
+    _ what: String,
+    timeout: Duration = .seconds(60),
+    _ condition: () async throws -> Bool
+)
+    async throws
+{
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("timed out waiting until \(what)")
+}

@@ -1,0 +1,55 @@
+import Kafka
+import Metrics
+import Testing
+
+@testable import Worker
+
+@Suite("Live event feed")
+struct EventFeedTests {
+    static func record(_ device: String, _ number: Int, topic: String = "events") -> ProducerRecord {
+        ProducerRecord(topic: topic, key: device, value: "{\"n\":\(number)}")
+    }
+
+    @Test("a watcher that takes nothing keeps the newest events up to its buffer; the rest are counted as missed")
+    func boundedBuffer() async {
+        let feed = EventFeed(capacity: 3, metricsFactory: NOOPMetricsHandler.instance)
+        #expect(!feed.isWatched)
+        let stalled = feed.subscribe()
+        #expect(feed.isWatched)
+        feed.offer((0..<10).map { Self.record("d", $0) }, eventsTopic: "events")
+        #expect(stalled.missed == 7)
+        feed.finish()
+        var taken: [String] = []
+        for await item in stalled.items { taken.append(String(decoding: item.json, as: UTF8.self)) }
+        #expect(taken == [#"{"n":7}"#, #"{"n":8}"#, #"{"n":9}"#], "the newest three")
+    }
+
+    @Test("a device's watcher gets only its events; dead letters and other topics are never offered")
+    func filtered() async {
+        let feed = EventFeed(capacity: 100, metricsFactory: NOOPMetricsHandler.instance)
+        let one = feed.subscribe(deviceId: "one")
+        let all = feed.subscribe()
+        feed.offer(
+            [Self.record("one", 1), Self.record("two", 2), Self.record("one", 3, topic: "dead-letters")],
+            eventsTopic: "events"
+        )
+        feed.finish()
+        var forOne: [String] = []
+        for await item in one.items { forOne.append(item.deviceId + String(decoding: item.json, as: UTF8.self)) }
+        var forAll: [String] = []
+        for await item in all.items { forAll.append(item.deviceId) }
+        #expect(forOne == [#"one{"n":1}"#])
+        #expect(forAll == ["one", "two"])
+        #expect(one.missed == 0 && all.missed == 0)
+    }
+
+    @Test("a watcher whose stream ends is forgotten: with nobody left, offering does nothing")
+    func unsubscribes() async {
+        let feed = EventFeed(capacity: 10, metricsFactory: NOOPMetricsHandler.instance)
+        do {
+            let watcher = feed.subscribe()
+            watcher.continuation.finish()
+        }
+        #expect(!feed.isWatched)
+    }
+}
