@@ -45,6 +45,7 @@ countries: setup
 	python3 -m pip install --quiet pyshp==3.1.6 shapely==2.2.0 babel==2.18.0 numpy
 	test -n "$(filter-out $(COUNTRY_BUILD)/boundaries.geojson,$(BOUNDARIES))" || python3 tools/countries/prepare_boundaries.py $(BOUNDARIES)
 	swift run -c release country-index-builder $(BOUNDARIES) Sources/Countries/Resources/countries.idx
+	swift run -c release country-outlines Sources/Worker/Resources/country-outlines.json
 	python3 tools/countries/generate_languages.py Sources/Countries/Resources/languages.tsv
 	python3 tools/countries/generate_reference_points.py $(BOUNDARIES) Tests/CountriesTests/Fixtures/reference-points.bin
 

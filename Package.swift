@@ -82,6 +82,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            // The operations page, and the country outlines it draws (written by country-outlines).
+            resources: [.copy("Resources/map.html"), .copy("Resources/country-outlines.json")],
             swiftSettings: strictSwift
         ),
         // The command-line tool: the service's process, the demo and the operator's tools.
@@ -103,6 +105,12 @@ let package = Package(
         // Compiles boundaries (GeoJSON) into the country index: see tools/countries/.
         .executableTarget(
             name: "country-index-builder",
+            dependencies: ["Countries"],
+            swiftSettings: strictSwift
+        ),
+        // Simplifies the country index's rings into the operations page's outlines: see Makefile `countries`.
+        .executableTarget(
+            name: "country-outlines",
             dependencies: ["Countries"],
             swiftSettings: strictSwift
         ),

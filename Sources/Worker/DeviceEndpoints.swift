@@ -4,6 +4,8 @@ import Hummingbird
 import NIOCore
 
 /// The endpoints that show devices, on the operations port:
+/// - `GET /`: the live map page (HTML, CSS and JavaScript from the binary; nothing loaded from outside);
+/// - `GET /map/countries`: the country outlines it draws (`country-outlines.json`, made by `country-outlines`);
 /// - `GET /devices/{deviceId}`: the device's status card (``DeviceStatusCard``); 404 naming the partition
 ///   that holds a device this instance does not;
 /// - `GET /map/devices?bbox=west,south,east,north&limit=n`: the devices in view at their last fix, with
@@ -90,6 +92,20 @@ public struct DeviceEndpoints: Sendable {
     let mapLimit: Int
 
     func register<Context: RequestContext>(on router: Router<Context>) {
+        router.get("/") { request, _ in
+            if let refusal = access.refusal(request) {
+                // A browser cannot send a bearer header when it opens a page: it gets a form that keeps the
+                // token in the page's cookie instead.
+                return refusal.status == .unauthorized ? Self.loginPage() : refusal
+            }
+            guard sources != nil, let page = Self.page else { return Self.notServed() }
+            return Self.bytes(page, type: "text/html; charset=utf-8", caching: "no-store")
+        }
+        router.get("map/countries") { request, _ in
+            if let refusal = access.refusal(request) { return refusal }
+            guard let outlines = Self.outlines else { return Self.notServed() }
+            return Self.bytes(outlines, type: "application/json", caching: "max-age=86400")
+        }
         router.get("devices/:deviceId") { request, context in
             if let refusal = access.refusal(request) { return refusal }
             guard let sources, let raw = context.parameters.get("deviceId") else { return Self.notServed() }
@@ -156,19 +172,48 @@ public struct DeviceEndpoints: Sendable {
         )
     }
 
+    private static func bytes(_ bytes: [UInt8], type: String, caching: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: type, .cacheControl: caching],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+        )
+    }
+
     private static func response(_ answer: DeviceQueries.Answer) -> Response {
         switch answer {
         case .json(let bytes):
-            return Response(
-                status: .ok,
-                headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
-            )
+            return Self.bytes(bytes, type: "application/json", caching: "no-store")
         case .notHeld(let message):
             return error(.notFound, message)
         case .busy:
             return error(.serviceUnavailable, "the worker did not answer in time (restoring partitions, or stopping)")
         }
+    }
+
+    static let page = resource("map", "html")
+    static let outlines = resource("country-outlines", "json")
+
+    private static func resource(_ name: String, _ type: String) -> [UInt8]? {
+        Bundle.module.url(forResource: name, withExtension: type).flatMap { try? Data(contentsOf: $0) }.map(Array.init)
+    }
+
+    /// The page a browser gets without the token: a form that stores it in the `geoworker_token` cookie.
+    private static func loginPage() -> Response {
+        let html = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>geoworker</title></head>
+            <body style="font: 14px system-ui, sans-serif"><form id="login" style="max-width: 360px; margin: 15vh auto">
+            <h1>geoworker</h1><p>This page shows device positions and needs the service's token (http.token).</p>
+            <input id="token" type="password" autocomplete="off" style="width: 100%"><p><button>Open</button></p></form>
+            <script>document.getElementById("login").onsubmit = (submit) => { submit.preventDefault();
+            document.cookie = "geoworker_token=" + encodeURIComponent(document.getElementById("token").value)
+              + "; path=/; SameSite=Strict"; location.reload(); };</script></body></html>
+            """
+        return Response(
+            status: .unauthorized,
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: html))
+        )
     }
 
     private static func notServed() -> Response {

@@ -17,7 +17,7 @@ struct ServiceDeviceEndpointsTests {
         try await waitUntil("every position consumed") {
             try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 40\n")
         }
-        for path in ["devices/device-1", "map/devices", "events/stream"] {
+        for path in ["devices/device-1", "map/devices", "events/stream", "", "map/countries"] {
             let answer = try await get(port, path)
             #expect(answer.status == 404, "\(path)")
             #expect(answer.body.contains("http.devices=true"), "\(path): \(answer.body)")
@@ -141,6 +141,10 @@ struct ServiceDeviceEndpointsTests {
         #expect(try await get(port, "devices/device-1", headers: ["Authorization": "Bearer \(token)"]).status == 200)
         #expect(try await get(port, "map/devices", headers: ["Cookie": "geoworker_token=\(token)"]).status == 200)
         #expect(try await get(port, "metrics").status == 200, "metrics need no token")
+        let login = try await get(port, "")
+        #expect(login.status == 401 && login.body.contains("geoworker_token"), "the page asks for the token")
+        #expect(!login.body.contains("device-1"))
+        #expect(try await get(port, "", headers: ["Cookie": "geoworker_token=\(token)"]).body.contains("EventSource"))
         child.send(SIGTERM)
         _ = await child.waitForExit(timeout: .seconds(20))
         #expect(!child.errors.contains(token), "the token appears in the log")
@@ -170,6 +174,25 @@ struct ServiceDeviceEndpointsTests {
         object = try Self.object(try await get(port, "map/devices?bbox=-10,0,0,10").body)
         #expect(object["inView"] as? Int == 0 && (object["devices"] as? [Any])?.isEmpty == true)
         #expect(try await get(port, "map/devices?bbox=7,49,8,48").status == 400, "south above north")
+        child.send(SIGTERM)
+        _ = await child.waitForExit(timeout: .seconds(20))
+    }
+
+    @Test("the page and its country outlines come from the binary; the page loads nothing from outside")
+    func page() async throws {
+        let bed = try ServiceTestBed()
+        let child = try bed.start(["--http-devices"])
+        let port = try await listeningPort(of: child)
+        let page = try await get(port, "")
+        #expect(page.status == 200 && page.contentType == "text/html; charset=utf-8")
+        for needed in ["<canvas", "EventSource(\"/events/stream\")", "/map/devices", "/map/countries", "/devices/"] {
+            #expect(page.body.contains(needed), "\(needed)")
+        }
+        #expect(page.body.firstMatch(of: /(https?:)?\/\/[a-z]/) == nil, "an address outside the service")
+        let outlines = try await get(port, "map/countries")
+        #expect(outlines.status == 200 && outlines.contentType == "application/json")
+        let object = try Self.object(outlines.body)
+        #expect((object["rings"] as? [Any])?.count ?? 0 > 200)
         child.send(SIGTERM)
         _ = await child.waitForExit(timeout: .seconds(20))
     }
