@@ -98,6 +98,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             resources: [.copy("Resources/demo-trace.jsonl")],
             swiftSettings: strictSwift

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Prometheus
 import Worker
 
 /// `geoworker demo`: the real pipeline on an embedded Kafka (librdkafka's mock cluster on loopback TCP)
@@ -8,8 +9,15 @@ import Worker
 ///
 /// Creates the topics, produces the trace (positions first, then commands, so the timestamp merge has to
 /// put each `track` before the positions that follow it), runs a ``Worker`` until it has caught up, then
-/// reads the events topic and prints one readable line per event.
+/// reads the events topic and prints one readable line per event. With `serve`, the worker then goes on
+/// live on the same embedded Kafka, with the operations page at the printed address.
 enum Demo {
+    /// Where `geoworker demo --serve` serves the page.
+    struct Serve {
+        var host = "127.0.0.1"
+        var port = 8080
+    }
+
     /// The demo worker's consumer group.
     static let groupID = "geoworker-demo"
 
@@ -20,6 +28,7 @@ enum Demo {
     @discardableResult
     static func run(
         stateDirectory: String? = nil,
+        serve: Serve? = nil,
         logger: Logger = Logger(label: "geoworker.demo"),
         print: (String) -> Void
     ) async throws -> [[UInt8]] {
@@ -57,18 +66,12 @@ enum Demo {
             ?? FileManager.default.temporaryDirectory.appendingPathComponent(
                 "geoworker-demo-\(ProcessInfo.processInfo.processIdentifier)"
             ).path
-        let worker = try Worker(
-            configuration: WorkerConfiguration(
-                brokers: cluster.bootstrapServers,
-                topics: topics,
-                groupID: Self.groupID,
-                stateDirectory: directory,
-                untilCaughtUp: true
-            ),
-            logger: logger
+        let counters = try await catchUp(
+            brokers: cluster.bootstrapServers,
+            topics: topics,
+            directory: directory,
+            logger
         )
-        try await worker.run()
-        let counters = worker.counters
         print(
             "demo: worker applied \(counters.positions) positions and \(counters.commands) commands; "
                 + "state in \(directory)"
@@ -79,7 +82,92 @@ enum Demo {
         for event in events { print(EventLine.format(event.value)) }
         print("")
         print("demo: \(events.count) events; the same pipeline runs against a real Kafka with `geoworker run`")
+        if let serve {
+            try await Self.serve(serve, brokers: cluster.bootstrapServers, topics: topics, directory: directory)
+        }
         return events.map(\.value)
+    }
+
+    /// Runs a worker until it has caught up with the trace; it is gone (its state directory free) on return.
+    private static func catchUp(
+        brokers: String,
+        topics: WorkerConfiguration.Topics,
+        directory: String,
+        _ logger: Logger
+    ) async throws -> ProcessingCounters {
+        let worker = try Worker(
+            configuration: WorkerConfiguration(
+                brokers: brokers,
+                topics: topics,
+                groupID: Self.groupID,
+                stateDirectory: directory,
+                untilCaughtUp: true
+            ),
+            logger: logger
+        )
+        try await worker.run()
+        return worker.counters
+    }
+
+    /// Keeps a worker consuming live from the embedded Kafka (resuming after the trace from the demo's store)
+    /// and serves its operations endpoints with the device endpoints and the page on, until SIGINT or SIGTERM.
+    private static func serve(
+        _ serve: Serve,
+        brokers: String,
+        topics: WorkerConfiguration.Topics,
+        directory: String
+    ) async throws {
+        let logger = Logger(label: "geoworker.demo")
+        let registry = PrometheusCollectorRegistry()
+        let worker = try Worker(
+            configuration: WorkerConfiguration(
+                brokers: brokers,
+                topics: topics,
+                groupID: Self.groupID,
+                stateDirectory: directory
+            ),
+            logger: logger,
+            metricsFactory: OperationsServer.metricsFactory(registry: registry)
+        )
+        let announce = AddressAnnouncement(host: serve.host, brokers: brokers, queries: worker.queries)
+        let http = OperationsServer.application(
+            configuration: OperationsServer.Configuration(host: serve.host, port: serve.port, devices: true),
+            health: worker.health,
+            registry: registry,
+            devices: DeviceEndpoints.Sources(queries: worker.queries, feed: worker.feed),
+            logger: logger,
+            onListening: { port in Task { await announce.listening(on: port) } }
+        )
+        try await WorkerProcess.run(worker: worker, http: http, shutdownTimeout: .seconds(10), logger: logger)
+    }
+
+    /// Prints where the page is once the server listens and the worker holds the trace's devices again
+    /// (its group join takes seconds), straight to standard output, unbuffered, so that whoever reads the
+    /// demo's output through a pipe sees it at once.
+    private struct AddressAnnouncement: Sendable {
+        let host: String
+        let brokers: String
+        let queries: DeviceQueries
+
+        func listening(on port: Int) async {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                if case .json(let bytes) = await queries.ask(.map(.world, limit: 1)),
+                    !String(decoding: bytes, as: UTF8.self).contains("\"inView\":0,")
+                {
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+            let text = """
+
+                demo: the live map and the device endpoints are at http://\(host):\(port)/ (Ctrl-C stops)
+                demo: the worker goes on consuming the embedded Kafka at \(brokers): produce more positions \
+                there (topic positions) and watch them arrive
+
+                """
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
     }
 
     /// The bundled trace as records to produce: key = device id, Kafka timestamp = the message's time.

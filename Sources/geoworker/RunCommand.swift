@@ -148,25 +148,12 @@ struct RunCommand: AsyncParsableCommand {
             devices: DeviceEndpoints.Sources(queries: worker.queries, feed: worker.feed),
             logger: logger
         )
-        // Graceful shutdown goes in reverse order: the worker stops first, the endpoints last.
-        var group = ServiceGroupConfiguration(
-            services: [
-                .init(service: http),
-                .init(
-                    service: WorkerService(worker: worker),
-                    successTerminationBehavior: .gracefullyShutdownGroup,
-                    failureTerminationBehavior: .gracefullyShutdownGroup,
-                    serviceName: "worker"
-                ),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
+        try await WorkerProcess.run(
+            worker: worker,
+            http: http,
+            shutdownTimeout: configuration.shutdownTimeout,
             logger: logger
         )
-        // A stop that cannot finish (deliveries waiting out a broker outage) gives up after this; nothing
-        // unpersisted is lost, the next start replays it.
-        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
-        group.maximumCancellationDuration = .seconds(5)
-        try await ServiceGroup(configuration: group).run()
     }
 
     /// The settings: flags first, then `GEOWORKER_*` environment variables, then the config file.

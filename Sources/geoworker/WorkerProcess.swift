@@ -1,0 +1,37 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Worker
+
+/// A worker and its operations endpoints running together until SIGTERM or SIGINT, as `geoworker run` and
+/// `geoworker demo --serve` run them.
+enum WorkerProcess {
+    /// Runs both; a graceful stop goes in reverse order: the worker stops first, the endpoints last.
+    ///
+    /// - Parameter shutdownTimeout: how long a stop may take before it gives up (nothing unpersisted is
+    ///   lost: the next start replays it).
+    static func run(
+        worker: Worker,
+        http: some ApplicationProtocol,
+        shutdownTimeout: Duration,
+        logger: Logger
+    ) async throws {
+        var group = ServiceGroupConfiguration(
+            services: [
+                .init(service: http),
+                .init(
+                    service: WorkerService(worker: worker),
+                    successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup,
+                    serviceName: "worker"
+                ),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        // A stop that cannot finish (deliveries waiting out a broker outage) gives up after this.
+        group.maximumGracefulShutdownDuration = shutdownTimeout
+        group.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: group).run()
+    }
+}
