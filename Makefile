@@ -17,7 +17,9 @@ demo: setup
 	.build/debug/geoworker demo
 
 ## Formatting check (swift-format with NIO's configuration), then every test.
-test: setup lint
+test:
+	@scripts/setup.sh test
+	@$(MAKE) --no-print-directory lint
 	swift build --build-tests
 	swift test
 

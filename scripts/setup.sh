@@ -4,13 +4,16 @@
 #   libsqlite3-dev  SQLite, which the state store uses through GRDB
 #   pkg-config      how SwiftPM finds librdkafka and SQLite
 #   kcat            an independent Kafka client, used by the interoperability tests
+# and for the tests only (`scripts/setup.sh test`, which `make test` runs):
 #   curl            the live event stream's watcher in the device endpoint tests
+#   chromium, chromium-driver  a real headless browser (WebDriver) for the operations page test
 # and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/, and
 # shapely, the reference the polygon geofence tests compare against (tools/geometry/polygon_reference.py).
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev pkg-config kcat curl)
+packages=(librdkafka-dev libsqlite3-dev pkg-config kcat)
+if [ "${1:-}" = "test" ]; then packages+=(curl chromium chromium-driver); fi
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,0 +1,79 @@
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+
+/// The operations page as an operator sees it: a real headless Chromium (Debian's chromium and
+/// chromium-driver, installed by `scripts/setup.sh test`) against `geoworker run` on the mock cluster.
+@Suite("geoworker run: the operations page in a real browser", .serialized)
+struct ServicePageBrowserTests {
+    /// Where the test keeps its screenshot (a test artifact, not committed).
+    static let artifacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".build/test-artifacts")
+
+    @Test(
+        "Chromium shows the devices in view with their pins and states, a device's card on click, and a new event live"
+    )
+    func livePage() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 6, positionsPerDevice: 10, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        let child = try bed.start(["--http-devices"])
+        let port = try await listeningPort(of: child)
+        try await waitUntil("every position consumed") {
+            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 60\n")
+        }
+        let browser = try await WebDriver.start()
+        do {
+            try await browser.open("http://127.0.0.1:\(port)/")
+            try await browser.waitUntil("the six devices are listed") {
+                try await browser.elements(".device-row").count == 6
+            }
+            #expect(try await browser.text("#summary") == "6 of 6 devices in view")
+            let pins = try await browser.texts(".device-row .pin")
+            #expect(pins.count == 12, "two pins each: \(pins)")
+            #expect(pins.filter { $0 == "Strasbourg depot: outside" }.count == 6, "\(pins)")
+            #expect(pins.filter { $0 == "customer: outside" }.count == 6, "\(pins)")
+
+            try await browser.click(".device-row[data-device='device-3']")
+            try await browser.waitUntil("device-3's card") {
+                try await browser.text("#card")?.contains("Device device-3") == true
+            }
+            let card = try #require(try await browser.text("#card"))
+            #expect(card.contains("Germany (current)"), "\(card)")
+            #expect(card.contains("de-DE"), "\(card)")
+            #expect(card.contains("Strasbourg depot outside"), "\(card)")
+
+            try await browser.waitUntil("the live stream is open") {
+                try await browser.text("#stream-state") == "(live)"
+            }
+            // A pin tracked around device-3's position: its initial check announces an entry, live.
+            try await bed.produce([
+                ProducerRecord(
+                    topic: bed.topics.commands,
+                    key: Array("device-3".utf8),
+                    value: Array(
+                        #"{"type":"track","deviceId":"device-3","pin":{"id":"dock","lat":48.568,"lon":7.96,"radius":800,"title":"Kehl dock"}}"#
+                            .utf8
+                    )
+                )
+            ])
+            try await browser.waitUntil("the new event's row") {
+                try await browser.texts(".event-row").contains { $0.hasPrefix("geofence.entered device-3 · Kehl dock") }
+            }
+            try await browser.waitUntil("the new pin in the device list") {
+                try await browser.texts(".device-row[data-device='device-3'] .pin").contains("Kehl dock: inside")
+            }
+            try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+            let screenshot = Self.artifacts.appendingPathComponent("operations-page.png")
+            try await browser.screenshot().write(to: screenshot)
+            #expect(try Data(contentsOf: screenshot).starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
+        } catch {
+            await browser.quit()
+            throw error
+        }
+        await browser.quit()
+        child.send(SIGTERM)
+        _ = await child.waitForExit(timeout: .seconds(20))
+    }
+}

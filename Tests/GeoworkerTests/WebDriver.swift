@@ -1,0 +1,174 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// A headless Chromium driven through chromedriver's W3C WebDriver protocol (JSON over HTTP): enough to open
+/// a page, read and click its elements, type, and take a screenshot, as a user's browser would.
+final class WebDriver: @unchecked Sendable {
+    // @unchecked: the session id is set once in `start`, before the driver is shared.
+    private let driver: BackgroundProcess
+    private let base: URL
+    private var session = ""
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Starts chromedriver on a free port and a headless Chromium session with a 1280 x 800 window.
+    static func start() async throws -> WebDriver {
+        let port = try freePort()
+        let driver = try BackgroundProcess("/usr/bin/env", ["chromedriver", "--port=\(port)"])
+        let web = WebDriver(driver: driver, base: URL(string: "http://127.0.0.1:\(port)")!)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                _ = try await web.call("GET", "status")
+                break
+            } catch {
+                guard ContinuousClock.now < deadline, driver.isRunning else {
+                    throw Failure(description: "chromedriver did not start (\(error)): \(driver.errors.suffix(2000))")
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let capabilities: [String: Any] = [
+            "capabilities": [
+                "alwaysMatch": [
+                    "browserName": "chrome",
+                    "goog:chromeOptions": [
+                        "binary": "/usr/bin/chromium",
+                        "args": [
+                            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                            "--window-size=1280,800",
+                        ],
+                    ],
+                ]
+            ]
+        ]
+        let answer = try await web.call("POST", "session", capabilities)
+        guard let id = (answer as? [String: Any])?["sessionId"] as? String else {
+            throw Failure(description: "no session: \(String(describing: answer))")
+        }
+        web.session = id
+        return web
+    }
+
+    private init(driver: BackgroundProcess, base: URL) {
+        self.driver = driver
+        self.base = base
+    }
+
+    deinit { driver.send(SIGTERM) }
+
+    /// Ends the browser session and chromedriver.
+    func quit() async {
+        _ = try? await call("DELETE", "session/\(session)")
+        driver.send(SIGTERM)
+    }
+
+    func open(_ url: String) async throws {
+        _ = try await call("POST", "session/\(session)/url", ["url": url])
+    }
+
+    /// The elements matching a CSS selector, by their WebDriver ids.
+    func elements(_ selector: String) async throws -> [String] {
+        let answer = try await call(
+            "POST",
+            "session/\(session)/elements",
+            ["using": "css selector", "value": selector]
+        )
+        return (answer as? [[String: Any]] ?? []).compactMap { $0.values.first as? String }
+    }
+
+    /// The rendered text of the first element matching `selector`, or nil when there is none.
+    func text(_ selector: String) async throws -> String? {
+        guard let element = try await elements(selector).first else { return nil }
+        return try await call("GET", "session/\(session)/element/\(element)/text") as? String
+    }
+
+    /// The texts of every element matching `selector`.
+    func texts(_ selector: String) async throws -> [String] {
+        var texts: [String] = []
+        for element in try await elements(selector) {
+            texts.append(try await call("GET", "session/\(session)/element/\(element)/text") as? String ?? "")
+        }
+        return texts
+    }
+
+    func click(_ selector: String) async throws {
+        guard let element = try await elements(selector).first else {
+            throw Failure(description: "nothing matches \(selector)")
+        }
+        _ = try await call("POST", "session/\(session)/element/\(element)/click", [:])
+    }
+
+    /// Types `text` into the first element matching `selector`; "\u{E007}" is the Enter key.
+    func type(_ text: String, into selector: String) async throws {
+        guard let element = try await elements(selector).first else {
+            throw Failure(description: "nothing matches \(selector)")
+        }
+        _ = try await call("POST", "session/\(session)/element/\(element)/value", ["text": text])
+    }
+
+    /// A PNG of the window.
+    func screenshot() async throws -> Data {
+        guard let base64 = try await call("GET", "session/\(session)/screenshot") as? String,
+            let data = Data(base64Encoded: base64)
+        else { throw Failure(description: "no screenshot") }
+        return data
+    }
+
+    /// Polls until `condition` holds, failing with `what` after `timeout`.
+    func waitUntil(
+        _ what: String,
+        timeout: Duration = .seconds(30),
+        _ condition: () async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Failure(description: "timed out waiting until \(what)")
+    }
+
+    /// One WebDriver command; returns its `value`. Through curl: chromedriver writes its headers without a
+    /// space after the colon, which FoundationNetworking's URLSession refuses ("Failed writing header").
+    private func call(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> Any? {
+        var arguments = ["curl", "-s", "-m", "60", "-X", method, "-w", "\n%{http_code}"]
+        var input: String?
+        if let body {
+            arguments += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
+            input = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+        }
+        arguments.append(base.appendingPathComponent(path).absoluteString)
+        let result = try ChildProcess.run("/usr/bin/env", arguments, input: input)
+        guard let split = result.output.lastIndex(of: "\n") else {
+            throw Failure(description: "\(method) \(path): no answer (\(result.errors))")
+        }
+        let data = Data(result.output[..<split].utf8)
+        guard result.output[result.output.index(after: split)...] == "200" else {
+            throw Failure(description: "\(method) \(path): \(result.output.prefix(500))")
+        }
+        let object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
+        return object?["value"]
+    }
+
+    /// A port nobody listens on now (the kernel's pick for a socket bound to port 0).
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw Failure(description: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
