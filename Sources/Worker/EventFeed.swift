@@ -3,21 +3,24 @@ public import Metrics
 import Synchronization
 
 /// The events the worker produces, offered to live watchers (the page's Server-Sent Events stream) as they
-/// are sent.
+/// are sent, and the most recent of them, which a new watcher gets first (what just happened).
 ///
 /// A watcher never slows the worker: each has a bounded buffer, and when it does not keep up the oldest
 /// events it has not taken are dropped and counted (``Subscription/missed``, and the
-/// `geoworker_event_stream_missed_total` metric). With nobody watching, offering costs one atomic load.
+/// `geoworker_event_stream_missed_total` metric). Offering retains the records' bytes, copies nothing and
+/// takes one lock per batch.
 public final class EventFeed: Sendable {
-    /// One live event: its device and its CloudEvent JSON, as the events topic got it.
+    /// One event: its device's id (the record key) and its CloudEvent JSON, as the events topic got them.
     public struct Item: Sendable {
-        public let deviceId: String
+        public let key: [UInt8]
         public let json: [UInt8]
+
+        public var deviceId: String { String(decoding: key, as: UTF8.self) }
     }
 
     /// One watcher's view of the feed.
     public final class Subscription: Sendable {
-        /// The events, in the order they were sent, as this watcher takes them.
+        /// The recent events, then each new one, in the order they were sent, as this watcher takes them.
         public let items: AsyncStream<Item>
         let continuation: AsyncStream<Item>.Continuation
         /// The device this watcher follows, or nil for all.
@@ -32,66 +35,83 @@ public final class EventFeed: Sendable {
         /// How many events this watcher missed because its buffer was full.
         public var missed: Int { missedCount.load(ordering: .relaxed) }
 
+        /// Whether the item was dropped for want of room (the watcher's own device filter drops nothing).
         fileprivate func offer(_ item: Item) -> Bool {
-            if let deviceId, deviceId != item.deviceId { return true }
+            if let deviceId, !item.key.elementsEqual(deviceId.utf8) { return false }
             if case .dropped = continuation.yield(item) {
                 missedCount.add(1, ordering: .relaxed)
-                return false
+                return true
             }
-            return true
+            return false
         }
     }
 
     /// Events a watcher may have waiting before the oldest are dropped.
     public let capacity: Int
-    private let watchers = Mutex<[ObjectIdentifier: Subscription]>([:])
-    private let watcherCount = Atomic<Int>(0)
+    /// How many of the latest events a new watcher gets first.
+    public let recentCapacity: Int
+    private struct State {
+        var watchers: [ObjectIdentifier: Subscription] = [:]
+        /// The latest events, oldest first, at most `recentCapacity`.
+        var recent: [Item] = []
+    }
+    private let state = Mutex(State())
     private let missedCounter: Counter
 
-    /// - Parameter metricsFactory: where the missed-events counter goes. Default: the process's factory.
-    public init(capacity: Int = 1000, metricsFactory: any MetricsFactory = MetricsSystem.factory) {
+    /// - Parameters:
+    ///   - capacity: events each watcher may have waiting.
+    ///   - recent: the latest events kept for new watchers (0: none).
+    ///   - metricsFactory: where the missed-events counter goes. Default: the process's factory.
+    public init(capacity: Int = 1000, recent: Int = 100, metricsFactory: any MetricsFactory = MetricsSystem.factory) {
         precondition(capacity > 0, "a watcher buffers at least one event")
         self.capacity = capacity
+        self.recentCapacity = max(0, recent)
         missedCounter = Counter(label: "geoworker_event_stream_missed_total", factory: metricsFactory)
     }
 
-    /// Whether anybody watches: the worker skips offering when nobody does.
-    public var isWatched: Bool { watcherCount.load(ordering: .relaxed) > 0 }
+    /// Whether anybody watches.
+    public var isWatched: Bool { state.withLock { !$0.watchers.isEmpty } }
 
-    /// A new watcher of every event, or of one device's; it stays until its stream is dropped or finished.
+    /// A new watcher of every event, or of one device's: it gets the recent events first, then each new one,
+    /// until its stream is dropped or finished.
     public func subscribe(deviceId: String? = nil) -> Subscription {
         let subscription = Subscription(deviceId: deviceId, capacity: capacity)
         let id = ObjectIdentifier(subscription)
-        watchers.withLock { $0[id] = subscription }
-        watcherCount.add(1, ordering: .relaxed)
-        subscription.continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        state.withLock { state in
+            // Under the lock, so that no new event overtakes the recent ones.
+            for item in state.recent { _ = subscription.offer(item) }
+            state.watchers[id] = subscription
+        }
+        subscription.continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) }
+        }
         return subscription
     }
 
-    private func unsubscribe(_ id: ObjectIdentifier) {
-        let removed = watchers.withLock { $0.removeValue(forKey: id) }
-        if removed != nil { watcherCount.subtract(1, ordering: .relaxed) }
-    }
-
-    /// Offers the records sent to the events topic to every watcher.
+    /// Offers the records sent to the events topic to every watcher and keeps the latest.
     func offer(_ records: [ProducerRecord], eventsTopic: String) {
-        guard isWatched else { return }
-        let items = records.compactMap { record -> Item? in
-            guard record.topic == eventsTopic, let key = record.key, let value = record.value else { return nil }
-            return Item(deviceId: String(decoding: key, as: UTF8.self), json: value)
+        var items: [Item] = []
+        for record in records where record.topic == eventsTopic {
+            guard let key = record.key, let value = record.value else { continue }
+            items.append(Item(key: key, json: value))
         }
         guard !items.isEmpty else { return }
-        let current = watchers.withLock { Array($0.values) }
-        var missed = 0
-        for watcher in current {
-            for item in items where !watcher.offer(item) { missed += 1 }
+        let missed = state.withLock { state in
+            var missed = 0
+            for watcher in state.watchers.values {
+                for item in items where watcher.offer(item) { missed += 1 }
+            }
+            guard recentCapacity > 0 else { return missed }
+            state.recent.append(contentsOf: items.suffix(recentCapacity))
+            if state.recent.count > recentCapacity { state.recent.removeFirst(state.recent.count - recentCapacity) }
+            return missed
         }
         if missed > 0 { missedCounter.increment(by: missed) }
     }
 
     /// Ends every watcher's stream (the worker is stopping).
     public func finish() {
-        let current = watchers.withLock { Array($0.values) }
-        for watcher in current { watcher.continuation.finish() }
+        let watchers = state.withLock { Array($0.watchers.values) }
+        for watcher in watchers { watcher.continuation.finish() }
     }
 }

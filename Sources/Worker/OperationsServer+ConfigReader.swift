@@ -1,8 +1,8 @@
 public import Configuration
 
 extension OperationsServer.Configuration {
-    /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer` and `mapLimit` (under `http.` for
-    /// the executable); each falls back to the default documented on the property.
+    /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer`, `recentEvents` and `mapLimit`
+    /// (under `http.` for the executable); each falls back to the default documented on the property.
     ///
     /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable.
     public init(config: ConfigReader) throws(WorkerError) {
@@ -13,6 +13,7 @@ extension OperationsServer.Configuration {
             devices: try config.flag("devices", default: defaults.devices),
             token: try config.secretText("token"),
             streamBuffer: try config.integer("streamBuffer", default: defaults.streamBuffer, in: 1...1_000_000),
+            recentEvents: try config.integer("recentEvents", default: defaults.recentEvents, in: 0...10_000),
             mapLimit: try config.integer("mapLimit", default: defaults.mapLimit, in: 1...100_000)
         )
     }

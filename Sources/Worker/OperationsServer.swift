@@ -27,6 +27,8 @@ public enum OperationsServer {
         /// Events each live stream client may have waiting before its oldest are dropped (and counted).
         /// Default: 1000.
         public var streamBuffer: Int
+        /// How many of the latest events a new stream client (the page, when it opens) gets first. Default: 100.
+        public var recentEvents: Int
         /// The most devices one map answer holds; more in view are sampled evenly. Default: 2000.
         public var mapLimit: Int
 
@@ -36,6 +38,7 @@ public enum OperationsServer {
             devices: Bool = false,
             token: String? = nil,
             streamBuffer: Int = 1000,
+            recentEvents: Int = 100,
             mapLimit: Int = 2000
         ) {
             self.host = host
@@ -43,6 +46,7 @@ public enum OperationsServer {
             self.devices = devices
             self.token = token
             self.streamBuffer = streamBuffer
+            self.recentEvents = recentEvents
             self.mapLimit = mapLimit
         }
     }

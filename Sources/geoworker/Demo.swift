@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Metrics
 import Prometheus
 import Worker
 
@@ -20,6 +21,9 @@ enum Demo {
 
     /// The demo worker's consumer group.
     static let groupID = "geoworker-demo"
+    /// The embedded cluster keeps a member that left (the catch-up worker) in the group until its session
+    /// times out, so the live worker of `--serve` would wait 45 s (librdkafka's default) for the partitions.
+    static let groupTiming = ["consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"]
 
     /// Runs the demo, handing each output line to `print`.
     ///
@@ -66,10 +70,13 @@ enum Demo {
             ?? FileManager.default.temporaryDirectory.appendingPathComponent(
                 "geoworker-demo-\(ProcessInfo.processInfo.processIdentifier)"
             ).path
+        // One feed for the catch-up worker and the live one: the page opens on the trace's latest events.
+        let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
         let counters = try await catchUp(
             brokers: cluster.bootstrapServers,
             topics: topics,
             directory: directory,
+            feed: feed,
             logger
         )
         print(
@@ -83,7 +90,13 @@ enum Demo {
         print("")
         print("demo: \(events.count) events; the same pipeline runs against a real Kafka with `geoworker run`")
         if let serve {
-            try await Self.serve(serve, brokers: cluster.bootstrapServers, topics: topics, directory: directory)
+            try await Self.serve(
+                serve,
+                brokers: cluster.bootstrapServers,
+                topics: topics,
+                directory: directory,
+                feed: feed
+            )
         }
         return events.map(\.value)
     }
@@ -93,6 +106,7 @@ enum Demo {
         brokers: String,
         topics: WorkerConfiguration.Topics,
         directory: String,
+        feed: EventFeed,
         _ logger: Logger
     ) async throws -> ProcessingCounters {
         let worker = try Worker(
@@ -101,9 +115,11 @@ enum Demo {
                 topics: topics,
                 groupID: Self.groupID,
                 stateDirectory: directory,
-                untilCaughtUp: true
+                untilCaughtUp: true,
+                kafkaProperties: Self.groupTiming
             ),
-            logger: logger
+            logger: logger,
+            feed: feed
         )
         try await worker.run()
         return worker.counters
@@ -115,7 +131,8 @@ enum Demo {
         _ serve: Serve,
         brokers: String,
         topics: WorkerConfiguration.Topics,
-        directory: String
+        directory: String,
+        feed: EventFeed
     ) async throws {
         let logger = Logger(label: "geoworker.demo")
         let registry = PrometheusCollectorRegistry()
@@ -124,10 +141,12 @@ enum Demo {
                 brokers: brokers,
                 topics: topics,
                 groupID: Self.groupID,
-                stateDirectory: directory
+                stateDirectory: directory,
+                kafkaProperties: Self.groupTiming
             ),
             logger: logger,
-            metricsFactory: OperationsServer.metricsFactory(registry: registry)
+            metricsFactory: OperationsServer.metricsFactory(registry: registry),
+            feed: feed
         )
         let announce = AddressAnnouncement(host: serve.host, brokers: brokers, queries: worker.queries)
         let http = OperationsServer.application(

@@ -139,7 +139,7 @@ struct RunCommand: AsyncParsableCommand {
         let worker = try Worker(
             configuration: configuration.worker,
             logger: logger,
-            feed: EventFeed(capacity: configuration.http.streamBuffer)
+            feed: EventFeed(capacity: configuration.http.streamBuffer, recent: configuration.http.recentEvents)
         )
         let http = OperationsServer.application(
             configuration: configuration.http,

@@ -15,6 +15,9 @@ struct CommandConfigurationTests {
         #expect(configuration.logLevel == .info)
         #expect(configuration.shutdownTimeout == .seconds(30))
         #expect(configuration.http.port == 8080)
+        #expect(!configuration.http.devices && configuration.http.token == nil, "device data off, no token")
+        #expect(configuration.http.streamBuffer == 1000 && configuration.http.recentEvents == 100)
+        #expect(configuration.http.mapLimit == 2000)
         #expect(configuration.worker.groupID == "geoworker")
     }
 
@@ -23,9 +26,14 @@ struct CommandConfigurationTests {
         let configuration = try RunConfiguration(
             config: ConfigReader.inMemory([
                 "logLevel": "debug", "shutdownTimeoutMs": 5_000, "http.port": 0, "http.host": "127.0.0.1",
-                "groupId": "fleet", "topics.events": "fleet.events",
+                "groupId": "fleet", "topics.events": "fleet.events", "http.devices": true,
+                "http.token": ConfigValue("t0ken", isSecret: true), "http.streamBuffer": 50, "http.recentEvents": 0,
+                "http.mapLimit": 10,
             ])
         )
+        #expect(configuration.http.devices && configuration.http.token == "t0ken")
+        #expect(configuration.http.streamBuffer == 50 && configuration.http.recentEvents == 0)
+        #expect(configuration.http.mapLimit == 10)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.shutdownTimeout == .seconds(5))
         #expect(configuration.http.port == 0 && configuration.http.host == "127.0.0.1")
@@ -38,6 +46,10 @@ struct CommandConfigurationTests {
             ("logLevel", ConfigValue("loud"), "logLevel must be one of trace"),
             ("shutdownTimeoutMs", 5, "shutdownTimeoutMs must be in 100...3600000 (got 5)"),
             ("http.port", "eighty", "http.port must be an integer (got \"eighty\")"),
+            ("http.devices", "maybe", "http.devices must be true or false"),
+            ("http.token", "", "http.token must not be empty"),
+            ("http.streamBuffer", 0, "http.streamBuffer must be in 1...1000000 (got 0)"),
+            ("http.mapLimit", 0, "http.mapLimit must be in 1...100000 (got 0)"),
         ] as [(AbsoluteConfigKey, ConfigValue, String)]
     )
     func runUnusable(key: AbsoluteConfigKey, value: ConfigValue, message: String) throws {

@@ -82,24 +82,37 @@ final class WebDriver: @unchecked Sendable {
 
     /// The rendered text of the first element matching `selector`, or nil when there is none.
     func text(_ selector: String) async throws -> String? {
-        guard let element = try await elements(selector).first else { return nil }
-        return try await call("GET", "session/\(session)/element/\(element)/text") as? String
+        try await texts(selector).first
     }
 
-    /// The texts of every element matching `selector`.
+    /// The rendered texts of every element matching `selector`, read in one step in the page (the page
+    /// re-renders its lists as events arrive, so elements found first and read later may be gone).
     func texts(_ selector: String) async throws -> [String] {
-        var texts: [String] = []
-        for element in try await elements(selector) {
-            texts.append(try await call("GET", "session/\(session)/element/\(element)/text") as? String ?? "")
-        }
-        return texts
+        let answer = try await call(
+            "POST",
+            "session/\(session)/execute/sync",
+            [
+                "script": "return Array.from(document.querySelectorAll(arguments[0])).map((e) => e.innerText)",
+                "args": [selector],
+            ]
+        )
+        return answer as? [String] ?? []
     }
 
+    /// Clicks the first element matching `selector` as a user would (a real pointer click), finding it again
+    /// if the page re-rendered it in between.
     func click(_ selector: String) async throws {
-        guard let element = try await elements(selector).first else {
-            throw Failure(description: "nothing matches \(selector)")
+        for attempt in 1...5 {
+            guard let element = try await elements(selector).first else {
+                throw Failure(description: "nothing matches \(selector)")
+            }
+            do {
+                _ = try await call("POST", "session/\(session)/element/\(element)/click", [:])
+                return
+            } catch let failure as Failure where failure.description.contains("stale element") && attempt < 5 {
+                continue
+            }
         }
-        _ = try await call("POST", "session/\(session)/element/\(element)/click", [:])
     }
 
     /// Types `text` into the first element matching `selector`; "\u{E007}" is the Enter key.

@@ -12,7 +12,7 @@ struct EventFeedTests {
 
     @Test("a watcher that takes nothing keeps the newest events up to its buffer; the rest are counted as missed")
     func boundedBuffer() async {
-        let feed = EventFeed(capacity: 3, metricsFactory: NOOPMetricsHandler.instance)
+        let feed = EventFeed(capacity: 3, recent: 0, metricsFactory: NOOPMetricsHandler.instance)
         #expect(!feed.isWatched)
         let stalled = feed.subscribe()
         #expect(feed.isWatched)
@@ -41,6 +41,22 @@ struct EventFeedTests {
         #expect(forOne == [#"one{"n":1}"#])
         #expect(forAll == ["one", "two"])
         #expect(one.missed == 0 && all.missed == 0)
+    }
+
+    @Test("a new watcher gets the latest events first (its device's only), then the new ones, in order")
+    func recentFirst() async {
+        let feed = EventFeed(capacity: 100, recent: 4, metricsFactory: NOOPMetricsHandler.instance)
+        feed.offer((0..<6).map { Self.record($0 % 2 == 0 ? "even" : "odd", $0) }, eventsTopic: "events")
+        let all = feed.subscribe()
+        let even = feed.subscribe(deviceId: "even")
+        feed.offer([Self.record("even", 6)], eventsTopic: "events")
+        feed.finish()
+        var forAll: [String] = []
+        for await item in all.items { forAll.append(String(decoding: item.json, as: UTF8.self)) }
+        var forEven: [String] = []
+        for await item in even.items { forEven.append(String(decoding: item.json, as: UTF8.self)) }
+        #expect(forAll == [#"{"n":2}"#, #"{"n":3}"#, #"{"n":4}"#, #"{"n":5}"#, #"{"n":6}"#])
+        #expect(forEven == [#"{"n":2}"#, #"{"n":4}"#, #"{"n":6}"#])
     }
 
     @Test("a watcher whose stream ends is forgotten: with nobody left, offering does nothing")
