@@ -87,19 +87,31 @@ public struct TrackedPin: Hashable, Sendable {
     /// Whether the current approach has been announced (cleared when the device leaves the pin or moves away
     /// from it).
     public var approachAnnounced: Bool
+    /// While an announced approach is under way (the device not inside yet): when it is expected at the pin's
+    /// edge (message time, epoch milliseconds), from the latest fix's distance, speed and direction. What the
+    /// status card's ETA is measured from.
+    public var approachArrival: Int64?
 
     public init(
         pin: Pin,
         membership: Membership = .undetermined,
         since: Int64? = nil,
         dwellAnnounced: Bool = false,
-        approachAnnounced: Bool = false
+        approachAnnounced: Bool = false,
+        approachArrival: Int64? = nil
     ) {
         self.pin = pin
         self.membership = membership
         self.since = since
         self.dwellAnnounced = dwellAnnounced
         self.approachAnnounced = approachAnnounced
+        self.approachArrival = approachArrival
+    }
+
+    /// Ends the approach: a new one may be announced.
+    mutating func rearmApproach() {
+        approachAnnounced = false
+        approachArrival = nil
     }
 }
 

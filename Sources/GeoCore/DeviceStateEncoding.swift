@@ -3,30 +3,34 @@
 /// it as each device's row and the changelog carries it as each device's record, the same bytes, so a
 /// restore stores what it reads without decoding and encoding again.
 ///
-/// Layout, version 2 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
+/// Layout, version 3 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
 /// a string is its UTF-8 length as a varint, then its bytes):
 /// ```
-/// u8 version (2) · string deviceId · varint inputPartition · varint positions offset + 1 · varint commands
+/// u8 version (3) · string deviceId · varint inputPartition · varint positions offset + 1 · varint commands
 /// offset + 1 · u8 flags (1 last fix, 2 its accuracy, 4 country, 8 country candidate) · [f64 lat · f64 lon ·
 /// zigzag varint timestamp · [f64 accuracy]] · [string country] · [string candidate] · varint candidate fixes ·
 /// varint language count · strings · varint pin count · pins
 /// pin: string id · u8 flags (1 title, 2 metadata, 4 polygon, 8 multi-polygon, 16 dwell, 32 approach,
-/// 64 since) · u8 state (bits 0-1 announced membership, 4 dwell announced, 8 approach announced) ·
+/// 64 since) · u8 state (bits 0-1 announced membership, 4 dwell announced, 8 approach announced, 16 approach
+/// arrival) ·
 /// circle: f64 lat · f64 lon · f64 radius | polygon: varint polygon count · per polygon varint ring count ·
 /// per ring varint vertex count · per vertex f64 lon · f64 lat (rings without their closing vertex) ·
-/// [varint dwell seconds] · [varint approach seconds] · [zigzag varint since] · [string title] · [string metadata]
+/// [varint dwell seconds] · [varint approach seconds] · [zigzag varint since] · [zigzag varint approach arrival] ·
+/// [string title] · [string metadata]
 /// ```
+/// Version 2 is version 3 without the approach arrival (its state bit is never set).
 /// Version 1 (circles only, no per-pin times) differs in its pins: string id · f64 lat · f64 lon · f64 radius ·
 /// u8 flags (1 title, 2 metadata) · u8 announced membership · [string title] · [string metadata]. Stores and
-/// changelogs written by it are read as they are and written back as version 2 when the device next changes.
+/// changelogs written by versions 1 and 2 are read as they are and written back as version 3 when the device
+/// next changes.
 ///
 /// A new version gets a new number and a decoder beside the others; a reader meets a version it does not know
 /// (written by a newer geoworker) with an error that says so, never with a guess.
 public enum DeviceStateEncoding {
     /// The version this build writes.
-    public static let version: UInt8 = 2
+    public static let version: UInt8 = 3
     /// The versions this build reads.
-    public static let readableVersions: ClosedRange<UInt8> = 1...2
+    public static let readableVersions: ClosedRange<UInt8> = 1...3
 
     /// The state's bytes.
     public static func encode(_ state: DeviceState) -> [UInt8] {
@@ -111,7 +115,9 @@ public enum DeviceStateEncoding {
         let pinCount = try reader.count("pins", smallestItem: 27)
         var pins: [TrackedPin] = []
         pins.reserveCapacity(pinCount)
-        for _ in 0..<pinCount { pins.append(version == 1 ? try reader.pinVersion1() : try reader.pin()) }
+        for _ in 0..<pinCount {
+            pins.append(version == 1 ? try reader.pinVersion1() : try reader.pin(hasArrival: version >= 3))
+        }
         guard reader.isAtEnd else {
             throw DeviceStateDecodingError("\(reader.remaining) bytes after the end of the state")
         }
@@ -160,6 +166,8 @@ public enum DeviceStateEncoding {
         static let membership: UInt8 = 3
         static let dwellAnnounced: UInt8 = 4
         static let approachAnnounced: UInt8 = 8
+        /// Version 3: an approach arrival time follows the pin's `since`.
+        static let approachArrival: UInt8 = 16
     }
 
     private static func zigzag(_ value: Int64) -> UInt64 {
@@ -190,6 +198,7 @@ public enum DeviceStateEncoding {
             byte(
                 tracked.membership.rawValue | (tracked.dwellAnnounced ? PinState.dwellAnnounced : 0)
                     | (tracked.approachAnnounced ? PinState.approachAnnounced : 0)
+                    | (tracked.approachArrival != nil ? PinState.approachArrival : 0)
             )
             switch pin.shape {
             case .circle(let center, let radius):
@@ -215,6 +224,7 @@ public enum DeviceStateEncoding {
             if let dwell = pin.dwellSeconds { varint(UInt64(dwell)) }
             if let approach = pin.approachSeconds { varint(UInt64(approach)) }
             if let since = tracked.since { varint(zigzag(since)) }
+            if let arrival = tracked.approachArrival { varint(zigzag(arrival)) }
             if let title = pin.title { string(title) }
             if let metadata = pin.metadataJSON { string(metadata) }
         }
@@ -314,15 +324,18 @@ public enum DeviceStateEncoding {
             return text
         }
 
-        mutating func pin() throws(DeviceStateDecodingError) -> TrackedPin {
+        /// A version 2 or 3 pin; `hasArrival` for version 3, which may carry an approach arrival.
+        mutating func pin(hasArrival: Bool) throws(DeviceStateDecodingError) -> TrackedPin {
             let id = try string("pin id")
             let flags = try byte("pin flags")
             guard flags & ~PinFlag.all == 0, flags & PinFlag.polygon != 0 || flags & PinFlag.multiPolygon == 0 else {
                 throw DeviceStateDecodingError("pin \(id) has unknown flags \(flags)")
             }
             let stateByte = try byte("pin state")
-            guard stateByte & ~(PinState.membership | PinState.dwellAnnounced | PinState.approachAnnounced) == 0,
-                let membership = Membership(rawValue: stateByte & PinState.membership)
+            let known =
+                PinState.membership | PinState.dwellAnnounced | PinState.approachAnnounced
+                | (hasArrival ? PinState.approachArrival : 0)
+            guard stateByte & ~known == 0, let membership = Membership(rawValue: stateByte & PinState.membership)
             else { throw DeviceStateDecodingError("pin \(id) has an unknown state \(stateByte)") }
             let shape: PinShape
             if flags & PinFlag.polygon != 0 {
@@ -339,6 +352,8 @@ public enum DeviceStateEncoding {
             let dwell = flags & PinFlag.dwell != 0 ? try smallInteger("pin dwell") : nil
             let approach = flags & PinFlag.approach != 0 ? try smallInteger("pin approach") : nil
             let since = flags & PinFlag.since != 0 ? unzigzag(try varint("pin since")) : nil
+            let arrival =
+                stateByte & PinState.approachArrival != 0 ? unzigzag(try varint("pin approach arrival")) : nil
             let title = flags & PinFlag.title != 0 ? try string("pin title") : nil
             let metadata = flags & PinFlag.metadata != 0 ? try string("pin metadata") : nil
             guard
@@ -356,7 +371,8 @@ public enum DeviceStateEncoding {
                 membership: membership,
                 since: since,
                 dwellAnnounced: stateByte & PinState.dwellAnnounced != 0,
-                approachAnnounced: stateByte & PinState.approachAnnounced != 0
+                approachAnnounced: stateByte & PinState.approachAnnounced != 0,
+                approachArrival: arrival
             )
         }
 

@@ -114,7 +114,15 @@ extension JSONWriter {
             key("seconds")
             number(Double(approach))
             key("inProgress")
-            bool(tracked.approachAnnounced)
+            bool(tracked.approachAnnounced && tracked.membership != .inside)
+            if let arrival = tracked.approachArrival, tracked.membership != .inside {
+                key("expectedAt")
+                timestamp(arrival)
+                if let lastFix {
+                    key("etaSeconds")
+                    number(Double(max(0, arrival - lastFix.timestamp) / 1000))
+                }
+            }
             endObject()
         }
         endObject()

@@ -58,6 +58,7 @@ struct GeofenceEvaluator {
             tracked.membership = decided
             tracked.since = fix.timestamp
             tracked.dwellAnnounced = false
+            tracked.approachArrival = nil  // arrived, or left: no approach under way
             let crossing = GeofenceCrossing(
                 pin: tracked.pin,
                 position: fix,
@@ -67,7 +68,7 @@ struct GeofenceEvaluator {
             switch (before, decided) {
             case (_, .inside): events.append(numbering.next(.geofenceEntered(crossing)))
             case (.inside, .outside):
-                tracked.approachAnnounced = false  // a new approach may follow
+                tracked.rearmApproach()  // a new approach may follow
                 events.append(numbering.next(.geofenceExited(crossing)))
             default: break  // first decision is "outside": nothing to announce
             }
@@ -75,7 +76,7 @@ struct GeofenceEvaluator {
         if decided == .outside && before == .outside, let previous = context.previous,
             passedThrough(shape, from: previous, context)
         {
-            tracked.approachAnnounced = false
+            tracked.rearmApproach()
             let passage = GeofencePassage(pin: tracked.pin, from: previous.fix, to: fix)
             events.append(numbering.next(.geofenceCrossed(passage)))
         }
@@ -148,14 +149,19 @@ struct GeofenceEvaluator {
         let bearing = LocalPlane.bearing(x: placement.nearestX, y: placement.nearestY)
         let off = FixMotion.angle(between: heading, and: bearing)
         if off > 90 {
-            tracked.approachAnnounced = false
+            tracked.rearmApproach()
             return
         }
         let eta = placement.edgeDistance / speed
-        guard !tracked.approachAnnounced, off <= configuration.approachHeadingTolerance, eta <= Double(horizon) else {
+        let arrival = context.fix.timestamp + Int64((eta * 1000).rounded())
+        if tracked.approachAnnounced {
+            // Under way: each fix that still heads for the pin updates when it is expected.
+            tracked.approachArrival = arrival
             return
         }
+        guard off <= configuration.approachHeadingTolerance, eta <= Double(horizon) else { return }
         tracked.approachAnnounced = true
+        tracked.approachArrival = arrival
         let approach = GeofenceApproach(
             pin: tracked.pin,
             position: context.fix,

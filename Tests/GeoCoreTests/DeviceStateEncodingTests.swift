@@ -75,7 +75,7 @@ struct DeviceStateEncodingTests {
         #expect(count?.description.contains("cannot fit") == true, "\(String(describing: count))")
     }
 
-    @Test("version 1 bytes (circles, no per-pin times) still decode, and are written back as version 2")
+    @Test("version 1 bytes (circles, no per-pin times) still decode, and are written back as the current version")
     func versionOne() throws {
         // The `full` seed of Fuzz/corpus/device-state, as geoworker 58fcfbb wrote it.
         let hex =
@@ -96,8 +96,27 @@ struct DeviceStateEncodingTests {
         #expect(state.pins[0].since == nil && !state.pins[0].dwellAnnounced && !state.pins[0].approachAnnounced)
         #expect(state.pins[1].membership == .outside)
         let written = DeviceStateEncoding.encode(state)
-        #expect(written[0] == 2)
+        #expect(written[0] == DeviceStateEncoding.version)
         #expect(try DeviceStateEncoding.decode(written) == state)
+    }
+
+    @Test("version 2 bytes (no approach arrival) still decode; an arrival bit in them is refused")
+    func versionTwo() throws {
+        let tracked = TrackedPin(pin: Self.pin, membership: .outside, since: 1_000, approachAnnounced: true)
+        let state = DeviceState(deviceId: "d", pins: [tracked])
+        var bytes = DeviceStateEncoding.encode(state)
+        #expect(bytes[0] == 3)
+        bytes[0] = 2
+        #expect(try DeviceStateEncoding.decode(bytes) == state, "version 2 is version 3 without arrivals")
+
+        var arriving = state
+        arriving.pins[0].approachArrival = 61_000
+        var withArrival = DeviceStateEncoding.encode(arriving)
+        #expect(try DeviceStateEncoding.decode(withArrival) == arriving)
+        withArrival[0] = 2
+        #expect(throws: DeviceStateDecodingError.self, "version 2 never wrote an arrival") {
+            try DeviceStateEncoding.decode(withArrival)
+        }
     }
 
     @Test("a polygon pin with holes, dwell, approach and its announced times comes back whole")
@@ -120,7 +139,8 @@ struct DeviceStateEncodingTests {
             membership: .inside,
             since: 1_795_000_000_000,
             dwellAnnounced: true,
-            approachAnnounced: true
+            approachAnnounced: true,
+            approachArrival: 1_795_000_090_500
         )
         let state = DeviceState(deviceId: "van-1", pins: [tracked])
         let bytes = DeviceStateEncoding.encode(state)
@@ -181,7 +201,8 @@ struct DeviceStateEncodingTests {
                     membership: membership,
                     since: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20,
                     dwellAnnounced: random.next(below: 2) == 0,
-                    approachAnnounced: random.next(below: 2) == 0
+                    approachAnnounced: random.next(below: 2) == 0,
+                    approachArrival: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20
                 )
             )
         }

@@ -70,6 +70,34 @@ struct DeviceStatusCardTests {
         #expect(restored.statusCard(of: "other") == nil)
     }
 
+    @Test("an approach under way shows when the device is expected at the edge, and how long that is from its fix")
+    func approachETA() throws {
+        var registry = DeviceRegistry(tracker: Self.tracker)
+        var events: [DeviceEvent] = []
+        let gate = Pin(id: "g", center: Coordinate(latitude: 0.5, longitude: 0.5)!, radius: 200, approachSeconds: 120)!
+        _ = registry.apply(
+            DeviceCommand.track(deviceId: "d", pin: gate),
+            origin: MessageOrigin(topic: "c", partition: 2, offset: 0, timestamp: 0),
+            events: &events
+        )
+        // 0.01 degrees (1113 m) west of the centre, heading east at 20 m/s: 913 m to the edge, 45.6 s.
+        let position = Position(
+            deviceId: "d",
+            coordinate: Coordinate(latitude: 0.5, longitude: 0.49)!,
+            timestamp: 1_795_000_000_000,
+            accuracy: 5,
+            speed: 20,
+            heading: 90
+        )
+        _ = registry.apply(position, origin: Self.origin(0), events: &events)
+        #expect(events.contains { $0.type == "geofence.approaching" })
+        let card = try Self.json(registry.statusCard(of: "d"))
+        let approach = try #require((card["pins"] as? [[String: Any]])?.first?["approach"] as? [String: Any])
+        #expect(approach["inProgress"] as? Bool == true && approach["seconds"] as? Int == 120)
+        #expect(approach["etaSeconds"] as? Int == 45, "\(approach)")
+        #expect((approach["expectedAt"] as? String)?.hasPrefix("2026-11-18T11:07:2") == true, "\(approach)")
+    }
+
     @Test(
         "a map view from a bbox, across the antimeridian too; malformed boxes are refused",
         arguments: [

@@ -193,8 +193,18 @@ struct ApproachRuleTests {
         guard case .geofenceApproaching(let approach) = events.first?.payload else { return }
         #expect(abs(approach.distanceMeters - 1200) < 2)
         #expect(approach.speedMetersPerSecond == 20)
+        let start = DeviceScenario.start
+        #expect(
+            device.state.pins[0].approachArrival.map { abs($0 - (start + 90_000)) < 200 } == true,
+            "expected at the edge 60 s after the fix of second 30"
+        )
         #expect(device.move(north: -1000, at: 50, speed: 20, heading: 0).isEmpty, "once per approach")
+        #expect(
+            device.state.pins[0].approachArrival.map { abs($0 - (start + 90_000)) < 200 } == true,
+            "each fix updates it: 800 m at 20 m/s from second 50"
+        )
         #expect(device.move(north: 0, at: 100, speed: 20, heading: 0).map(\.summary) == ["entered gate"])
+        #expect(device.state.pins[0].approachArrival == nil, "arrived")
         #expect(device.move(north: 1000, at: 150, speed: 20, heading: 0).map(\.summary) == ["exited gate"])
         // Re-armed by the exit: coming back announces again.
         #expect(
@@ -234,7 +244,9 @@ struct ApproachRuleTests {
         _ = device.track(Self.pin)
         #expect(device.move(north: -1100, at: 0, speed: 20, heading: 0).count == 1)
         #expect(device.move(north: -1000, at: 5, speed: 20, heading: 10).isEmpty)
+        #expect(device.state.pins[0].approachArrival != nil)
         #expect(device.move(north: -1100, at: 10, speed: 20, heading: 180).isEmpty, "turned away: re-armed")
+        #expect(device.state.pins[0].approachArrival == nil && !device.state.pins[0].approachAnnounced)
         #expect(device.move(north: -1000, at: 15, speed: 20, heading: 0).count == 1, "a new approach")
 
         var parked = DeviceScenario()
