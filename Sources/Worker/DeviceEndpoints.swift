@@ -146,16 +146,32 @@ public struct DeviceEndpoints: Sendable {
 
     /// Server-Sent Events: each event as `event: <type>` and its CloudEvent JSON; when the client fell
     /// behind, a `missed` event with the number of events it lost so far.
+    static let keepAliveInterval: Duration = .seconds(15)
+
     static func eventStream(_ subscription: EventFeed.Subscription) -> Response {
         Response(
             status: .ok,
             headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"],
             body: ResponseBody { writer in
-                // Ends the subscription when the client goes (the write fails) or the server stops.
-                defer { subscription.continuation.finish() }
+                // An idle stream is written to every 15 s: a client that went is noticed, proxies keep it.
+                let keepAlive = Task {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: keepAliveInterval)
+                        subscription.keepAlive()
+                    }
+                }
+                // Ends the subscription when the client goes (the write fails) or the worker stops.
+                defer {
+                    keepAlive.cancel()
+                    subscription.finish()
+                }
                 try await writer.write(ByteBuffer(string: "retry: 2000\n: geoworker events\n\n"))
                 var reportedMissed = 0
                 for await item in subscription.items {
+                    if item.isKeepAlive {
+                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        continue
+                    }
                     var text = ""
                     let missed = subscription.missed
                     if missed > reportedMissed {

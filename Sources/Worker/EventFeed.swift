@@ -16,6 +16,11 @@ public final class EventFeed: Sendable {
         public let json: [UInt8]
 
         public var deviceId: String { String(decoding: key, as: UTF8.self) }
+
+        /// Not an event: a reminder to the stream's writer that the client is still there (an idle
+        /// connection is written to now and then, so that a client that went is noticed and proxies keep it).
+        public var isKeepAlive: Bool { key.isEmpty }
+        static let keepAlive = Item(key: [], json: [])
     }
 
     /// One watcher's view of the feed.
@@ -34,6 +39,12 @@ public final class EventFeed: Sendable {
 
         /// How many events this watcher missed because its buffer was full.
         public var missed: Int { missedCount.load(ordering: .relaxed) }
+
+        /// Puts a keep-alive reminder in the stream (``Item/isKeepAlive``).
+        public func keepAlive() { continuation.yield(.keepAlive) }
+
+        /// Ends the stream: its reader takes what is buffered, then stops.
+        public func finish() { continuation.finish() }
 
         /// Whether the item was dropped for want of room (the watcher's own device filter drops nothing).
         fileprivate func offer(_ item: Item) -> Bool {
@@ -54,6 +65,8 @@ public final class EventFeed: Sendable {
         var watchers: [ObjectIdentifier: Subscription] = [:]
         /// The latest events, oldest first, at most `recentCapacity`.
         var recent: [Item] = []
+        /// Set by ``finish()``: the worker stopped, no stream starts or goes on.
+        var finished = false
     }
     private let state = Mutex(State())
     private let missedCounter: Counter
@@ -77,11 +90,13 @@ public final class EventFeed: Sendable {
     public func subscribe(deviceId: String? = nil) -> Subscription {
         let subscription = Subscription(deviceId: deviceId, capacity: capacity)
         let id = ObjectIdentifier(subscription)
-        state.withLock { state in
+        let finished = state.withLock { state in
             // Under the lock, so that no new event overtakes the recent ones.
             for item in state.recent { _ = subscription.offer(item) }
-            state.watchers[id] = subscription
+            if !state.finished { state.watchers[id] = subscription }
+            return state.finished
         }
+        if finished { subscription.finish() }
         subscription.continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) }
         }
@@ -109,9 +124,13 @@ public final class EventFeed: Sendable {
         if missed > 0 { missedCounter.increment(by: missed) }
     }
 
-    /// Ends every watcher's stream (the worker is stopping).
+    /// Ends every watcher's stream, and those of watchers that come later (the worker has stopped): a stream
+    /// that waited for events would hold the HTTP server's graceful stop up.
     public func finish() {
-        let watchers = state.withLock { Array($0.watchers.values) }
-        for watcher in watchers { watcher.continuation.finish() }
+        let watchers = state.withLock { state in
+            state.finished = true
+            return Array(state.watchers.values)
+        }
+        for watcher in watchers { watcher.finish() }
     }
 }

@@ -234,6 +234,35 @@ struct ServiceDeviceEndpointsTests {
         _ = await child.waitForExit(timeout: .seconds(20))
     }
 
+    @Test("a stream client that stops reading misses events, counted, while the worker goes on unaffected")
+    func stalledClient() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 1000, positionsPerDevice: 10, topics: bed.topics)
+        try await bed.produce(traffic.commands())
+        let child = try bed.start(
+            ["--http-devices"],
+            environment: ["GEOWORKER_HTTP_STREAM_BUFFER": "10", "GEOWORKER_HTTP_RECENT_EVENTS": "0"]
+        )
+        let port = try await listeningPort(of: child)
+        try await waitUntil("ready") { try await get(port, "ready").status == 200 }
+        let stalled = try StalledStreamClient(port: port, path: "events/stream")
+        try await Task.sleep(for: .milliseconds(500))
+        try await bed.produce(traffic.positions())
+        try await waitUntil("every position consumed", timeout: .seconds(120)) {
+            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 10000\n")
+        }
+        let metrics = try await get(port, "metrics").body
+        let missed = metrics.firstMatch(of: /geoworker_event_stream_missed_total (\d+)/).flatMap { Int($0.1) }
+        #expect((missed ?? 0) > 0, "the stalled client missed events: \(missed.map(String.init) ?? "no metric")")
+        #expect(try await bed.messageCount(bed.topics.events, partitions: bed.partitions) > 4000, "all events sent")
+        // A stop while the client still hangs on: the worker stops, its stream ends, the process exits.
+        let stopStarted = ContinuousClock.now
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(40)) == .exited(0), "\(child.errors.suffix(1000))")
+        #expect(ContinuousClock.now - stopStarted < .seconds(10), "the stalled client held the stop up")
+        _ = consume stalled
+    }
+
     /// curl reading a stream, its output in `errors`.
     private static func watch(_ port: Int, _ path: String) throws -> BackgroundProcess {
         try BackgroundProcess("/usr/bin/env", ["curl", "-sN", "-o", "/dev/stderr", "http://127.0.0.1:\(port)/\(path)"])
@@ -247,4 +276,29 @@ struct ServiceDeviceEndpointsTests {
         let result = try ServiceTestBed.validate([kind + "\t" + json])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
     }
+}
+
+/// A stream client that connects and then reads nothing: its receive window shrinks to a few kilobytes.
+struct StalledStreamClient: ~Copyable {
+    private let descriptor: Int32
+
+    init(port: Int, path: String) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var small: Int32 = 4096
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { throw CocoaError(.fileReadUnknown) }
+        let request = Array("GET /\(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+    }
+
+    deinit { close(descriptor) }
 }
