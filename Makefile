@@ -3,7 +3,7 @@
 
 SWIFT_FORMAT_PATHS := Package.swift Sources Tests
 
-.PHONY: setup build demo test lint format bench countries fuzz
+.PHONY: setup build demo demo-serve test lint format bench countries fuzz
 
 setup:
 	@scripts/setup.sh
@@ -15,6 +15,11 @@ build: setup
 demo: setup
 	swift build --product geoworker
 	.build/debug/geoworker demo
+
+## The demo, then the live map of its devices at http://127.0.0.1:8080/ until Ctrl-C.
+demo-serve: setup
+	swift build --product geoworker
+	.build/debug/geoworker demo --serve
 
 ## Formatting check (swift-format with NIO's configuration), then every test.
 test:

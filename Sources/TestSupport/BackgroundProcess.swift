@@ -7,26 +7,40 @@ public final class BackgroundProcess: @unchecked Sendable {
     // and sends it signals, both safe from any thread.
     private let process = Process()
     private let errorsFile: URL
+    private let outputFile: URL?
 
-    /// Starts `path` with `arguments` (standard output discarded), with `environment` added to this
-    /// process's environment.
-    public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("child-\(UUID()).log")
-        guard FileManager.default.createFile(atPath: errorsFile.path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorsFile.path])
-        }
+    /// Starts `path` with `arguments`, with `environment` added to this process's environment.
+    ///
+    /// - Parameter keepOutput: whether to keep standard output (``output``); discarded otherwise.
+    public init(
+        _ path: String,
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        keepOutput: Bool = false
+    ) throws {
+        errorsFile = try Self.makeFile("child-\(UUID()).log")
+        outputFile = keepOutput ? try Self.makeFile("child-\(UUID()).out") : nil
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = try outputFile.map { try FileHandle(forWritingTo: $0) } ?? FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: errorsFile)
         process.standardInput = FileHandle.nullDevice
         try process.run()
     }
 
+    private static func makeFile(_ name: String) throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(name)
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+        }
+        return file
+    }
+
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: errorsFile)
+        if let outputFile { try? FileManager.default.removeItem(at: outputFile) }
     }
 
     public var isRunning: Bool { process.isRunning }
@@ -59,6 +73,11 @@ public final class BackgroundProcess: @unchecked Sendable {
     public func waitUntilExit() -> Ending {
         process.waitUntilExit()
         return ending
+    }
+
+    /// What the program wrote to standard output so far (empty unless started with `keepOutput`).
+    public var output: String {
+        outputFile.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? ""
     }
 
     /// What the program wrote to standard error so far.

@@ -161,8 +161,8 @@ enum Demo {
     }
 
     /// Prints where the page is once the server listens and the worker holds the trace's devices again
-    /// (its group join takes seconds), straight to standard output, unbuffered, so that whoever reads the
-    /// demo's output through a pipe sees it at once.
+    /// (its group join takes seconds), flushed, so that whoever reads the demo's output through a pipe sees it
+    /// at once.
     private struct AddressAnnouncement: Sendable {
         let host: String
         let brokers: String
@@ -185,7 +185,9 @@ enum Demo {
                 there (topic positions) and watch them arrive
 
                 """
-            FileHandle.standardOutput.write(Data(text.utf8))
+            // After what the demo printed before (standard output is buffered when it is not a terminal).
+            Swift.print(text, terminator: "")
+            fflush(nil)  // every output stream: standard output among them
         }
     }
 

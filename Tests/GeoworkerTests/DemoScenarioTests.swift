@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import geoworker
@@ -69,5 +70,28 @@ struct DemoScenarioTests {
         )
         #expect(lines.contains { $0.contains("car-9") && $0.contains("passed through between the fixes of 08:14:00") })
         #expect(lines.contains { $0.contains("truck-17") && $0.contains("ETA 3 min 6 s") })
+    }
+
+    @Test("demo --serve: after the trace the page and the device endpoints are up at the printed address")
+    func serve() async throws {
+        let demo = try BackgroundProcess(
+            ChildProcess.builtExecutable("geoworker"),
+            ["demo", "--serve", "--http-port", "0"],
+            keepOutput: true
+        )
+        var address: String?
+        try await waitUntil("the address is printed", timeout: .seconds(90)) {
+            address = demo.output.firstMatch(of: /are at http:\/\/127\.0\.0\.1:(\d+)\//).map { String($0.1) }
+            return address != nil || !demo.isRunning
+        }
+        let port = try #require(address.flatMap(Int.init), "\(demo.output)\(demo.errors.suffix(2000))")
+        #expect(demo.output.contains("demo: 22 events"), "the trace's events come first")
+        #expect(try await get(port, "").body.contains("EventSource"))
+        let map = try await get(port, "map/devices")
+        #expect(map.body.contains(#""inView":3,"#), "the trace's three devices: \(map.body.prefix(300))")
+        let card = try await get(port, "devices/truck-17")
+        #expect(card.status == 200 && card.body.contains(#""code":"CH""#), "\(card.body)")
+        demo.send(SIGINT)
+        #expect(await demo.waitForExit(timeout: .seconds(20)) == .exited(0), "\(demo.errors.suffix(2000))")
     }
 }
