@@ -1,6 +1,6 @@
 // Benchmarks of the core: message decoding, the tracker, and state store writes.
 //
-//   swift run -c release geocore-bench [--only decode|tracker|shapes|encode|store]
+//   swift run -c release geocore-bench [--only decode|tracker|shapes|map|encode|store]
 //
 // 1. Decode: 1M position messages (the documented layout, RFC 3339 or epoch-ms timestamps, varied
 //    devices, coordinates with 6 decimals as GPS receivers report them) decoded from their bytes on one core;
@@ -11,6 +11,8 @@
 //    Shapes: the same wandering devices with 3 circle pins, 3 polygon pins of 100 vertices (the circles drawn
 //    as polygons) and 3 circle pins with dwell and approach times, in alternating runs; heap and changelog
 //    bytes per pin of each kind.
+//    Map: the operations page's questions over 1M devices with 3 circle pins each (what the worker's loop
+//    pauses for): the map's device selection for the whole world and for a city, and a status card.
 // 3. Encode: the tracker's events as CloudEvents JSON, one buffer each, as the worker publishes them.
 // 4. Store: batches of 10,000 changed devices written to SQLite (position-only, then with pins rewritten).
 import Countries
@@ -144,6 +146,73 @@ struct Hemispheres: CountryResolver {
         abs(coordinate.longitude) * 111_000 > radius ? countryCode(at: coordinate) : nil
     }
     func countryName(for code: String) -> String { code }
+}
+
+// The operations page's questions over a million devices: the worker's loop answers them between batches,
+// so their time is a pause of the worker.
+if runs("map") {
+    var fleet = DeviceRegistry(tracker: DeviceTracker(countries: Hemispheres()))
+    var fleetEvents: [DeviceEvent] = []
+    let fleetSize = 1_000_000
+    for device in 0..<fleetSize {
+        let id = "device-\(device)"
+        let home = Coordinate(
+            latitude: Double.random(in: -60...70, using: &random),
+            longitude: Double.random(in: -180..<180, using: &random)
+        )!
+        for pin in 0..<3 {
+            let center = Coordinate(latitude: home.latitude + Double(pin) * 0.01, longitude: home.longitude)!
+            _ = fleet.apply(
+                .track(deviceId: id, pin: Pin(id: "pin-\(pin)", center: center, radius: 300)!),
+                origin: MessageOrigin(topic: "commands", partition: 0, offset: Int64(device * 3 + pin), timestamp: 0),
+                events: &fleetEvents
+            )
+        }
+        _ = fleet.apply(
+            Position(deviceId: id, coordinate: home, timestamp: 1_795_000_000_000, accuracy: 10),
+            origin: MessageOrigin(topic: "positions", partition: 0, offset: Int64(device), timestamp: 0),
+            events: &fleetEvents
+        )
+        fleetEvents.removeAll(keepingCapacity: true)
+    }
+    _ = fleet.takeChanges()
+    for (name, view) in [
+        ("the whole world", MapView.world), ("a 1 x 1 degree box", MapView(west: 7, south: 48, east: 8, north: 49)),
+    ] {
+        var bytes = 0
+        var shown = 0
+        let rounds = 5
+        let time = seconds {
+            for _ in 0..<rounds {
+                var selection = DeviceMapSelection(view: view, limit: 2000)
+                selection.count(fleet)
+                selection.add(fleet)
+                bytes = selection.json().count
+                shown = selection.shown
+            }
+        }
+        print(
+            String(
+                format: "map of 1M devices, %@: %.1f ms per answer (%d devices shown, %d KB)",
+                name,
+                time * 1000 / Double(rounds),
+                shown,
+                bytes / 1024
+            )
+        )
+    }
+    var cardBytes = 0
+    let cards = 100_000
+    let cardTime = seconds {
+        for index in 0..<cards { cardBytes += fleet.statusCard(of: "device-\(index * 7 % fleetSize)")!.json().count }
+    }
+    print(
+        String(
+            format: "status card of one of 1M devices: %.1f µs each (%d bytes)",
+            cardTime * 1e6 / Double(cards),
+            cardBytes / cards
+        )
+    )
 }
 
 // Circles against polygons: 50k devices wandering near 3 pins each, every pin kind over the same positions.
