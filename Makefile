@@ -1,7 +1,7 @@
 # geoworker: the two commands a new machine needs are `make demo` and `make test`.
 # Every target installs what is missing first (scripts/setup.sh), so a fresh Debian machine with Swift works.
 
-SWIFT_FORMAT_PATHS := Package.swift Sources Tests
+SWIFT_FORMAT_PATHS := Package.swift Sources Tests Plugins
 
 .PHONY: setup build demo demo-serve test lint format bench countries fuzz
 
@@ -52,7 +52,6 @@ countries: setup
 	python3 -m pip install --quiet pyshp==3.1.6 shapely==2.2.0 babel==2.18.0 numpy
 	test -n "$(filter-out $(COUNTRY_BUILD)/boundaries.geojson,$(BOUNDARIES))" || python3 tools/countries/prepare_boundaries.py $(BOUNDARIES)
 	swift run -c release country-index-builder $(BOUNDARIES) Sources/Countries/Resources/countries.idx
-	swift run -c release country-outlines Sources/Worker/Resources/country-outlines.json
 	python3 tools/countries/generate_languages.py Sources/Countries/Resources/languages.tsv
 	python3 tools/countries/generate_reference_points.py $(BOUNDARIES) Tests/CountriesTests/Fixtures/reference-points.bin
 

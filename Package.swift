@@ -82,9 +82,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            // The operations page, and the country outlines it draws (written by country-outlines).
-            resources: [.copy("Resources/map.html"), .copy("Resources/country-outlines.json")],
-            swiftSettings: strictSwift
+            // The operations page; the country outlines it draws come from CountryOutlinesPlugin.
+            resources: [.copy("Resources/map.html")],
+            swiftSettings: strictSwift,
+            plugins: ["CountryOutlinesPlugin"]
         ),
         // The command-line tool: the service's process, the demo and the operator's tools.
         .executableTarget(
@@ -109,11 +110,16 @@ let package = Package(
             dependencies: ["Countries"],
             swiftSettings: strictSwift
         ),
-        // Simplifies the country index's rings into the operations page's outlines: see Makefile `countries`.
+        // Simplifies the country index's rings into the operations page's outlines, at build time.
         .executableTarget(
             name: "country-outlines",
             dependencies: ["Countries"],
             swiftSettings: strictSwift
+        ),
+        .plugin(
+            name: "CountryOutlinesPlugin",
+            capability: .buildTool(),
+            dependencies: ["country-outlines"]
         ),
         // Seeded random inputs and child processes, for tests and benchmarks.
         .target(

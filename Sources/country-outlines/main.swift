@@ -1,18 +1,20 @@
-// Writes the operations page's country outlines (simplified boundary rings) from the bundled country index.
+// Writes the operations page's country outlines (simplified boundary rings) from a country index.
 //
-//   swift run -c release country-outlines [OUTPUT.json]   (default: Sources/Worker/Resources/country-outlines.json)
+//   country-outlines INDEX.idx OUTPUT.json
 //
-// `make countries` runs it after rebuilding the index; a test checks the committed file is what it writes.
+// Run at build time by the CountryOutlinesPlugin for the Worker target (from the bundled index), so the
+// outlines always match the index the worker uses.
 import Countries
 import Foundation
 
-let output =
-    CommandLine.arguments.count > 1
-    ? CommandLine.arguments[1] : "Sources/Worker/Resources/country-outlines.json"
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    FileHandle.standardError.write(Data("usage: country-outlines INDEX.idx OUTPUT.json\n".utf8))
+    exit(2)
+}
 do {
-    let bytes = CountryOutlines.json(of: try CountryIndex.bundled())
-    try Data(bytes).write(to: URL(fileURLWithPath: output))
-    print("\(bytes.count) bytes -> \(output)")
+    let index = try CountryIndex(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: arguments[1]))))
+    try Data(CountryOutlines.json(of: index)).write(to: URL(fileURLWithPath: arguments[2]))
 } catch {
     FileHandle.standardError.write(Data("country-outlines: \(error)\n".utf8))
     exit(1)

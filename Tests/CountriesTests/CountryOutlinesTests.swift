@@ -4,18 +4,6 @@ import Testing
 
 @Suite("Country outlines for the operations page")
 struct CountryOutlinesTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
-    @Test("the committed outlines are what country-outlines writes from the bundled index (make countries)")
-    func committedOutlinesAreCurrent() throws {
-        let committed = try Data(
-            contentsOf: Self.root.appendingPathComponent("Sources/Worker/Resources/country-outlines.json")
-        )
-        let written = CountryOutlines.json(of: try CountryIndex.bundled())
-        #expect(Array(committed) == written, "run: swift run -c release country-outlines")
-    }
-
     @Test("outlines keep every country recognisable at a fraction of the index: rings around known places")
     func outlinesShape() throws {
         let bytes = CountryOutlines.json(of: try CountryIndex.bundled())
