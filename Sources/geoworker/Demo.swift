@@ -101,6 +101,23 @@ enum Demo {
         return events.map(\.value)
     }
 
+    /// The demo workers' settings: the embedded cluster, the demo's group and state directory.
+    private static func configuration(
+        brokers: String,
+        topics: WorkerConfiguration.Topics,
+        directory: String,
+        untilCaughtUp: Bool
+    ) -> WorkerConfiguration {
+        WorkerConfiguration(
+            brokers: brokers,
+            topics: topics,
+            groupID: Self.groupID,
+            stateDirectory: directory,
+            untilCaughtUp: untilCaughtUp,
+            kafkaProperties: Self.groupTiming
+        )
+    }
+
     /// Runs a worker until it has caught up with the trace; it is gone (its state directory free) on return.
     private static func catchUp(
         brokers: String,
@@ -110,14 +127,7 @@ enum Demo {
         _ logger: Logger
     ) async throws -> ProcessingCounters {
         let worker = try Worker(
-            configuration: WorkerConfiguration(
-                brokers: brokers,
-                topics: topics,
-                groupID: Self.groupID,
-                stateDirectory: directory,
-                untilCaughtUp: true,
-                kafkaProperties: Self.groupTiming
-            ),
+            configuration: configuration(brokers: brokers, topics: topics, directory: directory, untilCaughtUp: true),
             logger: logger,
             feed: feed
         )
@@ -137,13 +147,7 @@ enum Demo {
         let logger = Logger(label: "geoworker.demo")
         let registry = PrometheusCollectorRegistry()
         let worker = try Worker(
-            configuration: WorkerConfiguration(
-                brokers: brokers,
-                topics: topics,
-                groupID: Self.groupID,
-                stateDirectory: directory,
-                kafkaProperties: Self.groupTiming
-            ),
+            configuration: configuration(brokers: brokers, topics: topics, directory: directory, untilCaughtUp: false),
             logger: logger,
             metricsFactory: OperationsServer.metricsFactory(registry: registry),
             feed: feed

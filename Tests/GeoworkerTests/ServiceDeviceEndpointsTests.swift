@@ -201,10 +201,7 @@ struct ServiceDeviceEndpointsTests {
     func liveStream() async throws {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 3, positionsPerDevice: 10, topics: bed.topics)
-        try await bed.produce(traffic.commands())
-        let child = try bed.start(["--http-devices"])
-        let port = try await listeningPort(of: child)
-        try await waitUntil("ready") { try await get(port, "ready").status == 200 }
+        let (child, port) = try await Self.startWithCommandsOnly(bed, traffic)
         let everything = try Self.watch(port, "events/stream")
         let deviceOne = try Self.watch(port, "events/stream?device=device-1")
         try await waitUntil("both watchers connected") {
@@ -238,13 +235,11 @@ struct ServiceDeviceEndpointsTests {
     func stalledClient() async throws {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 1000, positionsPerDevice: 10, topics: bed.topics)
-        try await bed.produce(traffic.commands())
-        let child = try bed.start(
-            ["--http-devices"],
+        let (child, port) = try await Self.startWithCommandsOnly(
+            bed,
+            traffic,
             environment: ["GEOWORKER_HTTP_STREAM_BUFFER": "10", "GEOWORKER_HTTP_RECENT_EVENTS": "0"]
         )
-        let port = try await listeningPort(of: child)
-        try await waitUntil("ready") { try await get(port, "ready").status == 200 }
         let stalled = try StalledStreamClient(port: port, path: "events/stream")
         try await Task.sleep(for: .milliseconds(500))
         try await bed.produce(traffic.positions())
@@ -261,6 +256,20 @@ struct ServiceDeviceEndpointsTests {
         #expect(await child.waitForExit(timeout: .seconds(40)) == .exited(0), "\(child.errors.suffix(1000))")
         #expect(ContinuousClock.now - stopStarted < .seconds(10), "the stalled client held the stop up")
         _ = consume stalled
+    }
+
+    /// A worker with the device endpoints on, ready, that has applied the traffic's commands and no position
+    /// yet (so that every event comes after a stream client connects).
+    private static func startWithCommandsOnly(
+        _ bed: ServiceTestBed,
+        _ traffic: BorderTraffic,
+        environment: [String: String] = [:]
+    ) async throws -> (BackgroundProcess, Int) {
+        try await bed.produce(traffic.commands())
+        let child = try bed.start(["--http-devices"], environment: environment)
+        let port = try await listeningPort(of: child)
+        try await waitUntil("ready") { try await get(port, "ready").status == 200 }
+        return (child, port)
     }
 
     /// curl reading a stream, its output in `errors`.
