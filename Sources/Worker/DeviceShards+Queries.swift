@@ -36,6 +36,10 @@ extension DeviceShards {
         let key = Array(deviceId.utf8)
         let native = KeyPartitioner.librdkafka.partition(of: key, partitionCount: count)
         let java = KeyPartitioner.java.partition(of: key, partitionCount: count)
+        if held.contains(native) && held.contains(java) {
+            return "device \(deviceId) is unknown: this instance holds its input partition (\(native) of \(count)) "
+                + "and has applied no message of it"
+        }
         let partitions =
             native == java
             ? "input partition \(native)"

@@ -31,7 +31,7 @@ struct ServiceDeviceEndpointsTests {
     }
 
     @Test(
-        "the status card: last fix, country and its status (current, then cached after a restart), language, every pin; a device held elsewhere answers 404 naming its partition"
+        "the status card: last fix, country and its status (current, then cached after a restart), language, every pin; an unknown device answers 404 saying so"
     )
     func statusCard() async throws {
         let bed = try ServiceTestBed()
@@ -78,14 +78,15 @@ struct ServiceDeviceEndpointsTests {
         let dwell = try #require(pins[2]["dwell"] as? [String: Any])
         #expect(dwell["seconds"] as? Int == 600 && dwell["announced"] as? Bool == false)
 
-        let elsewhere = try await get(port, "devices/nobody-here")
-        #expect(elsewhere.status == 404)
+        // This instance holds every partition: an id it never saw is unknown, not elsewhere.
+        let unknown = try await get(port, "devices/nobody-here")
+        #expect(unknown.status == 404)
         let partition = KeyPartitioner.librdkafka.partition(
             of: Array("nobody-here".utf8),
             partitionCount: bed.partitions
         )
-        #expect(elsewhere.body.contains("input partition \(partition)"), "\(elsewhere.body)")
-        #expect(elsewhere.body.contains("holds input partitions: 0, 1, 2, 3"), "\(elsewhere.body)")
+        #expect(unknown.body.contains("is unknown"), "\(unknown.body)")
+        #expect(unknown.body.contains("input partition (\(partition) of 4)"), "\(unknown.body)")
 
         // Restarted on its store: the card is what was stored, not yet confirmed by a fix.
         child.send(SIGTERM)
@@ -114,6 +115,43 @@ struct ServiceDeviceEndpointsTests {
         }
         child.send(SIGTERM)
         _ = await child.waitForExit(timeout: .seconds(20))
+    }
+
+    @Test(
+        "two instances in a group: each device's card comes from the instance holding it; the other names its partition"
+    )
+    func cardsAcrossInstances() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 12, positionsPerDevice: 5, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        let first = try bed.start(["--http-devices"], as: ServiceScaleOutTests.member(bed, "a"))
+        let second = try bed.start(["--http-devices"], as: ServiceScaleOutTests.member(bed, "b"))
+        let ports = [try await listeningPort(of: first), try await listeningPort(of: second)]
+        // Both members hold two of the four partition pairs once the group has settled.
+        try await ServiceScaleOutTests.waitForLog(first, "assigned 4 partitions")
+        try await ServiceScaleOutTests.waitForLog(second, "assigned 4 partitions")
+        try await waitUntil("every position applied") {
+            var devices = 0
+            for port in ports {
+                let body = try await get(port, "map/devices").body
+                devices += (try Self.object(body)["inView"] as? Int) ?? 0
+            }
+            return devices == 12
+        }
+        for device in 0..<12 {
+            let answers = [
+                try await get(ports[0], "devices/device-\(device)"),
+                try await get(ports[1], "devices/device-\(device)"),
+            ]
+            let holders = answers.filter { $0.status == 200 }
+            #expect(holders.count == 1, "device-\(device): \(answers.map(\.status))")
+            guard let holder = holders.first, let other = answers.first(where: { $0.status == 404 }) else { continue }
+            let partition = try #require(try Self.object(holder.body)["partition"] as? Int)
+            #expect(other.body.contains("not held by this instance"), "\(other.body)")
+            #expect(other.body.contains("input partition \(partition)"), "holder says \(partition): \(other.body)")
+        }
+        for child in [first, second] { child.send(SIGTERM) }
+        for child in [first, second] { _ = await child.waitForExit(timeout: .seconds(20)) }
     }
 
     @Test("with http.token set: no token and a wrong token get 401, the right one (header or cookie) 200; never logged")
