@@ -144,10 +144,11 @@ public struct DeviceEndpoints: Sendable {
         }
     }
 
-    /// Server-Sent Events: each event as `event: <type>` and its CloudEvent JSON; when the client fell
-    /// behind, a `missed` event with the number of events it lost so far.
+    /// How often an idle event stream is written to.
     static let keepAliveInterval: Duration = .seconds(15)
 
+    /// Server-Sent Events: each event as `event: device-event` with its CloudEvent JSON as the data; when the
+    /// client fell behind, first an `event: missed` with the number of events it lost so far.
     static func eventStream(_ subscription: EventFeed.Subscription) -> Response {
         Response(
             status: .ok,
