@@ -13,7 +13,9 @@ import Synchronization
 /// This file is the loop, the rebalance hooks and the checkpoint hand-off; docs/ARCHITECTURE.md draws the
 /// whole. One loop, on the thread that calls ``run()``: poll a batch; merge each co-partitioned pair by
 /// timestamp (``InputMerge``) and hand what the merges release to its device's shard (``DeviceShards``);
-/// then all shards apply their messages and send the events and dead letters at once.
+/// then all shards apply their messages and send the events and dead letters at once (offering the events to
+/// live watchers, ``EventFeed``). Between polls it answers the operations endpoints' questions about its
+/// devices (``DeviceQueries``), the one time they may be read without a lock.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
 /// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
 /// the ``CheckpointWriter``, which waits for every record it covers to be delivered, sends the changed
