@@ -40,8 +40,8 @@ public struct MapView: Hashable, Sendable {
 /// them (an even sample of the rest when more are in view, said in the answer), and no more than
 /// `maximumBytes` of JSON.
 ///
-/// Devices come from several registries (one per apply thread): ``count(_:)`` every registry first, then
-/// ``add(_:)`` each, then take ``json()``.
+/// Devices come from several registries (one per apply thread): the selection counts those in view over all
+/// of them first, which sets the sample's stride, then writes the ones the sample takes.
 public struct DeviceMapSelection: Sendable {
     public let view: MapView
     public let limit: Int
@@ -55,23 +55,25 @@ public struct DeviceMapSelection: Sendable {
     private var seen = 0
     private var writer = JSONWriter()
 
-    public init(view: MapView, limit: Int, maximumBytes: Int = 4 << 20) {
+    public init(view: MapView, limit: Int, maximumBytes: Int = 4 << 20, from registries: [DeviceRegistry]) {
         precondition(limit > 0, "a map shows at least one device")
         self.view = view
         self.limit = limit
         self.maximumBytes = maximumBytes
         writer.beginArray()
+        for registry in registries { count(registry) }
+        for registry in registries { add(registry) }
     }
 
     /// Counts the registry's devices in view (the first pass, which sizes the sample).
-    public mutating func count(_ registry: DeviceRegistry) {
+    private mutating func count(_ registry: DeviceRegistry) {
         registry.forEachState { state, _ in
             if let fix = state.lastFix, view.contains(fix.coordinate) { inView += 1 }
         }
     }
 
     /// Writes the registry's devices in view that the sample takes.
-    public mutating func add(_ registry: DeviceRegistry) {
+    private mutating func add(_ registry: DeviceRegistry) {
         // Every stride-th device in view: an even spread over the fleet rather than the first ones met.
         let stride = max(1, (inView + limit - 1) / limit)
         registry.forEachState { state, confirmedByFix in

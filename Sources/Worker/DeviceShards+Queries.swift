@@ -11,7 +11,7 @@ extension DeviceShards {
     func answer(
         _ question: DeviceQueries.Question,
         held: Set<Int32>,
-        inputPartitionCount: Int?
+        inputPartitionCount: Int
     ) -> DeviceQueries.Answer {
         switch question {
         case .statusCard(let deviceId):
@@ -19,20 +19,15 @@ extension DeviceShards {
             if let card = shard.processor.registry.statusCard(of: deviceId) { return .json(card.json()) }
             return .notHeld(Self.whereIs(deviceId, held: held, inputPartitionCount: inputPartitionCount))
         case .map(let view, let limit):
-            var selection = DeviceMapSelection(view: view, limit: limit)
-            for shard in shards { selection.count(shard.processor.registry) }
-            for shard in shards { selection.add(shard.processor.registry) }
-            return .json(selection.json())
+            let registries = shards.map(\.processor.registry)
+            return .json(DeviceMapSelection(view: view, limit: limit, from: registries).json())
         }
     }
 
     /// Where a device's messages go, by the partitioners producers commonly use, and what this instance
     /// holds: the input topics are keyed by device id, so the partition follows from the id.
-    static func whereIs(_ deviceId: String, held: Set<Int32>, inputPartitionCount: Int?) -> String {
+    static func whereIs(_ deviceId: String, held: Set<Int32>, inputPartitionCount count: Int) -> String {
         let heldText = held.isEmpty ? "none" : held.sorted().map(String.init).joined(separator: ", ")
-        guard let count = inputPartitionCount else {
-            return "device \(deviceId) is not held by this instance (it holds input partitions: \(heldText))"
-        }
         let key = Array(deviceId.utf8)
         let native = KeyPartitioner.librdkafka.partition(of: key, partitionCount: count)
         let java = KeyPartitioner.java.partition(of: key, partitionCount: count)

@@ -41,8 +41,6 @@ public final class Worker: @unchecked Sendable {
     public let feed: EventFeed
     /// The operations endpoints' questions about the devices held, answered by the loop.
     public let queries = DeviceQueries()
-    /// The input topics' partition count, once the topics are checked (says where a device not held is).
-    private var inputPartitionCount: Int?
     private var lifecycle: WorkerLifecycle
     private var metrics: WorkerMetrics
     /// Replaced by the stored state when the worker rewinds after a refused delivery.
@@ -185,7 +183,6 @@ public final class Worker: @unchecked Sendable {
             logger: logger
         )
         hookConsumer = clients.consumer
-        inputPartitionCount = clients.inputPartitionCount
         updateChangelogSink(clients.producer)
         defer {
             clients.close()
@@ -233,7 +230,7 @@ public final class Worker: @unchecked Sendable {
             }
             if queries.hasPending {
                 queries.answerPending {
-                    shards.answer($0, held: handover.held, inputPartitionCount: inputPartitionCount)
+                    shards.answer($0, held: handover.held, inputPartitionCount: clients.inputPartitionCount)
                 }
             }
             // A rebalance hook inside the poll, or the checkpoint thread, may have met a failure.

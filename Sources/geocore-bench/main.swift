@@ -184,9 +184,7 @@ if runs("map") {
         let rounds = 5
         let time = seconds {
             for _ in 0..<rounds {
-                var selection = DeviceMapSelection(view: view, limit: 2000)
-                selection.count(fleet)
-                selection.add(fleet)
+                let selection = DeviceMapSelection(view: view, limit: 2000, from: [fleet])
                 bytes = selection.json().count
                 shown = selection.shown
             }

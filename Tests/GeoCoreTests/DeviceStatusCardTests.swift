@@ -122,24 +122,18 @@ struct DeviceStatusCardTests {
             )
         }
         let west = MapView(west: 0, south: 0, east: 1, north: 1)
-        var selection = DeviceMapSelection(view: west, limit: 100)
-        selection.count(registry)
-        selection.add(registry)
+        var selection = DeviceMapSelection(view: west, limit: 100, from: [registry])
         #expect(selection.inView == 60 && selection.shown == 60)
         var object = try #require(try JSONSerialization.jsonObject(with: Data(selection.json())) as? [String: Any])
         #expect(object["sampled"] as? Bool == false)
 
-        selection = DeviceMapSelection(view: west, limit: 7)
-        selection.count(registry)
-        selection.add(registry)
+        selection = DeviceMapSelection(view: west, limit: 7, from: [registry])
         object = try #require(try JSONSerialization.jsonObject(with: Data(selection.json())) as? [String: Any])
         let ids = try #require(object["devices"] as? [[String: Any]]).compactMap { $0["deviceId"] as? String }
         #expect(ids.count == 7 && object["sampled"] as? Bool == true)
         #expect(ids == ["d0", "d9", "d18", "d27", "d36", "d45", "d54"], "spread over all 60, not the first 7")
 
-        selection = DeviceMapSelection(view: west, limit: 100, maximumBytes: 2)
-        selection.count(registry)
-        selection.add(registry)
+        selection = DeviceMapSelection(view: west, limit: 100, maximumBytes: 2, from: [registry])
         #expect(selection.shown == 1 && selection.truncated, "the byte bound stops the answer")
     }
 }
