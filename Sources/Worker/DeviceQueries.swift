@@ -36,16 +36,17 @@ public final class DeviceQueries: Sendable {
     /// Asks, and waits for the loop's answer or ``timeout``.
     public func ask(_ question: Question) async -> Answer {
         let request = Request(question)
-        let answer = await withCheckedContinuation { continuation in
+        let timeout = Task { [timeout] in
+            try await Task.sleep(for: timeout)
+            request.answer(.busy)
+        }
+        // Not left sleeping once the loop has answered.
+        defer { timeout.cancel() }
+        return await withCheckedContinuation { continuation in
             request.waiting(continuation)
             pending.withLock { $0.append(request) }
             pendingCount.add(1, ordering: .releasing)
-            Task { [timeout] in
-                try? await Task.sleep(for: timeout)
-                request.answer(.busy)
-            }
         }
-        return answer
     }
 
     /// Whether questions wait (checked by the loop before it takes them).
@@ -61,23 +62,32 @@ public final class DeviceQueries: Sendable {
         for request in requests where !request.isAnswered { request.answer(answer(request.question)) }
     }
 
-    /// One question and the continuation that waits for it, resumed once by whichever answers first.
+    /// One question, its answer once given, and the continuation that waits for it: the first answer (the
+    /// loop's or the timeout's) is the one, whether it comes before or after the asker starts waiting.
     private final class Request: Sendable {
         let question: Question
-        private let continuation = Mutex<CheckedContinuation<Answer, Never>?>(nil)
-        private let answered = Atomic<Bool>(false)
+        private let state = Mutex<(waiting: CheckedContinuation<Answer, Never>?, answer: Answer?)>((nil, nil))
 
         init(_ question: Question) { self.question = question }
 
-        var isAnswered: Bool { answered.load(ordering: .acquiring) }
+        var isAnswered: Bool { state.withLock { $0.answer != nil } }
 
         func waiting(_ continuation: CheckedContinuation<Answer, Never>) {
-            self.continuation.withLock { $0 = continuation }
+            let given = state.withLock { state -> Answer? in
+                if state.answer == nil { state.waiting = continuation }
+                return state.answer
+            }
+            if let given { continuation.resume(returning: given) }
         }
 
         func answer(_ answer: Answer) {
-            guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-            continuation.withLock { $0.take() }?.resume(returning: answer)
+            let waiting = state.withLock { state -> CheckedContinuation<Answer, Never>? in
+                guard state.answer == nil else { return nil }
+                state.answer = answer
+                defer { state.waiting = nil }
+                return state.waiting
+            }
+            waiting?.resume(returning: answer)
         }
     }
 }
