@@ -8,7 +8,7 @@ import Synchronization
 /// A watcher never slows the worker: each has a bounded buffer, and when it does not keep up the oldest
 /// events it has not taken are dropped and counted (``Subscription/missed``, and the
 /// `geoworker_event_stream_missed_total` metric). Offering retains the records' bytes, copies nothing and
-/// takes one lock per batch.
+/// takes one lock per batch; with nobody watching it touches only the batch's last events.
 public final class EventFeed: Sendable {
     /// One event: its device's id (the record key) and its CloudEvent JSON, as the events topic got them.
     public struct Item: Sendable {
@@ -69,6 +69,8 @@ public final class EventFeed: Sendable {
         var finished = false
     }
     private let state = Mutex(State())
+    /// `state.watchers.count`, read without the lock by ``offer(_:eventsTopic:)``.
+    private let watcherCount = Atomic<Int>(0)
     private let missedCounter: Counter
 
     /// - Parameters:
@@ -83,7 +85,7 @@ public final class EventFeed: Sendable {
     }
 
     /// Whether anybody watches.
-    public var isWatched: Bool { state.withLock { !$0.watchers.isEmpty } }
+    public var isWatched: Bool { watcherCount.load(ordering: .relaxed) > 0 }
 
     /// A new watcher of every event, or of one device's: it gets the recent events first, then each new one,
     /// until its stream is dropped or finished.
@@ -93,24 +95,35 @@ public final class EventFeed: Sendable {
         let finished = state.withLock { state in
             // Under the lock, so that no new event overtakes the recent ones.
             for item in state.recent { _ = subscription.offer(item) }
-            if !state.finished { state.watchers[id] = subscription }
+            if !state.finished {
+                state.watchers[id] = subscription
+                watcherCount.store(state.watchers.count, ordering: .relaxed)
+            }
             return state.finished
         }
         if finished { subscription.finish() }
         subscription.continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) }
+            guard let self else { return }
+            state.withLock { state in
+                state.watchers[id] = nil
+                watcherCount.store(state.watchers.count, ordering: .relaxed)
+            }
         }
         return subscription
     }
 
     /// Offers the records sent to the events topic to every watcher and keeps the latest.
     func offer(_ records: [ProducerRecord], eventsTopic: String) {
+        // Every event for watchers; else only the latest ones the feed keeps, found from the batch's end.
+        let wanted = isWatched ? records.count : recentCapacity
         var items: [Item] = []
-        for record in records where record.topic == eventsTopic {
+        for record in records.reversed() where record.topic == eventsTopic {
+            guard items.count < wanted else { break }
             guard let key = record.key, let value = record.value else { continue }
             items.append(Item(key: key, json: value))
         }
         guard !items.isEmpty else { return }
+        items.reverse()
         let missed = state.withLock { state in
             var missed = 0
             for watcher in state.watchers.values {
