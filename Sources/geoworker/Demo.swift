@@ -176,7 +176,8 @@ enum Demo {
             let deadline = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < deadline {
                 if case .json(let bytes) = await queries.ask(.map(.world, limit: 1)),
-                    !String(decoding: bytes, as: UTF8.self).contains("\"inView\":0,")
+                    let answer = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+                    let inView = answer["inView"] as? Int, inView > 0
                 {
                     break
                 }
