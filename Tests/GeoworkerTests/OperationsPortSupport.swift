@@ -53,3 +53,24 @@ func waitUntil(
     }
     Issue.record("timed out waiting until \(what)")
 }
+
+/// Waits until the worker on `port` has consumed `positions` positions (its metrics say so).
+func waitUntilConsumed(_ port: Int, positions: Int, timeout: Duration = .seconds(60)) async throws {
+    try await waitUntil("every position consumed", timeout: timeout) {
+        try await get(port, "metrics").body.contains("geoworker_positions_consumed_total \(positions)\n")
+    }
+}
+
+/// Starts `geoworker run` on the bed with `extra` and waits until it has consumed `positions` positions;
+/// returns it and its operations port.
+func startServing(
+    _ bed: ServiceTestBed,
+    _ extra: [String],
+    environment: [String: String] = [:],
+    untilConsumed positions: Int
+) async throws -> (child: BackgroundProcess, port: Int) {
+    let child = try bed.start(extra, environment: environment)
+    let port = try await listeningPort(of: child)
+    try await waitUntilConsumed(port, positions: positions)
+    return (child, port)
+}

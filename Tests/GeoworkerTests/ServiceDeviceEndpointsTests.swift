@@ -12,11 +12,7 @@ struct ServiceDeviceEndpointsTests {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 4, positionsPerDevice: 10, topics: bed.topics)
         try await bed.produce(traffic.commands() + traffic.positions())
-        let child = try bed.start()
-        let port = try await listeningPort(of: child)
-        try await waitUntil("every position consumed") {
-            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 40\n")
-        }
+        let (child, port) = try await startServing(bed, [], untilConsumed: 40)
         for path in ["devices/device-1", "map/devices", "events/stream", "", "map/countries"] {
             let answer = try await get(port, path)
             #expect(answer.status == 404, "\(path)")
@@ -47,11 +43,7 @@ struct ServiceDeviceEndpointsTests {
             timestampMilliseconds: BorderTraffic.start - 1000
         )
         try await bed.produce(traffic.commands() + [destination] + traffic.positions())
-        var child = try bed.start(["--http-devices"])
-        var port = try await listeningPort(of: child)
-        try await waitUntil("every position consumed") {
-            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 40\n")
-        }
+        var (child, port) = try await startServing(bed, ["--http-devices"], untilConsumed: 40)
         let card = try await get(port, "devices/device-2")
         #expect(card.status == 200, "\(card.body)")
         #expect(card.contentType == "application/json")
@@ -166,9 +158,7 @@ struct ServiceDeviceEndpointsTests {
             environment: ["GEOWORKER_HTTP_DEVICES": "true", "GEOWORKER_HTTP_TOKEN": token]
         )
         let port = try await listeningPort(of: child)
-        try await waitUntil("every position consumed") {
-            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 10\n")
-        }
+        try await waitUntilConsumed(port, positions: 10)
         for path in ["devices/device-1", "map/devices", "events/stream"] {
             let none = try await get(port, path)
             #expect(none.status == 401, "\(path)")
@@ -193,11 +183,7 @@ struct ServiceDeviceEndpointsTests {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 12, positionsPerDevice: 10, topics: bed.topics)
         try await bed.produce(traffic.commands() + traffic.positions())
-        let child = try bed.start(["--http-devices"])
-        let port = try await listeningPort(of: child)
-        try await waitUntil("every position consumed") {
-            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 120\n")
-        }
+        let (child, port) = try await startServing(bed, ["--http-devices"], untilConsumed: 120)
         let all = try await get(port, "map/devices?bbox=7,48,8.5,49")
         #expect(all.status == 200, "\(all.body)")
         try expectValid("device-map", all.body)
@@ -246,9 +232,7 @@ struct ServiceDeviceEndpointsTests {
             everything.errors.contains(": geoworker events") && deviceOne.errors.contains(": geoworker events")
         }
         try await bed.produce(traffic.positions())
-        try await waitUntil("every position consumed") {
-            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 30\n")
-        }
+        try await waitUntilConsumed(port, positions: 30)
         let sent = try await bed.events()
         #expect(sent.count > 3)
         try await waitUntil("every event streamed") {
@@ -281,9 +265,7 @@ struct ServiceDeviceEndpointsTests {
         let stalled = try StalledStreamClient(port: port, path: "events/stream")
         try await Task.sleep(for: .milliseconds(500))
         try await bed.produce(traffic.positions())
-        try await waitUntil("every position consumed", timeout: .seconds(120)) {
-            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 10000\n")
-        }
+        try await waitUntilConsumed(port, positions: 10000, timeout: .seconds(120))
         let metrics = try await get(port, "metrics").body
         let missed = metrics.firstMatch(of: /geoworker_event_stream_missed_total (\d+)/).flatMap { Int($0.1) }
         #expect((missed ?? 0) > 0, "the stalled client missed events: \(missed.map(String.init) ?? "no metric")")

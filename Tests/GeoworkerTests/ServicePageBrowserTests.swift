@@ -18,11 +18,7 @@ struct ServicePageBrowserTests {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 6, positionsPerDevice: 10, topics: bed.topics)
         try await bed.produce(traffic.commands() + traffic.positions())
-        let child = try bed.start(["--http-devices"])
-        let port = try await listeningPort(of: child)
-        try await waitUntil("every position consumed") {
-            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 60\n")
-        }
+        let (child, port) = try await startServing(bed, ["--http-devices"], untilConsumed: 60)
         let browser = try await WebDriver.start()
         do {
             try await browser.open("http://127.0.0.1:\(port)/")
