@@ -78,12 +78,18 @@ public final class CountryIndex: Sendable {
     /// The country at `coordinate`: on land, the one whose boundary contains it; at sea, the nearest within
     /// ``coastalTolerance``; else nil.
     public func country(at coordinate: Coordinate) -> Country? {
+        countryNumber(at: coordinate).map { countries[$0] }
+    }
+
+    /// ``country(at:)`` as a position in ``countries``: for callers that keep something per country (a
+    /// stream writing codes from prepared bytes) and so need no copy of the country's strings.
+    public func countryNumber(at coordinate: Coordinate) -> Int? {
         let x = Self.x(coordinate.longitude)
         let y = FixedPoint.units(coordinate.latitude)
-        if let number = countryNumber(x: x, y: y) { return countries[number] }
+        if let number = countryNumber(x: x, y: y) { return number }
         let (row, column) = Self.cell(x: x, y: y)
         guard coastalTolerance > 0, cellNearLand[row * FixedPoint.cellColumns + column] else { return nil }
-        return nearestCountry(x: x, y: y, within: coastalTolerance).map { countries[$0] }
+        return nearestCountry(x: x, y: y, within: coastalTolerance)
     }
 
     /// The country whose boundary contains the point (no coastal tolerance), as an index into `countries`.

@@ -150,17 +150,24 @@ struct ByteReader {
         return value
     }
 
-    mutating func u16s(_ count: Int) throws(CountryIndexError) -> [UInt16] {
-        let slice = try take(count * 2)
-        return slice.withUnsafeBytes { raw in
-            (0..<count).map { UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: UInt16.self)) }
-        }
-    }
+    mutating func u16s(_ count: Int) throws(CountryIndexError) -> [UInt16] { try littleEndianArray(count) }
 
-    mutating func u32s(_ count: Int) throws(CountryIndexError) -> [UInt32] {
-        let slice = try take(count * 4)
+    mutating func u32s(_ count: Int) throws(CountryIndexError) -> [UInt32] { try littleEndianArray(count) }
+
+    /// `count` little-endian integers; one copy of their bytes on a little-endian host (the index's tables
+    /// are megabytes, and loading them is most of a start-up).
+    private mutating func littleEndianArray<Integer: FixedWidthInteger>(
+        _ count: Int
+    ) throws(CountryIndexError) -> [Integer] {
+        let slice = try take(count * MemoryLayout<Integer>.size)
         return slice.withUnsafeBytes { raw in
-            (0..<count).map { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)) }
+            [Integer](unsafeUninitializedCapacity: count) { buffer, initialized in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+                for index in 0..<count where Integer(littleEndian: 1) != 1 {
+                    buffer[index] = Integer(littleEndian: buffer[index])
+                }
+                initialized = count
+            }
         }
     }
 }

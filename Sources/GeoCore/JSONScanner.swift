@@ -354,81 +354,18 @@ struct JSONScanner {
         position += length
     }
 
-    /// Scans a number per RFC 8259's grammar and returns its value, correctly rounded.
+    /// Scans a number per RFC 8259's grammar and returns its value, correctly rounded (``DecimalNumber``).
     private mutating func scanNumber() throws(DecodingFailure) -> Double {
-        let start = position
-        var negative = false
-        if bytes[position] == UInt8(ascii: "-") {
-            negative = true
-            position += 1
+        do {
+            let (value, end) = try DecimalNumber.scan(bytes, from: position, grammar: .json)
+            position = end
+            return value
+        } catch .leadingZero {
+            throw syntaxError("leading zero in a number")
+        } catch {
+            throw syntaxError("invalid number")
         }
-        // Integer part: 0, or a non-zero digit followed by digits.
-        var mantissa: UInt64 = 0
-        var digits = 0
-        guard position < bytes.count, isDigit(bytes[position]) else { throw syntaxError("invalid number") }
-        if bytes[position] == UInt8(ascii: "0") {
-            position += 1
-            if position < bytes.count && isDigit(bytes[position]) { throw syntaxError("leading zero in a number") }
-        } else {
-            while position < bytes.count && isDigit(bytes[position]) {
-                if digits < 19 { mantissa = mantissa * 10 + UInt64(bytes[position] - UInt8(ascii: "0")) }
-                digits += 1
-                position += 1
-            }
-        }
-        var exponent = digits > 19 ? digits - 19 : 0
-        if position < bytes.count && bytes[position] == UInt8(ascii: ".") {
-            position += 1
-            guard position < bytes.count, isDigit(bytes[position]) else { throw syntaxError("invalid number") }
-            while position < bytes.count && isDigit(bytes[position]) {
-                if digits < 19 {
-                    mantissa = mantissa * 10 + UInt64(bytes[position] - UInt8(ascii: "0"))
-                    exponent -= 1
-                    if mantissa != 0 || digits > 0 { digits += 1 }
-                }
-                position += 1
-            }
-        }
-        var explicitExponent = 0
-        if position < bytes.count && (bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E")) {
-            position += 1
-            var exponentNegative = false
-            if position < bytes.count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-"))
-            {
-                exponentNegative = bytes[position] == UInt8(ascii: "-")
-                position += 1
-            }
-            guard position < bytes.count, isDigit(bytes[position]) else { throw syntaxError("invalid number") }
-            while position < bytes.count && isDigit(bytes[position]) {
-                if explicitExponent < 100_000 {
-                    explicitExponent = explicitExponent * 10 + Int(bytes[position] - UInt8(ascii: "0"))
-                }
-                position += 1
-            }
-            if exponentNegative { explicitExponent = -explicitExponent }
-        }
-        exponent += explicitExponent
-        // Clinger's fast path: a mantissa that fits a double exactly, scaled by an exactly representable
-        // power of ten, rounds correctly with one multiplication or division. Everything else (long
-        // mantissas, large exponents) goes through the standard library's correctly rounded parser.
-        if digits <= 15 && mantissa < (1 << 53) && exponent >= -22 && exponent <= 22 {
-            var value = Double(mantissa)
-            value = exponent < 0 ? value / Self.powersOfTen[-exponent] : value * Self.powersOfTen[exponent]
-            return negative ? -value : value
-        }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-        guard let value = Double(text) else { throw syntaxError("invalid number") }
-        return value
     }
-
-    private static let powersOfTen: [Double] = (0...22).map { exponent in
-        var value = 1.0
-        for _ in 0..<exponent { value *= 10 }
-        return value
-    }
-
-    @inline(__always)
-    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private func syntaxError(_ what: String) -> DecodingFailure {
         DecodingFailure(.invalidJSON, "not valid JSON: \(what) at byte \(position)")

@@ -50,3 +50,42 @@ struct GeocodeCommandTests {
         #expect(noTolerance.status == 0)
     }
 }
+
+@Suite("geoworker geocode, large inputs")
+struct GeocodeLargeInputTests {
+    @Test("a file larger than a read block, cut into parallel stretches: every line in order, failures numbered")
+    func largeFile() throws {
+        // Four known answers in turn (Paris, Cape Town, open Atlantic, Madrid); about 6 MB, more than one
+        // read block, so lines straddle blocks and every block is split between threads.
+        let known = [("48.8566,2.3522", "FR"), ("-33.92,18.42", "ZA"), ("0,-30", ""), ("40.4168,-3.7038", "ES")]
+        let lineCount = 300_000
+        let malformed: Set<Int> = [5, 150_001, 250_001]
+        var input = ""
+        var expected = ""
+        input.reserveCapacity(lineCount * 20)
+        for line in 1...lineCount {
+            if malformed.contains(line) {
+                input += "not a coordinate \(line)"
+                expected += "\n"
+            } else {
+                let (text, code) = known[line % known.count]
+                input += text
+                expected += code + "\n"
+            }
+            if line < lineCount { input += "\n" }  // the last line has no newline
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("geocode-\(UUID()).txt")
+        try Data(input.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        let result = try runGeoworker(["geocode", "--input", file.path])
+        #expect(result.status == 1)
+        #expect(result.output.utf8.count { $0 == UInt8(ascii: "\n") } == lineCount)
+        #expect(result.output == expected)
+        for line in malformed.sorted() {
+            #expect(
+                result.errors.contains("line \(line): expected 'lat,lon' in degrees, got 'not a coordinate \(line)'")
+            )
+        }
+    }
+}

@@ -1,0 +1,117 @@
+/// The project's one reader of decimal numbers in text: JSON numbers (``JSONScanner``) and the degrees of a
+/// `lat,lon` line (``Coordinate/init(latLon:)``), read straight from the bytes with no String in between.
+///
+/// Correctly rounded: a mantissa of up to 15 digits scaled by an exactly representable power of ten (every
+/// coordinate a GPS receiver reports) takes Clinger's fast path, one multiplication or division; anything
+/// longer goes through the standard library's correctly rounded parser.
+enum DecimalNumber {
+    /// Which texts are numbers.
+    enum Grammar {
+        /// RFC 8259: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+        case json
+        /// What people write in a text file as well: also a leading `+`, leading zeros, and a point with
+        /// digits on one side only (`.5`, `5.`).
+        case lenient
+    }
+
+    enum Failure: Error {
+        case invalid
+        /// JSON only: `01`.
+        case leadingZero
+    }
+
+    /// Reads the number that starts at `start` in `bytes`; returns its value and the offset just past it.
+    /// What follows the number is left to the caller.
+    @inline(__always)
+    static func scan(
+        _ bytes: UnsafeRawBufferPointer,
+        from start: Int,
+        grammar: Grammar
+    ) throws(Failure) -> (value: Double, end: Int) {
+        var position = start
+        let count = bytes.count
+        var negative = false
+        if position < count {
+            if bytes[position] == UInt8(ascii: "-") {
+                negative = true
+                position += 1
+            } else if grammar == .lenient && bytes[position] == UInt8(ascii: "+") {
+                position += 1
+            }
+        }
+        var mantissa: UInt64 = 0
+        // Significant digits seen (leading zeros are not significant) and the power of ten they are off by.
+        var digits = 0
+        var exponent = 0
+        let integerStart = position
+        if grammar == .json && position < count && bytes[position] == UInt8(ascii: "0") {
+            position += 1
+            if position < count && isDigit(bytes[position]) { throw .leadingZero }
+        } else {
+            while position < count && isDigit(bytes[position]) {
+                let digit = UInt64(bytes[position] &- UInt8(ascii: "0"))
+                if digits < 19 {
+                    mantissa = mantissa &* 10 &+ digit
+                    if mantissa != 0 { digits += 1 }
+                } else {
+                    exponent += 1
+                }
+                position += 1
+            }
+        }
+        var hasDigits = position > integerStart
+        // JSON wants digits before a point; a lenient number may start with the point.
+        guard hasDigits || grammar == .lenient else { throw .invalid }
+        if position < count && bytes[position] == UInt8(ascii: ".") {
+            position += 1
+            let fractionStart = position
+            while position < count && isDigit(bytes[position]) {
+                if digits < 19 {
+                    mantissa = mantissa &* 10 &+ UInt64(bytes[position] &- UInt8(ascii: "0"))
+                    exponent -= 1
+                    if mantissa != 0 { digits += 1 }
+                }
+                position += 1
+            }
+            let hasFraction = position > fractionStart
+            guard hasFraction || (grammar == .lenient && hasDigits) else { throw .invalid }
+            hasDigits = hasDigits || hasFraction
+        }
+        guard hasDigits else { throw .invalid }
+        if position < count && (bytes[position] | 0x20) == UInt8(ascii: "e") {
+            position += 1
+            var exponentNegative = false
+            if position < count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")) {
+                exponentNegative = bytes[position] == UInt8(ascii: "-")
+                position += 1
+            }
+            guard position < count, isDigit(bytes[position]) else { throw .invalid }
+            var explicitExponent = 0
+            while position < count && isDigit(bytes[position]) {
+                if explicitExponent < 100_000 {
+                    explicitExponent = explicitExponent * 10 + Int(bytes[position] &- UInt8(ascii: "0"))
+                }
+                position += 1
+            }
+            exponent += exponentNegative ? -explicitExponent : explicitExponent
+        }
+        if digits <= 15 && exponent >= -22 && exponent <= 22 {
+            var value = Double(mantissa)
+            value = exponent < 0 ? value / powersOfTen[-exponent] : value * powersOfTen[exponent]
+            return (negative ? -value : value, position)
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        guard let value = Double(text) else { throw .invalid }
+        return (value, position)
+    }
+
+    @inline(__always)
+    static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+
+    /// 10^0 ... 10^22, each exactly representable as a Double.
+    private static let powersOfTen: [Double] = (0...22).map { exponent in
+        var value = 1.0
+        for _ in 0..<exponent { value *= 10 }
+        return value
+    }
+}
