@@ -12,14 +12,18 @@ public struct Pin: Hashable, Sendable {
     /// Unique among the pins of one device.
     public let id: String
     public let shape: PinShape
-    public let title: String?
+    /// What most pins leave out, behind one reference: a plain pin costs 8 bytes for all four instead of 64,
+    /// which a million devices with three pins each feel (see geocore-bench `--only million`).
+    private let details: PinDetails?
+
+    public var title: String? { details?.title }
     /// Free metadata as the JSON text the command carried (an object), passed through to events as is.
-    public let metadataJSON: String?
+    public var metadataJSON: String? { details?.metadataJSON }
     /// Announce `geofence.dwelled` once the device has been inside this long (by message time), once per visit.
-    public let dwellSeconds: Int?
+    public var dwellSeconds: Int? { details?.dwellSeconds }
     /// Announce `geofence.approaching` once the device, heading towards the pin, is at most this many seconds
     /// from its edge at its speed.
-    public let approachSeconds: Int?
+    public var approachSeconds: Int? { details?.approachSeconds }
 
     /// A pin, or nil when the id is empty or too long, a circle's radius is outside ``radiusRange``, or a
     /// dwell or approach time is outside its range.
@@ -37,10 +41,13 @@ public struct Pin: Hashable, Sendable {
         if let approachSeconds, !Self.approachRange.contains(approachSeconds) { return nil }
         self.id = id
         self.shape = shape
-        self.title = title
-        self.metadataJSON = metadataJSON
-        self.dwellSeconds = dwellSeconds
-        self.approachSeconds = approachSeconds
+        let details = PinDetails(
+            title: title,
+            metadataJSON: metadataJSON,
+            dwellSeconds: dwellSeconds,
+            approachSeconds: approachSeconds
+        )
+        self.details = details.isEmpty ? nil : details
     }
 
     /// A circular pin; see ``init(id:shape:title:metadataJSON:dwellSeconds:approachSeconds:)``.
@@ -69,6 +76,35 @@ public struct Pin: Hashable, Sendable {
         case .circle: 0
         case .polygon(let polygon): polygon.vertexCount
         }
+    }
+}
+
+/// A pin's optional parts, immutable and shared by every copy of the pin.
+private final class PinDetails: Hashable, Sendable {
+    let title: String?
+    let metadataJSON: String?
+    let dwellSeconds: Int?
+    let approachSeconds: Int?
+
+    init(title: String?, metadataJSON: String?, dwellSeconds: Int?, approachSeconds: Int?) {
+        self.title = title
+        self.metadataJSON = metadataJSON
+        self.dwellSeconds = dwellSeconds
+        self.approachSeconds = approachSeconds
+    }
+
+    var isEmpty: Bool { title == nil && metadataJSON == nil && dwellSeconds == nil && approachSeconds == nil }
+
+    static func == (lhs: PinDetails, rhs: PinDetails) -> Bool {
+        lhs.title == rhs.title && lhs.metadataJSON == rhs.metadataJSON && lhs.dwellSeconds == rhs.dwellSeconds
+            && lhs.approachSeconds == rhs.approachSeconds
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(title)
+        hasher.combine(metadataJSON)
+        hasher.combine(dwellSeconds)
+        hasher.combine(approachSeconds)
     }
 }
 
