@@ -243,12 +243,12 @@ if options.runs("geocode") {
     let input = stateRoot + "-geocode.txt"
     FileManager.default.createFile(atPath: input, contents: Data(text))
     defer { try? FileManager.default.removeItem(atPath: input) }
-    var rates: [Double] = []
-    for _ in 0..<3 {
+    /// Lines per second of one whole `geocode --input` process of `executable`.
+    func geocodeRate(_ executable: String) -> Double {
         let started = ContinuousClock.now
         let process: BackgroundProcess
         do {
-            process = try BackgroundProcess(geoworker, ["geocode", "--input", input], keepOutput: true)
+            process = try BackgroundProcess(executable, ["geocode", "--input", input], keepOutput: true)
         } catch {
             fail("cannot start geoworker geocode: \(error)")
         }
@@ -256,15 +256,31 @@ if options.runs("geocode") {
         let seconds = (ContinuousClock.now - started).seconds
         let lines = process.output.utf8.count { $0 == UInt8(ascii: "\n") }
         guard lines == lineCount else { fail("geocode wrote \(lines) lines for \(lineCount)") }
-        rates.append(Double(lineCount) / seconds)
+        return Double(lineCount) / seconds
+    }
+    func millions(_ rates: [Double]) -> String {
+        rates.map { String(format: "%.2f", $0 / 1e6) }.joined(separator: ", ")
+    }
+    var rates: [Double] = []
+    var baselineRates: [Double] = []
+    for _ in 0..<3 {
+        rates.append(geocodeRate(geoworker))
+        if let baseline = options.baseline { baselineRates.append(geocodeRate(baseline)) }
     }
     log(
         String(
-            format: "geocode --input, whole process, %d random lines: %.2f M lines/s (best of 3; %@) (target 5)",
+            format: "geocode --input, whole process, %d random lines: %.2f M lines/s (best of 3: %@) (target 5)",
             lineCount,
             rates.max()! / 1e6,
-            rates.map { String(format: "%.2f", $0 / 1e6) }.joined(separator: ", ")
+            millions(rates)
         )
+            + (baselineRates.isEmpty
+                ? ""
+                : String(
+                    format: "; baseline, alternating: %.2f M lines/s (%@)",
+                    baselineRates.max()! / 1e6,
+                    millions(baselineRates)
+                ))
     )
 }
 
