@@ -32,42 +32,66 @@ public final class CountryIndex: Sendable {
     /// Reads an index built by ``CountryIndexBuilder``.
     ///
     /// - Throws: ``CountryIndexError`` when the bytes are not a complete, consistent index.
-    public init(bytes: [UInt8], coastalTolerance: Double = CountryIndex.territorialSea) throws(CountryIndexError) {
-        var reader = ByteReader(bytes: bytes)
-        guard Array(try reader.take(4)) == IndexLayout.magic else {
-            throw CountryIndexError("not a geoworker country index")
+    public convenience init(
+        bytes: [UInt8],
+        coastalTolerance: Double = CountryIndex.territorialSea
+    ) throws(CountryIndexError) {
+        let contents = bytes.withUnsafeBytes { bytes in
+            Result { () throws(CountryIndexError) in try Contents(reading: bytes) }
         }
-        let version = try reader.u32()
-        guard version == IndexLayout.version else {
-            throw CountryIndexError("country index version \(version), expected \(IndexLayout.version)")
-        }
-        let countryCount = Int(try reader.u32())
-        let blockCount = Int(try reader.u32())
-        let mixedCount = Int(try reader.u32())
-        let recordWords = Int(try reader.u32())
-        let vertexCount = Int(try reader.u32())
-        var countries: [Country] = []
-        for _ in 0..<countryCount {
-            let code = String(decoding: try reader.take(Int(try reader.u8())), as: UTF8.self)
-            let name = String(decoding: try reader.take(Int(try reader.u16())), as: UTF8.self)
-            countries.append(Country(code: code, name: name))
-        }
-        self.countries = countries
+        self.init(contents: try contents.get(), coastalTolerance: coastalTolerance)
+    }
+
+    /// Reads an index from bytes it does not keep (a mapped file): see ``init(bytes:coastalTolerance:)``.
+    convenience init(reading bytes: UnsafeRawBufferPointer, coastalTolerance: Double) throws(CountryIndexError) {
+        self.init(contents: try Contents(reading: bytes), coastalTolerance: coastalTolerance)
+    }
+
+    private init(contents: Contents, coastalTolerance: Double) {
+        self.countries = contents.countries
         self.countryByCode = Dictionary(
             countries.enumerated().map { ($1.code, $0) },
             uniquingKeysWith: { first, _ in first }
         )
         self.coastalTolerance = max(0, coastalTolerance)
-        tables = try IndexTables(
-            reading: &reader,
-            blocks: blockCount,
-            mixedSubcells: mixedCount,
-            recordWords: recordWords,
-            vertices: vertexCount
-        )
-        guard reader.offset == bytes.count else { throw CountryIndexError("the country index has trailing bytes") }
-        try tables.validate(countryCount: countryCount)
+        tables = contents.tables
         cellNearLand = tables.cellsNearLand(within: self.coastalTolerance)
+    }
+
+    /// What the file holds, read and checked.
+    private struct Contents {
+        var countries: [Country] = []
+        let tables: IndexTables
+
+        init(reading bytes: UnsafeRawBufferPointer) throws(CountryIndexError) {
+            var reader = ByteReader(bytes: bytes)
+            guard Array(try reader.take(4)) == IndexLayout.magic else {
+                throw CountryIndexError("not a geoworker country index")
+            }
+            let version = try reader.u32()
+            guard version == IndexLayout.version else {
+                throw CountryIndexError("country index version \(version), expected \(IndexLayout.version)")
+            }
+            let countryCount = Int(try reader.u32())
+            let blockCount = Int(try reader.u32())
+            let mixedCount = Int(try reader.u32())
+            let recordWords = Int(try reader.u32())
+            let vertexCount = Int(try reader.u32())
+            for _ in 0..<countryCount {
+                let code = String(decoding: try reader.take(Int(try reader.u8())), as: UTF8.self)
+                let name = String(decoding: try reader.take(Int(try reader.u16())), as: UTF8.self)
+                countries.append(Country(code: code, name: name))
+            }
+            tables = try IndexTables(
+                reading: &reader,
+                blocks: blockCount,
+                mixedSubcells: mixedCount,
+                recordWords: recordWords,
+                vertices: vertexCount
+            )
+            guard reader.offset == bytes.count else { throw CountryIndexError("the country index has trailing bytes") }
+            try tables.validate(countryCount: countryCount)
+        }
     }
 
     /// The same index with another coastal tolerance (metres; 0 turns it off).

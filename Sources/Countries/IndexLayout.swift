@@ -124,23 +124,25 @@ struct ByteWriter {
     mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
 }
 
+/// Reads the index's file format from bytes it does not own (an array's, or a mapped file's): the caller keeps
+/// them alive while reading.
 struct ByteReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     var offset = 0
 
-    mutating func take(_ count: Int) throws(CountryIndexError) -> ArraySlice<UInt8> {
+    mutating func take(_ count: Int) throws(CountryIndexError) -> UnsafeRawBufferPointer {
         guard count >= 0, bytes.count - offset >= count else {
             throw CountryIndexError("the country index is truncated")
         }
         defer { offset += count }
-        return bytes[offset..<offset + count]
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
     }
 
     mutating func u8() throws(CountryIndexError) -> UInt8 { try take(1).first! }
 
     mutating func u16() throws(CountryIndexError) -> UInt16 {
         let slice = try take(2)
-        return UInt16(slice[slice.startIndex]) | UInt16(slice[slice.startIndex + 1]) << 8
+        return UInt16(slice[0]) | UInt16(slice[1]) << 8
     }
 
     mutating func u32() throws(CountryIndexError) -> UInt32 {
@@ -159,15 +161,13 @@ struct ByteReader {
     private mutating func littleEndianArray<Integer: FixedWidthInteger>(
         _ count: Int
     ) throws(CountryIndexError) -> [Integer] {
-        let slice = try take(count * MemoryLayout<Integer>.size)
-        return slice.withUnsafeBytes { raw in
-            [Integer](unsafeUninitializedCapacity: count) { buffer, initialized in
-                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
-                for index in 0..<count where Integer(littleEndian: 1) != 1 {
-                    buffer[index] = Integer(littleEndian: buffer[index])
-                }
-                initialized = count
+        let raw = try take(count * MemoryLayout<Integer>.size)
+        return [Integer](unsafeUninitializedCapacity: count) { buffer, initialized in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+            for index in 0..<count where Integer(littleEndian: 1) != 1 {
+                buffer[index] = Integer(littleEndian: buffer[index])
             }
+            initialized = count
         }
     }
 }

@@ -3,7 +3,7 @@
 //   swift run -c release service-bench [--devices N] [--positions N] [--rate N] [--seconds S]
 //                                      [--latency-partitions N] [--restore-devices N]
 //                                      [--only throughput|restore|startup|latency|geocode]
-//                                      [--baseline PATH] [--worker-arg ARG]...
+//                                      [--baseline PATH] [--worker PATH] [--worker-arg ARG]...
 //
 // Throughput: preloads 3 pins per device and the positions (64 partitions: the mock keeps only about 5 MB
 // per partition), then times raw librdkafka reading the positions topic and the release `geoworker run
@@ -12,7 +12,8 @@
 // are printed apart. The catch-up runs alternate with the changelog on (the default) and off. With
 // --baseline (another build's geoworker, such as the commit a performance change starts from), the catch-ups
 // alternate between this build's worker and that one on the same preload, three of each, changelog on.
-// --worker-arg passes an argument to every `geoworker run`.
+// --worker-arg passes an argument to every `geoworker run`; --worker measures another geoworker than the one
+// built beside the benchmark.
 // Restore: a changelog of --restore-devices devices (3 pins each, 64 partitions) is restored by a worker
 // with an empty state directory, as a new instance would on its first assignment: records per second into
 // SQLite, then the time to load them into memory, and the changelog's bytes per device.
@@ -49,6 +50,8 @@ struct Options {
     var only: String?
     /// Another build's geoworker to alternate with this one's in the throughput runs.
     var baseline: String?
+    /// The geoworker to measure, instead of the one built beside this benchmark.
+    var worker: String?
     /// Added to every `geoworker run`.
     var workerArguments: [String] = []
 
@@ -60,6 +63,7 @@ struct Options {
             switch (argument, value) {
             case ("--only", _) where text != nil: only = text
             case ("--baseline", _) where text != nil: baseline = text
+            case ("--worker", _) where text != nil: worker = text
             case ("--worker-arg", _) where text != nil: workerArguments.append(text!)
             case ("--devices", let value?): devices = value
             case ("--positions", let value?): positions = value
@@ -70,7 +74,7 @@ struct Options {
             default:
                 fail(
                     "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N] "
-                        + "[--restore-devices N] [--only throughput|restore|startup|latency|geocode] [--baseline PATH] [--worker-arg ARG]..."
+                        + "[--restore-devices N] [--only throughput|restore|startup|latency|geocode] [--baseline PATH] [--worker PATH] [--worker-arg ARG]..."
                 )
             }
         }
@@ -100,7 +104,7 @@ do {
 } catch {
     fail("mock cluster: \(error)")
 }
-let geoworker = ChildProcess.builtExecutable("geoworker")
+let geoworker = options.worker ?? ChildProcess.builtExecutable("geoworker")
 guard FileManager.default.isExecutableFile(atPath: geoworker) else { fail("build geoworker first: \(geoworker)") }
 
 func makeTopics(_ prefix: String, partitions: Int = options.partitions) -> WorkerConfiguration.Topics {
