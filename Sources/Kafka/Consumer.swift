@@ -193,6 +193,29 @@ public final class Consumer: Sendable {
         return result
     }
 
+    /// The offset `position` stands for in each of `partitions` (``StartOffset/beginning``: the oldest offset
+    /// the broker still has; ``StartOffset/end``: the next one to be written), asked in one request per
+    /// leader. Starting a partition at the number rather than at the logical offset spares librdkafka its own
+    /// query, which waits half a second whenever the partition's leader is not known yet.
+    @available(*, noasync, message: "blocks the calling thread")
+    public func offsets(
+        _ position: StartOffset,
+        of partitions: [TopicPartition],
+        timeout: Duration = .seconds(10)
+    ) throws(KafkaError) -> [TopicPartition: Int64] {
+        guard !partitions.isEmpty else { return [:] }
+        // ListOffsets takes -2 and -1 as "earliest" and "latest" where it otherwise takes a timestamp.
+        let list = TopicPartition.makeList(partitions.map { ($0, position.rawValue) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let err = rd_kafka_offsets_for_times(handle.pointer, list, Int32(timeout.wholeMilliseconds))
+        try Self.check(err, list: list, operation: "look up offsets")
+        var result: [TopicPartition: Int64] = [:]
+        for (partition, offset, _) in TopicPartition.offsets(from: list) where offset >= 0 {
+            result[partition] = offset
+        }
+        return result
+    }
+
     /// The number of partitions of `topic`, from the cluster's metadata.
     ///
     /// - Throws: ``KafkaError`` `unknownTopicOrPartition` when there is no such topic.

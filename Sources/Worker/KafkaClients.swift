@@ -70,6 +70,19 @@ struct KafkaClients {
     }
 
     /// The worker's consumer defaults with the operator's consumer properties over them (SASL/SSL, tuning).
+    /// Where the consumer's `auto.offset.reset` starts a partition with no progress (`earliest` unless the
+    /// operator set another); nil for a policy without a place (`error`).
+    static func startWithoutProgress(_ configuration: WorkerConfiguration) -> StartOffset? {
+        let policy =
+            consumerProperties(configuration)["auto.offset.reset"]
+            ?? ConsumerConfiguration.OffsetReset.earliest.rawValue
+        switch policy {
+        case "earliest", "smallest", "beginning": return .beginning
+        case "latest", "largest", "end": return .end
+        default: return nil
+        }
+    }
+
     private static func consumerProperties(_ configuration: WorkerConfiguration) -> [String: String] {
         consumerDefaults.merging(configuration.kafkaProperties(for: .consumer)) { $1 }
     }

@@ -22,6 +22,9 @@ import StateStore
 struct PartitionHandover {
     /// Restores from the changelog; nil when the worker runs without one.
     let restore: ChangelogRestore?
+    /// Where a partition with neither a stored nor a committed offset starts (the consumer's
+    /// `auto.offset.reset`); nil to leave it to librdkafka.
+    let startWithoutProgress: StartOffset?
     let logger: Logger
     /// The input partition numbers whose devices the worker holds in memory.
     private(set) var held: Set<Int32> = []
@@ -60,9 +63,11 @@ struct PartitionHandover {
         // Without a changelog the group's offset says nothing about the devices this store holds: the store's
         // own progress is where they stand.
         var committed: [TopicPartition: Int64] = [:]
+        var committedKnown = false
         if restore != nil {
             do {
                 committed = try consumer.committedOffsets(for: partitions)
+                committedKnown = true
             } catch {
                 // Safe without: each device skips what it reflects; only dead letters may be sent again.
                 logger.warning("cannot fetch the group's committed offsets; starting from the store's: \(error)")
@@ -71,6 +76,19 @@ struct PartitionHandover {
         assignment.starts = Self.startOffsets(assigned: partitions, stored: storedOffsets, committed: committed)
         for (partition, start) in assignment.starts where start != storedOffsets[partition] {
             assignment.advanced[partition] = start
+        }
+        // A partition with no progress anywhere starts where the reset policy says, looked up here for all of
+        // them at once (not stored: it is no progress). Left to librdkafka, it would ask the group again, then
+        // apply the policy after a back-off of 100 ms, or 500 ms where the partition's leader was not known yet:
+        // most of a new worker's time to its first event.
+        let withoutProgress = partitions.filter { assignment.starts[$0] == nil }
+        if committedKnown, let startWithoutProgress, !withoutProgress.isEmpty {
+            do {
+                let offsets = try consumer.offsets(startWithoutProgress, of: withoutProgress)
+                assignment.starts.merge(offsets) { current, _ in current }
+            } catch {
+                logger.debug("start offsets left to the consumer's reset policy: \(error)")
+            }
         }
         return assignment
     }

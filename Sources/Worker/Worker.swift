@@ -130,6 +130,7 @@ public final class Worker: @unchecked Sendable {
                     logger: logger,
                     metricsFactory: metricsFactory
                 ) : nil,
+            startWithoutProgress: KafkaClients.startWithoutProgress(configuration),
             logger: logger
         )
     }
@@ -447,7 +448,8 @@ public final class Worker: @unchecked Sendable {
             logger.info(
                 "assigned \(partitions.count) partitions",
                 metadata: [
-                    "resuming": "\(assignment.starts.count)", "devices": "\(shards.holdings.devices)",
+                    "resuming": "\(assignment.starts.count)",
+                    "devices": "\(shards.holdings.devices)",
                     "restoredRecords": "\(assignment.restored.records.values.reduce(0, +))",
                     "elapsed": "\(ContinuousClock.now - assignmentStart)",
                 ]

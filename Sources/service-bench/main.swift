@@ -571,7 +571,8 @@ func timeStartUp(
         if running == nil || assigned == nil {
             let log = worker.errors
             if running == nil && log.contains("geoworker running") { running = clock.now }
-            if assigned == nil, let line = log.split(separator: "\n").first(where: { $0.contains("assigned ") }),
+            if assigned == nil,
+                let line = log.split(separator: "\n").first(where: { $0.contains("[Worker] assigned ") }),
                 let work = line.firstMatch(of: /elapsed=([0-9.e-]+) seconds/).flatMap({ Double($0.1) })
             {
                 assigned = (clock.now, work)
