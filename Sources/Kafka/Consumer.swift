@@ -341,6 +341,15 @@ public final class Consumer: Sendable {
         try await thread.run { [self] () throws(KafkaError) in try committedOffsets(for: partitions, timeout: timeout) }
     }
 
+    /// Where `position` stands in each of `partitions`. See ``offsets(_:of:timeout:)``.
+    public func offsets(
+        _ position: StartOffset,
+        of partitions: [TopicPartition],
+        timeout: Duration = .seconds(10)
+    ) async throws(KafkaError) -> [TopicPartition: Int64] {
+        try await thread.run { [self] () throws(KafkaError) in try offsets(position, of: partitions, timeout: timeout) }
+    }
+
     /// The partition's low and high watermarks. See ``watermarks(of:timeout:)``.
     public func watermarks(
         of partition: TopicPartition,

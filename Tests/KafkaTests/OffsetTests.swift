@@ -53,6 +53,29 @@ struct OffsetTests {
         await producer.close()
     }
 
+    @Test("the beginning and the end of several partitions, looked up at once, are their first and next offsets")
+    func beginningAndEnd() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("ends", partitions: 3)
+        let producer = try cluster.producer()
+        // 5 records in partition 0, 2 in partition 1, none in partition 2.
+        _ = await producer.sendAll(
+            (0..<7).map { ProducerRecord(topic: topic, partition: $0 < 5 ? 0 : 1, key: nil, value: "m\($0)") }
+        )
+        let partitions = (0..<3).map { TopicPartition(topic, Int32($0)) }
+        let consumer = try cluster.consumer(subscription: .partitions([:]))
+        #expect(
+            try await consumer.offsets(.beginning, of: partitions) == [
+                partitions[0]: 0, partitions[1]: 0, partitions[2]: 0,
+            ]
+        )
+        #expect(
+            try await consumer.offsets(.end, of: partitions) == [partitions[0]: 5, partitions[1]: 2, partitions[2]: 0]
+        )
+        await consumer.close()
+        await producer.close()
+    }
+
     @Test("'reached the end of every assigned partition' holds only once everything produced has been read")
     func endOfAssignment() async throws {
         let cluster = try TestCluster()
