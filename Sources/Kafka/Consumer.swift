@@ -182,15 +182,9 @@ public final class Consumer: Sendable {
         for partitions: [TopicPartition],
         timeout: Duration = .seconds(10)
     ) throws(KafkaError) -> [TopicPartition: Int64] {
-        let list = TopicPartition.makeList(partitions.map { ($0, -1001) })
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        let err = rd_kafka_committed(handle.pointer, list, Int32(timeout.wholeMilliseconds))
-        try Self.check(err, list: list, operation: "fetch committed offsets")
-        var result: [TopicPartition: Int64] = [:]
-        for (partition, offset, _) in TopicPartition.offsets(from: list) where offset >= 0 {
-            result[partition] = offset
+        try queryOffsets(partitions, asking: -1001, operation: "fetch committed offsets", timeout: timeout) {
+            rd_kafka_committed(handle.pointer, $0, $1)
         }
-        return result
     }
 
     /// The offset `position` stands for in each of `partitions` (``StartOffset/beginning``: the oldest offset
@@ -205,10 +199,23 @@ public final class Consumer: Sendable {
     ) throws(KafkaError) -> [TopicPartition: Int64] {
         guard !partitions.isEmpty else { return [:] }
         // ListOffsets takes -2 and -1 as "earliest" and "latest" where it otherwise takes a timestamp.
-        let list = TopicPartition.makeList(partitions.map { ($0, position.rawValue) })
+        return try queryOffsets(partitions, asking: position.rawValue, operation: "look up offsets", timeout: timeout) {
+            rd_kafka_offsets_for_times(handle.pointer, $0, $1)
+        }
+    }
+
+    /// Asks librdkafka for an offset per partition through `query` (a blocking call that fills in the list it
+    /// is given, each entry starting at `asking`); returns the partitions that got one (0 or more).
+    private func queryOffsets(
+        _ partitions: [TopicPartition],
+        asking: Int64,
+        operation: String,
+        timeout: Duration,
+        _ query: (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>, Int32) -> rd_kafka_resp_err_t
+    ) throws(KafkaError) -> [TopicPartition: Int64] {
+        let list = TopicPartition.makeList(partitions.map { ($0, asking) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        let err = rd_kafka_offsets_for_times(handle.pointer, list, Int32(timeout.wholeMilliseconds))
-        try Self.check(err, list: list, operation: "look up offsets")
+        try Self.check(query(list, Int32(timeout.wholeMilliseconds)), list: list, operation: operation)
         var result: [TopicPartition: Int64] = [:]
         for (partition, offset, _) in TopicPartition.offsets(from: list) where offset >= 0 {
             result[partition] = offset

@@ -36,6 +36,9 @@ struct PartitionHandover {
         var reloadDevices = false
         /// Where each assigned input partition starts reading.
         var starts: [TopicPartition: Int64] = [:]
+        /// How many of them resume from progress (stored or committed), the others starting where the reset
+        /// policy points.
+        var resuming = 0
         /// Start offsets past what the store holds for the partition (the group's, after another instance
         /// processed it): the store's progress moves up to them, so that a rewind or a group commit never
         /// takes a partition back before them.
@@ -74,6 +77,7 @@ struct PartitionHandover {
             }
         }
         assignment.starts = Self.startOffsets(assigned: partitions, stored: storedOffsets, committed: committed)
+        assignment.resuming = assignment.starts.count
         for (partition, start) in assignment.starts where start != storedOffsets[partition] {
             assignment.advanced[partition] = start
         }

@@ -448,7 +448,7 @@ public final class Worker: @unchecked Sendable {
             logger.info(
                 "assigned \(partitions.count) partitions",
                 metadata: [
-                    "resuming": "\(assignment.starts.count)",
+                    "resuming": "\(assignment.resuming)",
                     "devices": "\(shards.holdings.devices)",
                     "restoredRecords": "\(assignment.restored.records.values.reduce(0, +))",
                     "elapsed": "\(ContinuousClock.now - assignmentStart)",
