@@ -337,12 +337,15 @@ if options.runs("throughput") {
         return pass.rate
     }
 
+    /// The catch-ups' worker CPU time per message (µs), this build's (false) and the baseline's (true).
+    var cpuPerMessage: [Bool: [Double]] = [:]
     let rawBefore = rawRate()
     log(String(format: "raw librdkafka: %.0f positions/s", rawBefore))
     /// Runs `geoworker run --until-caught-up` over the preloaded topics (on `applyThreads`, or the default);
     /// returns its rate from its first message to its last checkpoint, and prints it.
     func catchUp(applyThreads: Int?, changelog: Bool = true, baseline: Bool = false) -> Double {
         let workerStart = ContinuousClock.now
+        let cpuBefore = childrenCPUSeconds()
         let threads = applyThreads.map { ["--apply-threads", "\($0)"] } ?? []
         let worker = startWorker(
             throughput,
@@ -353,6 +356,8 @@ if options.runs("throughput") {
         )
         let ending = worker.waitUntilExit()
         let wall = (ContinuousClock.now - workerStart).seconds
+        // The worker is the only child that ends meanwhile: what the children used since is its CPU time.
+        let cpu = childrenCPUSeconds() - cpuBefore
         guard ending == .exited(0) else {
             fail("geoworker run ended \(String(describing: ending)):\n\(worker.errors.suffix(3000))")
         }
@@ -369,18 +374,22 @@ if options.runs("throughput") {
             "\(baseline ? "baseline " : "")geoworker run --until-caught-up, \(threadsUsed), changelog \(changelog ? "on" : "off"): "
                 + String(
                     format:
-                        "%.0f positions/s (%d positions and %d commands in %.2f s from the first message; %.1f s wall with start-up and group join)",
+                        "%.0f positions/s (%d positions and %d commands in %.2f s from the first message; %.1f s wall with start-up and group join; CPU %.1f s, %.2f us per message)",
                     rate,
                     positions,
                     options.devices * 3,
                     elapsed,
-                    wall
+                    wall,
+                    cpu,
+                    cpu * 1e6 / Double(positions + options.devices * 3)
                 )
         )
+        cpuPerMessage[baseline, default: []].append(cpu * 1e6 / Double(positions + options.devices * 3))
         return rate
     }
 
     if options.baseline != nil {
+        cpuPerMessage = [:]
         var rates: [Double] = []
         var baselineRates: [Double] = []
         for _ in 0..<3 {
@@ -398,6 +407,18 @@ if options.runs("throughput") {
                 rates.max()! / baselineRates.max()!,
                 rates.max()!,
                 baselineRates.max()!
+            )
+        )
+        let cpu = cpuPerMessage[false, default: []].sorted()
+        let baselineCPU = cpuPerMessage[true, default: []].sorted()
+        log(
+            String(
+                format:
+                    "worker CPU per message (the whole process, all threads), alternating runs: this build %.2f us, "
+                    + "baseline %.2f us by medians (%.2fx less)",
+                cpu[cpu.count / 2],
+                baselineCPU[baselineCPU.count / 2],
+                baselineCPU[baselineCPU.count / 2] / cpu[cpu.count / 2]
             )
         )
     }
@@ -850,4 +871,12 @@ if options.runs("latency") {
     )
     log("  of which produce -> the worker's send of the event: \(percentiles(samples.compactMap(\.toWorkerSend)))")
     log("  and the worker's send -> event delivered: \(percentiles(samples.map { $0.total - ($0.toWorkerSend ?? 0) }))")
+}
+
+/// User and system CPU time of the children this process has waited for, in seconds.
+func childrenCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
