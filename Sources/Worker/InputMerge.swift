@@ -67,9 +67,12 @@ struct InputMerge<Record: MergeableRecord> {
             let number = Int32(pair)
             // The next offsets after what is released, noted once per pair rather than per record.
             var nextOffsets: (positions: Int64?, commands: Int64?)
+            // Looked up once per pair: each lookup hashes a topic name.
+            let positionsAtEnd = atEnd.contains(TopicPartition(topics.positions, number))
+            let commandsAtEnd = atEnd.contains(TopicPartition(topics.commands, number))
             while let (record, kind) = pairs[pair].next(
-                positionsAtEnd: atEnd.contains(TopicPartition(topics.positions, number)),
-                commandsAtEnd: atEnd.contains(TopicPartition(topics.commands, number)),
+                positionsAtEnd: positionsAtEnd,
+                commandsAtEnd: commandsAtEnd,
                 now: now,
                 maximumWait: mergeWait,
                 unfetchedSideWait: unfetchedSideWait
