@@ -7,16 +7,19 @@ import Kafka
 /// Shards share nothing, so the worker applies them in parallel (``DeviceShards``). A device's messages reach
 /// its shard in merge order, so they are applied in that order on one thread.
 final class DeviceShard: @unchecked Sendable {
-    // @unchecked: the worker touches a shard only from its loop thread, or from the one apply task that owns
-    // the shard while the loop waits for every apply task to finish (`DeviceShards.applyPending`).
+    // @unchecked: `pending` is the loop thread's; `processor`, `taken` and `deliveries` belong to the shard's
+    // apply thread while it applies (``ShardApplication``), to the loop otherwise. The loop touches them only
+    // once ``ShardApplication/finish()`` returned.
     private(set) var processor: InputProcessor
-    /// Handed over by the loop, in merge order, not yet applied; `decoded` when routing had to decode it.
-    private var pending:
-        [(
-            record: ConsumerRecord, kind: InputKind, origin: MessageOrigin,
-            decoded: Result<InputMessage, DecodingFailure>?
-        )] =
-            []
+    typealias Message = (
+        record: ConsumerRecord, kind: InputKind, origin: MessageOrigin,
+        decoded: Result<InputMessage, DecodingFailure>?
+    )
+    /// Handed over by the loop, in merge order, not yet taken for applying; `decoded` when routing had to
+    /// decode it.
+    private var pending: [Message] = []
+    /// Taken from `pending` for the apply thread.
+    private var taken: [Message] = []
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
 
@@ -37,17 +40,23 @@ final class DeviceShard: @unchecked Sendable {
         pending.append((record, kind, origin, decoded))
     }
 
-    /// Applies the queued messages in order, sends the resulting events and dead letters, and offers the
-    /// events to the live feed.
-    func applyPending(producer: Producer, feed: EventFeed) {
-        for (record, kind, origin, decoded) in pending {
+    /// On the loop: hands what is queued to the apply thread (``applyTaken(producer:feed:)``); the loop may
+    /// queue more meanwhile.
+    func takePending() {
+        swap(&pending, &taken)
+    }
+
+    /// On the apply thread: applies the taken messages in order, sends the resulting events and dead letters,
+    /// and offers the events to the live feed.
+    func applyTaken(producer: Producer, feed: EventFeed) {
+        for (record, kind, origin, decoded) in taken {
             record.withValue { value in
                 record.withKey { key in
                     processor.process(value: value, key: key, kind: kind, origin: origin, decoded: decoded)
                 }
             }
         }
-        pending.removeAll(keepingCapacity: true)
+        taken.removeAll(keepingCapacity: true)
         let output = processor.takeOutput()
         guard !output.isEmpty else { return }
         feed.offer(output, eventsTopic: processor.topics.events)

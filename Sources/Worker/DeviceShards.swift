@@ -1,13 +1,11 @@
-import Foundation
 import GeoCore
 import Kafka
 
 /// The worker's devices split among its apply threads (``WorkerConfiguration/applyThreads``): one
 /// ``DeviceShard`` each, placed by ``DeviceRouting``.
 ///
-/// The loop hands each message its merge releases to ``enqueue(_:kind:origin:)`` in merge order, then lets
-/// every shard with messages apply them at once (``applyPending(producer:)``) and waits for all of them,
-/// so that checkpoints, revocations and the caught-up check see no shard in the middle of a batch.
+/// The loop hands each message its merge releases to ``enqueue(_:kind:origin:)`` in merge order; the shards
+/// apply them on their threads (``ShardApplication``) while the loop reads and merges the next batch.
 struct DeviceShards {
     let shards: [DeviceShard]
     let routing: DeviceRouting
@@ -35,16 +33,6 @@ struct DeviceShards {
             record.withValue { value in routing.route(key: key, value: value, kind: kind) }
         }
         shards[route.shard].enqueue(record, kind: kind, origin: origin, decoded: route.decoded)
-    }
-
-    /// Lets every shard with messages apply them and send the results, on up to ``count`` threads at once
-    /// (this one included); returns when all are done.
-    func applyPending(producer: Producer, feed: EventFeed) {
-        let busy = shards.filter(\.hasPending)
-        // concurrentPerform runs a single iteration on the calling thread, with no hand-off.
-        DispatchQueue.concurrentPerform(iterations: busy.count) { index in
-            busy[index].applyPending(producer: producer, feed: feed)
-        }
     }
 
     /// Adds what every shard sent and changed since the last call, and forgets it.

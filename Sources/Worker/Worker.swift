@@ -13,9 +13,11 @@ import Synchronization
 /// This file is the loop, the rebalance hooks and the checkpoint hand-off; docs/ARCHITECTURE.md draws the
 /// whole. One loop, on the thread that calls ``run()``: poll a batch; merge each co-partitioned pair by
 /// timestamp (``InputMerge``) and hand what the merges release to its device's shard (``DeviceShards``);
-/// then all shards apply their messages and send the events and dead letters at once (offering the events to
-/// live watchers, ``EventFeed``). Between polls it answers the operations endpoints' questions about its
-/// devices (``DeviceQueries``), the one time they may be read without a lock.
+/// the shards apply their messages on their own threads and send the events and dead letters (offering the
+/// events to live watchers, ``EventFeed``) while the loop polls and merges the next batch
+/// (``ShardApplication``). Once the shards are done, and before they start on the next batch, it answers the
+/// operations endpoints' questions about its devices (``DeviceQueries``), the one time they may be read
+/// without a lock.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
 /// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
 /// the ``CheckpointWriter``, which waits for every record it covers to be delivered, sends the changed
@@ -30,8 +32,9 @@ import Synchronization
 /// Where the worker is in its life is ``WorkerLifecycle``'s to say.
 public final class Worker: @unchecked Sendable {
     // @unchecked: all mutable state below is touched only by the thread in `run()` (the rebalance hooks run
-    // inside `poll`, on that thread), except each shard, which its apply task has to itself while the loop
-    // waits (see `DeviceShards.applyPending`); `stopRequested` is the one cross-thread value, and it is atomic.
+    // inside `poll`, on that thread), except each shard's processor, which its apply thread has to itself
+    // between `application.start` and `application.finish` (see `ShardApplication`); `stopRequested` is the
+    // one cross-thread value, and it is atomic.
     public let configuration: WorkerConfiguration
     private let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
@@ -47,6 +50,8 @@ public final class Worker: @unchecked Sendable {
     private var shards: DeviceShards
     /// What the shards had counted before a rewind or an assignment replaced them (metrics only grow).
     private var countedByReplacedShards = ProcessingCounters()
+    /// The shards' apply threads, and the offsets of what they applied.
+    private let application: ShardApplication
     private var rewinder: CheckpointRewind
     /// Which partitions' devices are held, and how they arrive with an assignment (restored, loaded).
     private var handover: PartitionHandover
@@ -110,6 +115,7 @@ public final class Worker: @unchecked Sendable {
             throw WorkerError(.state, "state directory \(configuration.stateDirectory)", underlying: error)
         }
         let routing = DeviceRouting(shardCount: max(1, configuration.applyThreads))
+        application = ShardApplication(threadCount: routing.shardCount)
         rewinder = CheckpointRewind(store: store) { states in
             DeviceShards(states: states, routing: routing) {
                 InputProcessor(
@@ -229,11 +235,6 @@ public final class Worker: @unchecked Sendable {
             } catch {
                 throw WorkerError(.kafka, "consumer failed", underlying: error)
             }
-            if queries.hasPending {
-                queries.answerPending {
-                    shards.answer($0, held: handover.held, inputPartitionCount: clients.inputPartitionCount)
-                }
-            }
             // A rebalance hook inside the poll, or the checkpoint thread, may have met a failure.
             if let failure = lifecycle.failure { throw failure }
             if let failure = checkpoints.failed {
@@ -242,14 +243,14 @@ public final class Worker: @unchecked Sendable {
             }
             let batchStart = clock.now
             if firstMessage == nil && !batch.isEmpty { firstMessage = batchStart }
+            // Merged while the shards apply the previous batch.
             for record in batch {
                 merge.append(record, kind: record.topic == configuration.topics.commands ? .commands : .positions)
             }
             merge.release(atEnd: consumer.partitionsAtEnd, now: clock.now) { record, kind, origin in
                 shards.enqueue(record, kind: kind, origin: origin)
             }
-            shards.applyPending(producer: clients.producer, feed: feed)
-            if !batch.isEmpty { metrics.recordBatch(clock.now - batchStart) }
+            if let applied = application.finish() { metrics.recordBatch(clock.now - applied) }
             metrics.publish(counters)
 
             if clock.now - lastCheckpoint >= configuration.checkpointInterval {
@@ -265,14 +266,23 @@ public final class Worker: @unchecked Sendable {
                     lifecycle.checkpointWritten()
                 }
             }
+            if queries.hasPending {
+                queries.answerPending {
+                    shards.answer($0, held: handover.held, inputPartitionCount: clients.inputPartitionCount)
+                }
+            }
             if stopRequested.load(ordering: .acquiring) {
                 next = lifecycle.stopRequested()
             } else if configuration.untilCaughtUp && merge.isEmpty && consumer.hasReachedEndOfAssignment {
                 next = lifecycle.caughtUp()
             }
             reportHealth()
+            startApplying(clients.producer, polledAt: batchStart)
         }
         guard case .finish(let caughtUp) = next else { return }
+        // What the last poll released (started at the end of the last round) is applied before the last
+        // checkpoint.
+        application.finish()
         do {
             try checkpoint(consumer)
             try checkpoints.waitUntilWritten()
@@ -296,6 +306,17 @@ public final class Worker: @unchecked Sendable {
             )
         }
         logger.info("geoworker stopped", metadata: ["devices": "\(shards.holdings.devices)"])
+    }
+
+    /// Hands what the merges released since the last start to the shards' threads.
+    private func startApplying(_ producer: Producer, polledAt: ContinuousClock.Instant) {
+        application.start(
+            shards,
+            releasedOffsets: merge.takeOffsets(),
+            polledAt: polledAt,
+            producer: producer,
+            feed: feed
+        )
     }
 
     private func updateChangelogSink(_ producer: Producer) {
@@ -335,6 +356,8 @@ public final class Worker: @unchecked Sendable {
         reportHealth()
         if let refusal = error.underlying as? DeliveryRefusal { metrics.recordDeliveryFailures(refusal.counts) }
         countedByReplacedShards += shards.counters
+        application.finish()
+        application.discardApplied()
         shards = try rewinder.rewind(&clients, merge: &merge, checkpoints: checkpoints, partitions: handover.held)
     }
 
@@ -376,7 +399,10 @@ public final class Worker: @unchecked Sendable {
     }
 
     private func submitCheckpoint() throws(WorkerError) {
-        var taken = CheckpointWriter.Checkpoint(offsets: merge.takeOffsets(), changelog: changelogSink)
+        var taken = CheckpointWriter.Checkpoint(
+            offsets: application.takeAppliedOffsets(),
+            changelog: changelogSink
+        )
         shards.takeCheckpoint(into: &taken)
         try checkpoints.submit(taken)
     }
@@ -416,6 +442,7 @@ public final class Worker: @unchecked Sendable {
     /// partitions' devices, and returns where each partition starts. A failure (a changelog record that cannot
     /// be restored) stops the worker after this poll.
     private func takeAssignment(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
+        application.finish()
         do {
             try checkpoints.waitUntilWritten()
         } catch  where error.code != .delivery {
@@ -466,6 +493,7 @@ public final class Worker: @unchecked Sendable {
     /// the checkpoint).
     private func revoke(_ partitions: [TopicPartition], isLost: Bool) {
         logger.info("revoking \(partitions.count) partitions", metadata: ["lost": "\(isLost)"])
+        application.finish()
         do {
             try submitCheckpoint()
             try checkpoints.waitUntilWritten()

@@ -1,0 +1,111 @@
+import Foundation
+import GeoCore
+import Kafka
+import Logging
+import Metrics
+import Testing
+
+@testable import Worker
+
+/// The shards apply on their own threads while the worker's loop reads and merges the next batch: what the loop
+/// queues meanwhile waits for the next round, and a checkpoint may only store the offsets of applied messages.
+@Suite("Applying on the shards' threads while the loop reads on")
+struct ShardApplicationTests {
+    struct OneCountry: CountryResolver {
+        func countryCode(at coordinate: Coordinate) -> String? { "FR" }
+        func countryCode(at coordinate: Coordinate, within radius: Double) -> String? { "FR" }
+        func countryName(for code: String) -> String { "France" }
+    }
+
+    static let quiet = Logger.quiet("test.shard-application")
+    let topics = WorkerConfiguration.Topics(
+        positions: "positions",
+        commands: "commands",
+        events: "events",
+        deadLetters: "dl"
+    )
+    let partition = TopicPartition("positions", 0)
+
+    func shards() -> DeviceShards {
+        let tracker = DeviceTracker(configuration: TrackerConfiguration(), countries: OneCountry())
+        return DeviceShards(states: [], routing: DeviceRouting(shardCount: 2)) {
+            InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: topics)
+        }
+    }
+
+    /// Six positions of six devices, read back from the broker as the worker reads them.
+    func consumedPositions(_ cluster: MockCluster, producer: Producer) throws -> [ConsumerRecord] {
+        let records = (0..<6).map { device in
+            ProducerRecord(
+                topic: topics.positions,
+                partition: 0,
+                key: "device-\(device)",
+                value:
+                    #"{"deviceId":"device-\#(device)","lat":48.85,"lon":2.35,"timestamp":1795000000000,"accuracy":5}"#
+            )
+        }
+        let reports = producer.send(records).wait()
+        try #require(reports.allSatisfy { $0.isDelivered })
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "readers"),
+            subscription: .partitions([partition: .beginning]),
+            logger: Self.quiet
+        )
+        defer { consumer.close() }
+        var consumed: [ConsumerRecord] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while consumed.count < records.count && ContinuousClock.now < deadline {
+            consumed += try consumer.poll(timeout: .milliseconds(200))
+        }
+        try #require(consumed.count == records.count)
+        return consumed
+    }
+
+    @Test("a batch's offsets count as applied once every shard has applied it; what is queued meanwhile waits")
+    func appliedOffsetsOnly() throws {
+        let cluster = try MockCluster(brokers: 1, logger: Self.quiet)
+        try cluster.createTopic(topics.positions, partitions: 1)
+        try cluster.createTopic(topics.events, partitions: 1)
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: Self.quiet
+        )
+        defer { producer.close() }
+        let records = try consumedPositions(cluster, producer: producer)
+        let shards = shards()
+        let application = ShardApplication(threadCount: 2)
+        let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+        func enqueue(_ records: ArraySlice<ConsumerRecord>) {
+            for record in records {
+                shards.enqueue(
+                    record,
+                    kind: .positions,
+                    origin: MessageOrigin(topic: topics.positions, partition: 0, offset: record.offset, timestamp: 0)
+                )
+            }
+        }
+
+        enqueue(records[0..<4])
+        application.start(shards, releasedOffsets: [partition: 4], polledAt: .now, producer: producer, feed: feed)
+        // Still being applied, or applied but not yet finished: nothing a checkpoint may store.
+        #expect(application.takeAppliedOffsets().isEmpty)
+        enqueue(records[4..<6])  // the loop's next batch, queued while the shards apply
+        application.finish()
+        #expect(application.takeAppliedOffsets() == [partition: 4])
+        #expect(shards.counters.positions == 4)
+        #expect(shards.holdings.devices == 4)
+
+        application.start(shards, releasedOffsets: [partition: 6], polledAt: .now, producer: producer, feed: feed)
+        application.finish()
+        #expect(shards.counters.positions == 6)
+        // A rewind throws the applied state away, and its offsets with it.
+        application.discardApplied()
+        #expect(application.takeAppliedOffsets().isEmpty)
+
+        var checkpoint = CheckpointWriter.Checkpoint()
+        shards.takeCheckpoint(into: &checkpoint)
+        #expect(checkpoint.devices.joined().count == 6)
+        let events = checkpoint.deliveries.flatMap { $0.wait() }
+        #expect(!events.isEmpty && events.allSatisfy { $0.isDelivered })
+    }
+}
