@@ -97,9 +97,13 @@ public struct DeviceRegistry: Sendable {
     public mutating func takeChanges() -> [DeviceState] {
         var changes: [DeviceState] = []
         changes.reserveCapacity(changedSlots.count)
-        for slot in changedSlots {
-            changes.append(slots[slot].state)
-            slots[slot].changed = false
+        // Through the buffer: each state is copied straight out of its slot (an array subscript copied the
+        // whole slot first, retaining and releasing every reference of the state twice).
+        slots.withUnsafeMutableBufferPointer { slots in
+            for slot in changedSlots {
+                changes.append(slots[slot].state)
+                slots[slot].changed = false
+            }
         }
         changedSlots.removeAll(keepingCapacity: true)
         return changes

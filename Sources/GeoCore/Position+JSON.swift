@@ -76,6 +76,8 @@ extension JSONScanner {
         if try consumeNull() { return .absent }
         guard try enterArray() else { return try invalidField("must be an array of BCP 47 language tags") }
         var tags: [String] = []
+        // Devices list a few: one allocation rather than one per growth.
+        tags.reserveCapacity(4)
         var problem: String?
         var first = true
         while try nextElement(first: first) {

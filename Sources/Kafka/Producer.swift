@@ -134,26 +134,32 @@ public final class Producer: Sendable {
     /// Queues records from `start` on until librdkafka's queue is full; returns the index of the first
     /// record not queued (`records.count` when all were).
     private func enqueue(_ records: [ProducerRecord], from start: Int, into batch: DeliveryBatch) -> Int {
-        var cachedTopic: TopicHandle?
-        for index in start..<records.count {
-            let record = records[index]
-            let refusal: KafkaError?
-            if isClosed.value {
-                refusal = KafkaError(code: .invalidState, message: "the producer is closed")
-            } else {
-                if cachedTopic?.name != record.topic { cachedTopic = topicHandle(record.topic) }
-                if let topic = cachedTopic {
-                    refusal = produce(record, topic: topic, opaque: batch.slots + index)
-                    if refusal?.code == .queueFull { return index }
+        // Through a buffer pointer: each record is read in place rather than copied (and its references
+        // retained) on the way to librdkafka, which copies what it keeps.
+        records.withUnsafeBufferPointer { records in
+            var cachedTopic: TopicHandle?
+            for index in start..<records.count {
+                let refusal: KafkaError?
+                if isClosed.value {
+                    refusal = KafkaError(code: .invalidState, message: "the producer is closed")
                 } else {
-                    refusal = KafkaError(code: .invalidArgument, message: "invalid topic name '\(record.topic)'")
+                    if cachedTopic?.name != records[index].topic { cachedTopic = topicHandle(records[index].topic) }
+                    if let topic = cachedTopic {
+                        refusal = produce(records[index], topic: topic, opaque: batch.slots + index)
+                        if refusal?.code == .queueFull { return index }
+                    } else {
+                        refusal = KafkaError(
+                            code: .invalidArgument,
+                            message: "invalid topic name '\(records[index].topic)'"
+                        )
+                    }
+                }
+                if let refusal {
+                    batch.complete(index: index, partition: records[index].partition ?? -1, offset: nil, error: refusal)
                 }
             }
-            if let refusal {
-                batch.complete(index: index, partition: record.partition ?? -1, offset: nil, error: refusal)
-            }
+            return records.count
         }
-        return records.count
     }
 
     /// Hands one record to librdkafka; nil when it was queued.

@@ -1,6 +1,10 @@
 public import GeoCore
 public import Kafka
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Turns input messages into state changes and output records: the worker's core step, without I/O.
 ///
 /// Each message is decoded from its bytes and applied to its device through the ``DeviceRegistry``; the
@@ -89,7 +93,9 @@ public struct InputProcessor: Sendable {
     private static func isKey(_ key: UnsafeRawBufferPointer?, of deviceId: String) -> Bool {
         guard let key else { return false }
         var deviceId = deviceId
-        return deviceId.withUTF8 { id in id.count == key.count && id.elementsEqual(key) }
+        return deviceId.withUTF8 { id in
+            id.count == key.count && (id.isEmpty || memcmp(id.baseAddress!, key.baseAddress!, id.count) == 0)
+        }
     }
 
     /// The records to publish since the last call, in the order their messages were applied.
