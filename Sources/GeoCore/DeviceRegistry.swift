@@ -97,13 +97,11 @@ public struct DeviceRegistry: Sendable {
     public mutating func takeChanges() -> [DeviceState] {
         var changes: [DeviceState] = []
         changes.reserveCapacity(changedSlots.count)
-        // Through the buffer: each state is copied straight out of its slot (an array subscript copied the
-        // whole slot first, retaining and releasing every reference of the state twice).
-        slots.withUnsafeMutableBufferPointer { slots in
-            for slot in changedSlots {
-                changes.append(slots[slot].state)
-                slots[slot].changed = false
-            }
+        for slot in changedSlots {
+            // Copied straight out of its slot: reading `slots[slot].state` copied the whole slot first,
+            // retaining and releasing every reference of the state twice.
+            withUnsafeMutablePointer(to: &slots[slot].state) { changes.append($0.pointee) }
+            slots[slot].changed = false
         }
         changedSlots.removeAll(keepingCapacity: true)
         return changes

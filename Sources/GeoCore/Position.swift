@@ -66,5 +66,42 @@ public struct MessageOrigin: Hashable, Sendable {
 
     /// The id of the `index`-th event this message caused: `topic:partition:offset:index`. Kafka topic
     /// names cannot contain `:`, so ids of different messages never collide.
-    public func eventID(_ index: Int) -> String { "\(topic):\(partition):\(offset):\(index)" }
+    public func eventID(_ index: Int) -> String {
+        // Written byte by byte into one allocation: the interpolation grew its string and converted each
+        // number through a string of its own, for every event.
+        var topic = topic
+        return topic.withUTF8 { name in
+            // Three separators and at most 20 characters per number.
+            String(unsafeUninitializedCapacity: name.count + 3 + 3 * 20) { buffer in
+                var end = name.count
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(name))
+                end = Self.writeSeparatedDecimal(Int64(partition), into: buffer, at: end)
+                end = Self.writeSeparatedDecimal(offset, into: buffer, at: end)
+                return Self.writeSeparatedDecimal(Int64(index), into: buffer, at: end)
+            }
+        }
+    }
+
+    /// Writes `:` and `number` in decimal at `start`; returns the index after them.
+    private static func writeSeparatedDecimal(
+        _ number: Int64,
+        into buffer: UnsafeMutableBufferPointer<UInt8>,
+        at start: Int
+    ) -> Int {
+        buffer[start] = UInt8(ascii: ":")
+        var position = start + 1
+        if number < 0 {
+            buffer[position] = UInt8(ascii: "-")
+            position += 1
+        }
+        var magnitude = number.magnitude
+        let digitsStart = position
+        repeat {
+            buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+            position += 1
+        } while magnitude > 0
+        buffer[digitsStart..<position].reverse()
+        return position
+    }
 }

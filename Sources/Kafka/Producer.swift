@@ -145,7 +145,7 @@ public final class Producer: Sendable {
                 } else {
                     if cachedTopic?.name != records[index].topic { cachedTopic = topicHandle(records[index].topic) }
                     if let topic = cachedTopic {
-                        refusal = produce(records[index], topic: topic, opaque: batch.slots + index)
+                        refusal = produce(records.baseAddress! + index, topic: topic, opaque: batch.slots + index)
                         if refusal?.code == .queueFull { return index }
                     } else {
                         refusal = KafkaError(
@@ -163,20 +163,25 @@ public final class Producer: Sendable {
     }
 
     /// Hands one record to librdkafka; nil when it was queued.
-    private func produce(_ record: ProducerRecord, topic: TopicHandle, opaque: UnsafeMutableRawPointer) -> KafkaError? {
-        let headers: OpaquePointer? = record.headers.isEmpty ? nil : makeHeaders(record.headers)
-        let error: OpaquePointer? = record.key.withOptionalBytes { key in
-            record.value.withOptionalBytes { value in
+    private func produce(
+        _ record: UnsafePointer<ProducerRecord>,
+        topic: TopicHandle,
+        opaque: UnsafeMutableRawPointer
+    ) -> KafkaError? {
+        // `record.pointee.…` reads each field in place: passing the record by value copied it whole.
+        let headers: OpaquePointer? = record.pointee.headers.isEmpty ? nil : makeHeaders(record.pointee.headers)
+        let error: OpaquePointer? = record.pointee.key.withOptionalBytes { key in
+            record.pointee.value.withOptionalBytes { value in
                 geoworker_produce(
                     handle.pointer,
                     topic.pointer,
-                    record.partition ?? -1,  // RD_KAFKA_PARTITION_UA: let the partitioner choose
+                    record.pointee.partition ?? -1,  // RD_KAFKA_PARTITION_UA: let the partitioner choose
                     key?.baseAddress,
                     key?.count ?? 0,
                     value?.baseAddress,
                     value?.count ?? 0,
                     headers,
-                    record.timestampMilliseconds ?? 0,
+                    record.pointee.timestampMilliseconds ?? 0,
                     opaque
                 )
             }

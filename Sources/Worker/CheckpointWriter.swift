@@ -154,7 +154,23 @@ final class CheckpointWriter: @unchecked Sendable {
     private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
         for batch in checkpoint.deliveries { try Self.checkDelivered(batch.wait()) }
         guard !checkpoint.devices.allSatisfy(\.isEmpty) || !checkpoint.offsets.isEmpty else { return [:] }
-        let devices = checkpoint.devices.joined().map(EncodedDevice.init)
+        var devices: [EncodedDevice] = []
+        devices.reserveCapacity(checkpoint.devices.reduce(0) { $0 + $1.count })
+        for shardDevices in checkpoint.devices {
+            // Encoded in place: iterating by value, or handing a state to an initializer (which takes its
+            // arguments owned), copied each state first, a retain and a release of every reference.
+            shardDevices.withUnsafeBufferPointer { states in
+                for index in states.indices {
+                    devices.append(
+                        EncodedDevice(
+                            deviceId: states[index].deviceId,
+                            partition: states[index].inputPartition,
+                            bytes: DeviceStateEncoding.encode(states[index])
+                        )
+                    )
+                }
+            }
+        }
         var changelogOffsets: [Int32: Int64] = [:]
         if let changelog = checkpoint.changelog, !devices.isEmpty {
             let reports = changelog.producer.send(changelog.records(for: devices)).wait()

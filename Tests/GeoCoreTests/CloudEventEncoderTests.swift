@@ -177,3 +177,22 @@ struct CloudEventEncoderTests {
         #expect(json["subject"] as? String == "a\u{0}b\u{1F}c\\d\"e")
     }
 }
+
+@Suite("Event ids")
+struct EventIDTests {
+    @Test(
+        "an event's id is topic:partition:offset:index, every number in full",
+        arguments: [
+            (MessageOrigin(topic: "positions", partition: 3, offset: 1042, timestamp: 0), 0, "positions:3:1042:0"),
+            (MessageOrigin(topic: "p", partition: 0, offset: 0, timestamp: 0), 12, "p:0:0:12"),
+            (
+                MessageOrigin(topic: "fleet.positions-v2", partition: 2_147_483_647, offset: .max, timestamp: 0), 1_000,
+                "fleet.positions-v2:2147483647:9223372036854775807:1000"
+            ),
+            (MessageOrigin(topic: "positions", partition: 10, offset: 100, timestamp: 0), 109, "positions:10:100:109"),
+        ]
+    )
+    func ids(origin: MessageOrigin, index: Int, expected: String) {
+        #expect(origin.eventID(index) == expected)
+    }
+}
