@@ -14,11 +14,17 @@ final class ConsumerState: Sendable {
     struct EndTracker {
         /// Partitions whose last event was "reached the end", by the key their messages carry.
         var atEnd: [MessagePartition: TopicPartition] = [:]
+        /// The partition of the last message read: a batch holds runs of one partition's messages, and only
+        /// the first of a run needs the lookup.
+        private var lastRead: MessagePartition?
 
         mutating func didRead(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
             // Most batches come while no partition is at its end; they skip the lookup.
             guard !atEnd.isEmpty else { return }
-            atEnd[MessagePartition(message)] = nil
+            let partition = MessagePartition(message)
+            guard partition != lastRead else { return }
+            lastRead = partition
+            atEnd[partition] = nil
         }
 
         mutating func didReachEnd(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> TopicPartition {
@@ -27,6 +33,7 @@ final class ConsumerState: Sendable {
                 message.pointee.partition
             )
             atEnd[MessagePartition(message)] = partition
+            lastRead = nil
             return partition
         }
     }
