@@ -11,12 +11,6 @@ import Testing
 /// queues meanwhile waits for the next round, and a checkpoint may only store the offsets of applied messages.
 @Suite("Applying on the shards' threads while the loop reads on")
 struct ShardApplicationTests {
-    struct OneCountry: CountryResolver {
-        func countryCode(at coordinate: Coordinate) -> String? { "FR" }
-        func countryCode(at coordinate: Coordinate, within radius: Double) -> String? { "FR" }
-        func countryName(for code: String) -> String { "France" }
-    }
-
     static let quiet = Logger.quiet("test.shard-application")
     let topics = WorkerConfiguration.Topics(
         positions: "positions",
@@ -27,7 +21,7 @@ struct ShardApplicationTests {
     let partition = TopicPartition("positions", 0)
 
     func shards() -> DeviceShards {
-        let tracker = DeviceTracker(configuration: TrackerConfiguration(), countries: OneCountry())
+        let tracker = DeviceTracker(configuration: TrackerConfiguration(), countries: InputProcessorTests.OneCountry())
         return DeviceShards(states: [], routing: DeviceRouting(shardCount: 2)) {
             InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: topics)
         }
