@@ -192,6 +192,8 @@ public final class Worker: @unchecked Sendable {
         hookConsumer = clients.consumer
         updateChangelogSink(clients.producer)
         defer {
+            // A failure can leave the loop while the shards apply a batch: they finish before the clients go.
+            application.finish()
             clients.close()
             hookConsumer = nil
             changelogSink = nil
@@ -355,9 +357,10 @@ public final class Worker: @unchecked Sendable {
         )
         reportHealth()
         if let refusal = error.underlying as? DeliveryRefusal { metrics.recordDeliveryFailures(refusal.counts) }
-        countedByReplacedShards += shards.counters
+        // A failure found before the shards were waited for leaves a batch being applied: finish it first.
         application.finish()
         application.discardApplied()
+        countedByReplacedShards += shards.counters
         shards = try rewinder.rewind(&clients, merge: &merge, checkpoints: checkpoints, partitions: handover.held)
     }
 
