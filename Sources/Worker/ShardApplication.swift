@@ -4,7 +4,7 @@ import Kafka
 /// The apply threads: one per shard, applying what the loop merged while the loop polls and merges the
 /// next batch.
 ///
-/// The loop queues messages on the shards, then ``start(_:releasedOffsets:producer:feed:)`` hands each busy
+/// The loop queues messages on the shards, then ``start(_:releasedOffsets:polledAt:producer:feed:)`` hands each busy
 /// shard's queue to its thread and returns at once; ``finish()`` waits until every shard has applied and sent
 /// what it was handed. Between the two the loop touches only the shards' queues; checkpoints, queries,
 /// revocations and assignments come after a ``finish()``, so they never see a shard in the middle of a batch.
@@ -12,7 +12,8 @@ import Kafka
 /// The input offsets a checkpoint may store are those of applied messages only: the merge's offsets travel
 /// with the messages they belong to and count as applied once ``finish()`` returns (``takeAppliedOffsets()``).
 final class ShardApplication: @unchecked Sendable {
-    // @unchecked: `running` is guarded by `condition`; the offsets and `startedAt` are the loop thread's.
+    // @unchecked: `running` and `appliedAt` are guarded by `condition`; the offsets and `polledAt` are the loop
+    // thread's.
     private let threads: [DedicatedThread]
     private let condition = NSCondition()
     private var running = 0
@@ -20,8 +21,9 @@ final class ShardApplication: @unchecked Sendable {
     private var offsetsInFlight: [TopicPartition: Int64] = [:]
     /// The next offsets of messages applied since the last checkpoint took them.
     private var appliedOffsets: [TopicPartition: Int64] = [:]
-    /// When the batch being applied was polled (for the batch-duration metric).
-    private(set) var startedAt: ContinuousClock.Instant?
+    /// When the batch being applied was polled, and when its last shard was done (the batch-duration metric).
+    private var polledAt: ContinuousClock.Instant?
+    private var appliedAt: ContinuousClock.Instant?
 
     init(threadCount: Int) {
         threads = (0..<threadCount).map { DedicatedThread(name: "geoworker-apply-\($0)") }
@@ -51,9 +53,10 @@ final class ShardApplication: @unchecked Sendable {
             finishOffsets()
             return
         }
-        startedAt = polledAt
+        self.polledAt = polledAt
         condition.lock()
         running = busy.count
+        appliedAt = nil
         condition.unlock()
         for index in busy {
             let shard = shards.shards[index]
@@ -62,22 +65,28 @@ final class ShardApplication: @unchecked Sendable {
                 shard.applyTaken(producer: producer, feed: feed)
                 condition.lock()
                 running -= 1
-                if running == 0 { condition.broadcast() }
+                if running == 0 {
+                    appliedAt = .now
+                    condition.broadcast()
+                }
                 condition.unlock()
             }
         }
     }
 
-    /// Waits until every shard has applied and sent what it was handed; returns when the batch started, if one
-    /// was being applied.
+    /// Waits until every shard has applied and sent what it was handed; returns, if a batch was being applied,
+    /// how long it took from its poll until its last shard was done (not until this call: the loop polls and
+    /// merges meanwhile, and at a quiet time its poll waits for messages).
     @discardableResult
-    func finish() -> ContinuousClock.Instant? {
+    func finish() -> Duration? {
         condition.lock()
         while running > 0 { condition.wait() }
+        let appliedAt = appliedAt
         condition.unlock()
         finishOffsets()
-        defer { startedAt = nil }
-        return startedAt
+        defer { polledAt = nil }
+        guard let polledAt, let appliedAt else { return nil }
+        return appliedAt - polledAt
     }
 
     /// The next offsets of the messages applied since the last call (what a checkpoint stores), and forgets

@@ -252,7 +252,7 @@ public final class Worker: @unchecked Sendable {
             merge.release(atEnd: consumer.partitionsAtEnd, now: clock.now) { record, kind, origin in
                 shards.enqueue(record, kind: kind, origin: origin)
             }
-            if let applied = application.finish() { metrics.recordBatch(clock.now - applied) }
+            if let took = application.finish() { metrics.recordBatch(took) }
             metrics.publish(counters)
 
             if clock.now - lastCheckpoint >= configuration.checkpointInterval {

@@ -71,7 +71,8 @@ struct WorkerMetrics {
         published = counters
     }
 
-    /// How long one polled batch took from the poll's return to its records being handed to the producer.
+    /// How long one polled batch took from the poll's return to its records being handed to the producer
+    /// (merged on the loop, applied on the shards' threads).
     func recordBatch(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         batchDuration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
