@@ -42,6 +42,13 @@ let package = Package(
             pkgConfig: "rdkafka",
             providers: [.apt(["librdkafka-dev"])]
         ),
+        // jemalloc from the system (`apt-get install libjemalloc-dev`): the geoworker executable allocates through
+        // it; glibc's malloc cost the worker about a fifth of its throughput (service-bench, issue 18).
+        .systemLibrary(
+            name: "CJemalloc",
+            pkgConfig: "jemalloc",
+            providers: [.apt(["libjemalloc-dev"])]
+        ),
         .target(
             name: "Kafka",
             dependencies: [
@@ -92,6 +99,7 @@ let package = Package(
             name: "geoworker",
             dependencies: [
                 "Worker", "Kafka", "Countries", "GeoCore", "StateStore",
+                .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -2,6 +2,7 @@
 # Installs what geoworker needs to build and test on a Debian (bookworm) machine with Swift:
 #   librdkafka-dev  the Kafka client library (2.0.2 on bookworm) and its mock cluster
 #   libsqlite3-dev  SQLite, which the state store uses through GRDB
+#   libjemalloc-dev jemalloc, the allocator the geoworker executable links (faster than glibc's malloc)
 #   pkg-config      how SwiftPM finds librdkafka and SQLite
 #   kcat            an independent Kafka client, used by the interoperability tests
 # and for the tests only (`scripts/setup.sh test`, which `make test` runs):
@@ -12,7 +13,7 @@
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev pkg-config kcat)
+packages=(librdkafka-dev libsqlite3-dev libjemalloc-dev pkg-config kcat)
 if [ "${1:-}" = "test" ]; then packages+=(curl chromium chromium-driver); fi
 missing=()
 for package in "${packages[@]}"; do

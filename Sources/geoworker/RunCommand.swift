@@ -134,6 +134,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     private func runService(_ configuration: RunConfiguration, logger: Logger) async throws {
+        logger.info("memory allocator", metadata: ["allocator": "\(MemoryAllocator.name)"])
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(OperationsServer.metricsFactory(registry: registry))
         let worker = try Worker(

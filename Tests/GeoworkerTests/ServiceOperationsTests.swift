@@ -111,6 +111,25 @@ struct ServiceOperationsTests {
         #expect(consumerOnly.errors.contains("property 'no.such.property' was refused"), "\(consumerOnly.errors)")
     }
 
+    #if os(Linux)
+    @Test("on Linux the service allocates through jemalloc: its log names the allocator and the process maps it")
+    func allocatesThroughJemalloc() async throws {
+        let bed = try ServiceTestBed()
+        let child = try bed.start()
+        try await waitUntil("the instance runs") {
+            child.errors.contains("geoworker running") || !child.isRunning
+        }
+        #expect(child.isRunning, "\(child.errors.suffix(2000))")
+        #expect(child.errors.contains("allocator=jemalloc 5."), "\(child.errors.prefix(2000))")
+        // Read to the end: /proc files report no size, and a read sized by it stops after the first block.
+        let mapsFile = try #require(FileHandle(forReadingAtPath: "/proc/\(child.processIdentifier)/maps"))
+        let maps = String(decoding: try mapsFile.readToEnd() ?? Data(), as: UTF8.self)
+        #expect(maps.contains("/libjemalloc.so"))
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0))
+    }
+    #endif
+
     @Test("one instance per state directory: a second run refuses, naming the holder; a SIGKILL frees it")
     func oneInstancePerStateDirectory() async throws {
         let bed = try ServiceTestBed()
