@@ -15,7 +15,9 @@ public final class DeliveryBatch: @unchecked Sendable {
 
     /// The number of messages in the batch.
     public let count: Int
-    let topics: [String]
+    /// Each message's topic, or the one topic of them all.
+    private let topics: [String]
+    private let topic: String?
     let slots: UnsafeMutablePointer<Slot>
 
     // `results`, `pending` and `waiters` are guarded by `condition`.
@@ -26,16 +28,27 @@ public final class DeliveryBatch: @unchecked Sendable {
     /// Keeps the batch alive while librdkafka holds pointers into `slots`.
     private var keepAlive: Unmanaged<DeliveryBatch>?
 
-    init(topics: [String]) {
-        self.count = topics.count
+    /// A batch of messages to these topics, in order.
+    convenience init(topics: [String]) {
+        self.init(count: topics.count, topics: topics, topic: nil)
+    }
+
+    /// A batch of `count` messages to one topic.
+    convenience init(topic: String, count: Int) {
+        self.init(count: count, topics: [], topic: topic)
+    }
+
+    private init(count: Int, topics: [String], topic: String?) {
+        self.count = count
         self.topics = topics
-        self.results = Array(repeating: nil, count: topics.count)
-        self.pending = topics.count
-        self.slots = .allocate(capacity: max(topics.count, 1))
-        guard !topics.isEmpty else { return }
+        self.topic = topic
+        self.results = Array(repeating: nil, count: count)
+        self.pending = count
+        self.slots = .allocate(capacity: max(count, 1))
+        guard count > 0 else { return }
         let retained = Unmanaged.passRetained(self)
         keepAlive = retained
-        for index in 0..<topics.count {
+        for index in 0..<count {
             (slots + index).initialize(to: Slot(batch: retained, index: index))
         }
     }
@@ -80,7 +93,12 @@ public final class DeliveryBatch: @unchecked Sendable {
     func complete(index: Int, partition: Int32, offset: Int64?, error: KafkaError?) {
         condition.lock()
         precondition(results[index] == nil, "message \(index) reported twice")
-        results[index] = DeliveryReport(topic: topics[index], partition: partition, offset: offset, error: error)
+        results[index] = DeliveryReport(
+            topic: topic ?? topics[index],
+            partition: partition,
+            offset: offset,
+            error: error
+        )
         pending -= 1
         guard pending == 0 else {
             condition.unlock()

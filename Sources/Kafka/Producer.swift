@@ -61,6 +61,55 @@ public final class Producer: Sendable {
         return batch
     }
 
+    /// Queues the buffer's records and returns their delivery reports to come, in the buffer's order.
+    ///
+    /// Each key and value is handed to librdkafka (which copies it) from where it lies in the buffer, and the
+    /// headers are made once for the whole buffer. Waits for room when the local queue is full, and reports a
+    /// record librdkafka refuses at once, as ``send(_:)-([ProducerRecord])`` does.
+    @available(*, noasync, message: "may block while the local queue is full")
+    public func send(_ buffer: RecordBuffer) -> DeliveryBatch {
+        let batch = DeliveryBatch(topic: buffer.topic, count: buffer.count)
+        guard !buffer.isEmpty else { return batch }
+        guard let topic = isClosed.value ? nil : topicHandle(buffer.topic) else {
+            let refusal =
+                isClosed.value
+                ? KafkaError(code: .invalidState, message: "the producer is closed")
+                : KafkaError(code: .invalidArgument, message: "invalid topic name '\(buffer.topic)'")
+            for index in 0..<buffer.count { batch.complete(index: index, partition: -1, offset: nil, error: refusal) }
+            return batch
+        }
+        // librdkafka takes over the headers of each message it queues: each gets a copy of these.
+        let headers: OpaquePointer? = buffer.headers.isEmpty ? nil : makeHeaders(buffer.headers)
+        defer { if let headers { rd_kafka_headers_destroy(headers) } }
+        var next = 0
+        while next < buffer.count {
+            next = buffer.forEachRecord(from: next) { index, key, value in
+                let copy = headers.map { rd_kafka_headers_copy($0)! }
+                let error = geoworker_produce(
+                    handle.pointer,
+                    topic.pointer,
+                    -1,  // RD_KAFKA_PARTITION_UA: the partitioner chooses from the key
+                    key.baseAddress,
+                    key.count,
+                    value.baseAddress,
+                    value.count,
+                    copy,
+                    0,
+                    batch.slots + index
+                )
+                guard let error else { return true }
+                if let copy { rd_kafka_headers_destroy(copy) }
+                var refusal = KafkaError(consuming: error)
+                if refusal.code == .queueFull { return false }
+                if refusal.code == .fatal { refusal = KafkaError.fatalError(of: handle.pointer) ?? refusal }
+                batch.complete(index: index, partition: -1, offset: nil, error: refusal)
+                return true
+            }
+            if next < buffer.count { usleep(1000) }
+        }
+        return batch
+    }
+
     /// Queues `records` and returns their delivery reports to come; suspends while the local queue is full.
     public func send(_ records: [ProducerRecord]) async -> DeliveryBatch {
         let batch = DeliveryBatch(topics: records.map(\.topic))
@@ -221,7 +270,10 @@ public final class Producer: Sendable {
         let list = rd_kafka_headers_new(headers.count)!
         for header in headers {
             header.value.withOptionalBytes { bytes in
-                _ = rd_kafka_header_add(list, header.name, -1, bytes?.baseAddress, bytes?.count ?? 0)
+                // The name's own storage, NUL-terminated: passing the String converted it into a new array.
+                header.name.utf8.withContiguousStorageIfAvailable { name in
+                    _ = rd_kafka_header_add(list, name.baseAddress, name.count, bytes?.baseAddress, bytes?.count ?? 0)
+                } ?? { _ = rd_kafka_header_add(list, header.name, -1, bytes?.baseAddress, bytes?.count ?? 0) }()
             }
         }
         return list

@@ -57,10 +57,13 @@ final class DeviceShard: @unchecked Sendable {
             }
         }
         taken.removeAll(keepingCapacity: true)
-        let output = processor.takeOutput()
-        guard !output.isEmpty else { return }
-        feed.offer(output, eventsTopic: processor.topics.events)
-        deliveries.append(producer.send(output))
+        processor.withOutput { output in
+            if !output.events.isEmpty {
+                feed.offer(output.events)
+                deliveries.append(producer.send(output.events))
+            }
+            if !output.deadLetters.isEmpty { deliveries.append(producer.send(output.deadLetters)) }
+        }
     }
 
     /// Adds what was sent and changed since the last call, and forgets it.

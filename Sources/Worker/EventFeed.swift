@@ -69,7 +69,7 @@ public final class EventFeed: Sendable {
         var finished = false
     }
     private let state = Mutex(State())
-    /// `state.watchers.count`, read without the lock by ``offer(_:eventsTopic:)``.
+    /// `state.watchers.count`, read without the lock by ``offer(_:)``.
     private let watcherCount = Atomic<Int>(0)
     private let missedCounter: Counter
 
@@ -112,15 +112,14 @@ public final class EventFeed: Sendable {
         return subscription
     }
 
-    /// Offers the records sent to the events topic to every watcher and keeps the latest.
-    func offer(_ records: [ProducerRecord], eventsTopic: String) {
+    /// Offers the events sent to every watcher and keeps the latest.
+    func offer(_ events: RecordBuffer) {
         // Every event for watchers; else only the latest ones the feed keeps, found from the batch's end.
-        let wanted = isWatched ? records.count : recentCapacity
+        let wanted = min(events.count, isWatched ? events.count : recentCapacity)
         var items: [Item] = []
-        for record in records.reversed() where record.topic == eventsTopic {
-            guard items.count < wanted else { break }
-            guard let key = record.key, let value = record.value else { continue }
-            items.append(Item(key: key, json: value))
+        items.reserveCapacity(wanted)
+        for index in stride(from: events.count - 1, through: events.count - wanted, by: -1) {
+            items.append(Item(key: Array(events.key(at: index)), json: Array(events.value(at: index))))
         }
         guard !items.isEmpty else { return }
         items.reverse()

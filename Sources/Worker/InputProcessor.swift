@@ -10,7 +10,7 @@ import Glibc
 /// Each message is decoded from its bytes and applied to its device through the ``DeviceRegistry``; the
 /// events it causes become CloudEvents records for the events topic (key = device id), and a message that
 /// cannot be decoded or carried out becomes a dead-letter record holding its original key and bytes and
-/// the reason. Nothing is published here: the caller sends ``takeOutput()`` and checkpoints.
+/// the reason. Nothing is published here: the caller sends the ``Output`` (``withOutput(_:)``) and checkpoints.
 public struct InputProcessor: Sendable {
     public private(set) var registry: DeviceRegistry
     public let topics: WorkerConfiguration.Topics
@@ -18,9 +18,20 @@ public struct InputProcessor: Sendable {
     public let deadLetterLimits: DeadLetter.Limits
     public private(set) var counters = ProcessingCounters()
     private let encoder: CloudEventEncoder
-    private var output: [ProducerRecord] = []
+    private var output: Output
+    /// The events of the message being applied, before they are encoded.
     private var events: [DeviceEvent] = []
-    private let contentType = [KafkaHeader(name: "content-type", value: CloudEventEncoder.contentType)]
+
+    /// What the messages applied since the output was last handed out gave.
+    public struct Output: Sendable {
+        /// The events for the events topic, each encoded in place (key: the device id; the CloudEvents
+        /// content type as a header), in the order their messages were applied.
+        public internal(set) var events: RecordBuffer
+        /// A record for the dead-letter topic per message that could not be decoded or carried out.
+        public internal(set) var deadLetters: [ProducerRecord] = []
+
+        public var isEmpty: Bool { events.isEmpty && deadLetters.isEmpty }
+    }
 
     public init(
         registry: DeviceRegistry,
@@ -32,6 +43,12 @@ public struct InputProcessor: Sendable {
         self.topics = topics
         self.deadLetterLimits = deadLetterLimits
         self.encoder = encoder
+        self.output = Output(
+            events: RecordBuffer(
+                topic: topics.events,
+                headers: [KafkaHeader(name: "content-type", value: CloudEventEncoder.contentType)]
+            )
+        )
     }
 
     /// Applies one input message.
@@ -75,16 +92,10 @@ public struct InputProcessor: Sendable {
         case .duplicate: counters.duplicatePositions += 1
         case .rejected(let why): deadLetter(value: value, key: key, origin: origin, reason: "rejected", error: why)
         }
+        let encoder = encoder
         for event in events {
             counters.events[event.type, default: 0] += 1
-            output.append(
-                ProducerRecord(
-                    topic: topics.events,
-                    key: Array(event.deviceId.utf8),
-                    value: encoder.encode(event),
-                    headers: contentType
-                )
-            )
+            output.events.append(key: event.deviceId) { encoder.append(event, to: &$0) }
         }
     }
 
@@ -98,10 +109,14 @@ public struct InputProcessor: Sendable {
         }
     }
 
-    /// The records to publish since the last call, in the order their messages were applied.
-    public mutating func takeOutput() -> [ProducerRecord] {
-        defer { output = [] }
-        return output
+    /// Hands what was applied since the last call to `body` (which sends it), then empties the output and
+    /// keeps its storage for the next messages.
+    public mutating func withOutput<Result>(_ body: (Output) throws -> Result) rethrows -> Result {
+        defer {
+            output.events.removeAll()
+            output.deadLetters.removeAll(keepingCapacity: true)
+        }
+        return try body(output)
     }
 
     /// The devices whose state changed since the last call (see ``DeviceRegistry/takeChanges()``).
@@ -115,7 +130,7 @@ public struct InputProcessor: Sendable {
         error: String
     ) {
         counters.deadLettered[reason, default: 0] += 1
-        output.append(
+        output.deadLetters.append(
             DeadLetter.record(
                 topic: topics.deadLetters,
                 value: value,

@@ -53,3 +53,75 @@ struct ProduceConsumeTests {
         await producer.close()
     }
 }
+
+@Suite("Produce from a record buffer")
+struct RecordBufferTests {
+    /// Sends the buffer and waits for its reports (the worker's apply threads send this way).
+    static func sendAndWait(_ buffer: RecordBuffer, _ producer: Producer) -> [DeliveryReport] {
+        producer.send(buffer).wait()
+    }
+
+    @Test("a buffer's records arrive with their keys, values and the shared headers, placed by key like records")
+    func roundTrip() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("buffer", partitions: 4)
+        // A local queue of 20 messages: sending 300 must wait for room rather than refuse any.
+        let producer = try Producer(
+            configuration: ProducerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                properties: ["queue.buffering.max.messages": "20"]
+            ),
+            logger: TestCluster.logger
+        )
+        let headers = [
+            KafkaHeader(name: "content-type", value: "application/json"), KafkaHeader(name: "e", value: nil),
+        ]
+        var buffer = RecordBuffer(topic: topic, headers: headers)
+        for index in 0..<300 {
+            buffer.append(key: "device-\(index % 10)") { $0.append(contentsOf: "{\"n\":\(index)}".utf8) }
+        }
+        buffer.append(key: "device-empty") { _ in }
+        #expect(buffer.count == 301)
+        #expect(String(decoding: buffer.key(at: 7), as: UTF8.self) == "device-7")
+        #expect(String(decoding: buffer.value(at: 7), as: UTF8.self) == #"{"n":7}"#)
+
+        let reports = Self.sendAndWait(buffer, producer)
+        #expect(reports.count == 301)
+        #expect(reports.allSatisfy { $0.isDelivered && $0.topic == topic })
+        // The same keys as plain records land in the same partitions.
+        let plain = await producer.sendAll(
+            (0..<10).map { ProducerRecord(topic: topic, key: "device-\($0)", value: "x") }
+        )
+        for (index, report) in reports.prefix(300).enumerated() {
+            #expect(report.partition == plain[index % 10].partition)
+        }
+
+        let consumer = try cluster.consumer(subscription: .group(topics: [topic]))
+        let received = try await consumer.receive(311)
+        let byPlace = Dictionary(uniqueKeysWithValues: received.map { ("\($0.partition)@\($0.offset)", $0) })
+        for (index, report) in reports.enumerated() {
+            let got = try #require(byPlace["\(report.partition)@\(report.offset!)"])
+            #expect(got.key == (index < 300 ? "device-\(index % 10)" : "device-empty"))
+            #expect(got.value == (index < 300 ? "{\"n\":\(index)}" : ""), "an empty value is not a null one")
+            #expect(got.headers == headers)
+        }
+        await consumer.close()
+        await producer.close()
+    }
+
+    @Test("a closed producer reports every record of a buffer refused; an emptied buffer sends nothing")
+    func refusedWhenClosed() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("buffer-closed", partitions: 1)
+        let producer = try cluster.producer()
+        await producer.close()
+        var buffer = RecordBuffer(topic: topic)
+        for index in 0..<3 { buffer.append(key: "d\(index)") { $0.append(UInt8(ascii: "x")) } }
+        let reports = Self.sendAndWait(buffer, producer)
+        #expect(reports.count == 3)
+        #expect(reports.allSatisfy { !$0.isDelivered && $0.error?.code == .invalidState })
+        buffer.removeAll()
+        #expect(buffer.isEmpty)
+        #expect(Self.sendAndWait(buffer, producer).isEmpty)
+    }
+}

@@ -6,8 +6,13 @@ import Testing
 
 @Suite("Live event feed")
 struct EventFeedTests {
-    static func record(_ device: String, _ number: Int, topic: String = "events") -> ProducerRecord {
-        ProducerRecord(topic: topic, key: device, value: "{\"n\":\(number)}")
+    /// Events as the worker sends them: `{"n":number}` for each (device, number).
+    static func events(_ events: [(device: String, number: Int)]) -> RecordBuffer {
+        var buffer = RecordBuffer(topic: "events")
+        for (device, number) in events {
+            buffer.append(key: device) { $0.append(contentsOf: "{\"n\":\(number)}".utf8) }
+        }
+        return buffer
     }
 
     @Test("a watcher that takes nothing keeps the newest events up to its buffer; the rest are counted as missed")
@@ -16,7 +21,7 @@ struct EventFeedTests {
         #expect(!feed.isWatched)
         let stalled = feed.subscribe()
         #expect(feed.isWatched)
-        feed.offer((0..<10).map { Self.record("d", $0) }, eventsTopic: "events")
+        feed.offer(Self.events((0..<10).map { ("d", $0) }))
         #expect(stalled.missed == 7)
         feed.finish()
         var taken: [String] = []
@@ -24,15 +29,12 @@ struct EventFeedTests {
         #expect(taken == [#"{"n":7}"#, #"{"n":8}"#, #"{"n":9}"#], "the newest three")
     }
 
-    @Test("a device's watcher gets only its events; dead letters and other topics are never offered")
+    @Test("a device's watcher gets only its events; a watcher of all gets every device's")
     func filtered() async {
         let feed = EventFeed(capacity: 100, metricsFactory: NOOPMetricsHandler.instance)
         let one = feed.subscribe(deviceId: "one")
         let all = feed.subscribe()
-        feed.offer(
-            [Self.record("one", 1), Self.record("two", 2), Self.record("one", 3, topic: "dead-letters")],
-            eventsTopic: "events"
-        )
+        feed.offer(Self.events([("one", 1), ("two", 2)]))
         feed.finish()
         var forOne: [String] = []
         for await item in one.items { forOne.append(item.deviceId + String(decoding: item.json, as: UTF8.self)) }
@@ -46,10 +48,10 @@ struct EventFeedTests {
     @Test("a new watcher gets the latest events first (its device's only), then the new ones, in order")
     func recentFirst() async {
         let feed = EventFeed(capacity: 100, recent: 4, metricsFactory: NOOPMetricsHandler.instance)
-        feed.offer((0..<6).map { Self.record($0 % 2 == 0 ? "even" : "odd", $0) }, eventsTopic: "events")
+        feed.offer(Self.events((0..<6).map { ($0 % 2 == 0 ? "even" : "odd", $0) }))
         let all = feed.subscribe()
         let even = feed.subscribe(deviceId: "even")
-        feed.offer([Self.record("even", 6)], eventsTopic: "events")
+        feed.offer(Self.events([("even", 6)]))
         feed.finish()
         var forAll: [String] = []
         for await item in all.items { forAll.append(String(decoding: item.json, as: UTF8.self)) }

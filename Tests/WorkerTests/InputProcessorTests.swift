@@ -76,8 +76,9 @@ struct InputProcessorTests {
         for (offset, (text, command)) in inputs.enumerated() {
             feed(&processor, text, command: command, offset: Int64(offset))
         }
-        let output = processor.takeOutput()
-        let deadLetters = output.filter { $0.topic == "dl" }
+        let output = processor.withOutput { $0 }
+        let deadLetters = output.deadLetters
+        #expect(deadLetters.allSatisfy { $0.topic == "dl" })
         #expect(
             deadLetters.map { header($0, DeadLetter.Header.reason) } == [
                 "invalid-json", "invalid-field", "empty-message", "unknown-command", "rejected",
@@ -94,9 +95,17 @@ struct InputProcessorTests {
         )
 
         // The valid position still enters the pin and gives the first country.
-        let events = output.filter { $0.topic == "e" }
+        let events = output.events.records
         #expect(processor.counters.events == ["geofence.entered": 1, "country.changed": 1])
         #expect(events.count == 2)
-        #expect(events.allSatisfy { $0.key == Array("dev-1".utf8) && header($0, "content-type") != nil })
+        #expect(events.allSatisfy { $0.topic == "e" && $0.key == Array("dev-1".utf8) })
+        #expect(events.allSatisfy { header($0, "content-type") == CloudEventEncoder.contentType })
+        #expect(
+            events.map { String(decoding: $0.value ?? [], as: UTF8.self) }.allSatisfy {
+                $0.contains(#""subject":"dev-1""#)
+            }
+        )
+        // Handed out once: the next output starts empty.
+        #expect(processor.withOutput { $0.isEmpty })
     }
 }

@@ -27,17 +27,22 @@ struct ShardApplicationTests {
         }
     }
 
-    /// Six positions of six devices, read back from the broker as the worker reads them.
-    func consumedPositions(_ cluster: MockCluster, producer: Producer) throws -> [ConsumerRecord] {
-        let records = (0..<6).map { device in
-            ProducerRecord(
-                topic: topics.positions,
-                partition: 0,
-                key: "device-\(device)",
-                value:
-                    #"{"deviceId":"device-\#(device)","lat":48.85,"lon":2.35,"timestamp":1795000000000,"accuracy":5}"#
-            )
-        }
+    /// Six positions of six devices, then `extra` messages, read back from the broker as the worker reads them.
+    func consumedPositions(
+        _ cluster: MockCluster,
+        producer: Producer,
+        extra: [String] = []
+    ) throws -> [ConsumerRecord] {
+        let records =
+            (0..<6).map { device in
+                ProducerRecord(
+                    topic: topics.positions,
+                    partition: 0,
+                    key: "device-\(device)",
+                    value:
+                        #"{"deviceId":"device-\#(device)","lat":48.85,"lon":2.35,"timestamp":1795000000000,"accuracy":5}"#
+                )
+            } + extra.map { ProducerRecord(topic: topics.positions, partition: 0, key: "device-0", value: $0) }
         let reports = producer.send(records).wait()
         try #require(reports.allSatisfy { $0.isDelivered })
         let consumer = try Consumer(
@@ -104,5 +109,54 @@ struct ShardApplicationTests {
         #expect(checkpoint.devices.joined().count == 6)
         let events = checkpoint.deliveries.flatMap { $0.wait() }
         #expect(!events.isEmpty && events.allSatisfy { $0.isDelivered })
+    }
+
+    @Test(
+        "a batch's events reach the events topic and the live feed; its dead letters reach their topic, never the feed"
+    )
+    func eventsAndDeadLetters() async throws {
+        let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+        let watcher = feed.subscribe()
+        let reports = try applySixPositionsAndABadMessage(feed: feed)
+        feed.finish()
+        #expect(reports.allSatisfy { $0.isDelivered })
+        let sentEvents = reports.filter { $0.topic == topics.events }.count
+        // Each of the six devices gets its first country.
+        #expect(sentEvents == 6, "\(reports)")
+        #expect(reports.filter { $0.topic == topics.deadLetters }.count == 1)
+        var watched: [EventFeed.Item] = []
+        for await item in watcher.items { watched.append(item) }
+        #expect(watched.count == sentEvents)
+        #expect(watched.allSatisfy { String(decoding: $0.json, as: UTF8.self).hasPrefix(#"{"specversion":"1.0""#) })
+        #expect(Set(watched.map(\.deviceId)) == Set((0..<6).map { "device-\($0)" }))
+    }
+
+    /// Applies six positions and a message that is not JSON as one batch; returns the delivery reports of what
+    /// the shards sent.
+    func applySixPositionsAndABadMessage(feed: EventFeed) throws -> [DeliveryReport] {
+        let cluster = try MockCluster(brokers: 1, logger: Self.quiet)
+        for topic in [topics.positions, topics.events, topics.deadLetters] {
+            try cluster.createTopic(topic, partitions: 1)
+        }
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: Self.quiet
+        )
+        defer { producer.close() }
+        let records = try consumedPositions(cluster, producer: producer, extra: ["not json"])
+        let shards = shards()
+        let application = ShardApplication(threadCount: 2)
+        for record in records {
+            shards.enqueue(
+                record,
+                kind: .positions,
+                origin: MessageOrigin(topic: topics.positions, partition: 0, offset: record.offset, timestamp: 0)
+            )
+        }
+        application.start(shards, releasedOffsets: [partition: 7], polledAt: .now, producer: producer, feed: feed)
+        application.finish()
+        var checkpoint = CheckpointWriter.Checkpoint()
+        shards.takeCheckpoint(into: &checkpoint)
+        return checkpoint.deliveries.flatMap { $0.wait() }
     }
 }
