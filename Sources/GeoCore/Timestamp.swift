@@ -68,21 +68,34 @@ public enum Timestamp {
         let milliseconds = min(max(milliseconds, firstWritable), latest)
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainderFlooring(dividingBy: 86_400_000)
         let (year, month, day) = civilFromDays(days)
-        let secondsOfDay = Int(dayMilliseconds / 1000)
-        appendDigits(year, count: 4, to: &output)
-        output.append(UInt8(ascii: "-"))
-        appendDigits(month, count: 2, to: &output)
-        output.append(UInt8(ascii: "-"))
-        appendDigits(day, count: 2, to: &output)
-        output.append(UInt8(ascii: "T"))
-        appendDigits(secondsOfDay / 3600, count: 2, to: &output)
-        output.append(UInt8(ascii: ":"))
-        appendDigits(secondsOfDay / 60 % 60, count: 2, to: &output)
-        output.append(UInt8(ascii: ":"))
-        appendDigits(secondsOfDay % 60, count: 2, to: &output)
-        output.append(UInt8(ascii: "."))
-        appendDigits(Int(dayMilliseconds % 1000), count: 3, to: &output)
-        output.append(UInt8(ascii: "Z"))
+        let millisecondsOfDay = Int(dayMilliseconds)
+        let secondsOfDay = millisecondsOfDay / 1000
+        // Written into 24 bytes on the stack and appended at once: a digit at a time, each append checked the
+        // array's uniqueness and room, and each digit took a division by a divisor known only at run time.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
+            func twoDigits(_ value: Int, at index: Int) {
+                text[index] = UInt8(ascii: "0") + UInt8(value / 10)
+                text[index + 1] = UInt8(ascii: "0") + UInt8(value % 10)
+            }
+            twoDigits(year / 100, at: 0)
+            twoDigits(year % 100, at: 2)
+            text[4] = UInt8(ascii: "-")
+            twoDigits(month, at: 5)
+            text[7] = UInt8(ascii: "-")
+            twoDigits(day, at: 8)
+            text[10] = UInt8(ascii: "T")
+            twoDigits(secondsOfDay / 3600, at: 11)
+            text[13] = UInt8(ascii: ":")
+            twoDigits(secondsOfDay / 60 % 60, at: 14)
+            text[16] = UInt8(ascii: ":")
+            twoDigits(secondsOfDay % 60, at: 17)
+            text[19] = UInt8(ascii: ".")
+            let millisecond = millisecondsOfDay % 1000
+            text[20] = UInt8(ascii: "0") + UInt8(millisecond / 100)
+            twoDigits(millisecond % 100, at: 21)
+            text[23] = UInt8(ascii: "Z")
+            output.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
     /// `milliseconds` as RFC 3339 UTC text with milliseconds.
@@ -90,17 +103,6 @@ public enum Timestamp {
         var output: [UInt8] = []
         appendRFC3339(milliseconds, to: &output)
         return String(decoding: output, as: UTF8.self)
-    }
-
-    private static func appendDigits(_ value: Int, count: Int, to output: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<count { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            output.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
-        }
     }
 
     static func isLeapYear(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
