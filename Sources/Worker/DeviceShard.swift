@@ -32,7 +32,7 @@ final class DeviceShard: @unchecked Sendable {
 
     /// Queues a message of one of the shard's devices.
     func enqueue(
-        _ record: ConsumerRecord,
+        _ record: consuming ConsumerRecord,
         kind: InputKind,
         origin: MessageOrigin,
         decoded: Result<InputMessage, DecodingFailure>?

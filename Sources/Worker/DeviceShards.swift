@@ -28,7 +28,7 @@ struct DeviceShards {
     var count: Int { shards.count }
 
     /// Queues a released message on its device's shard.
-    func enqueue(_ record: ConsumerRecord, kind: InputKind, origin: MessageOrigin) {
+    func enqueue(_ record: consuming ConsumerRecord, kind: InputKind, origin: MessageOrigin) {
         let route = record.withKey { key in
             record.withValue { value in routing.route(key: key, value: value, kind: kind) }
         }

@@ -61,7 +61,7 @@ struct InputMerge<Record: MergeableRecord> {
     mutating func release(
         atEnd: Set<TopicPartition>,
         now: ContinuousClock.Instant,
-        to body: (_ record: Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
+        to body: (_ record: consuming Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
     ) {
         for pair in pairs.indices where !pairs[pair].isEmpty {
             let number = Int32(pair)
@@ -83,11 +83,13 @@ struct InputMerge<Record: MergeableRecord> {
                     offset: record.offset,
                     timestamp: record.timestampMilliseconds ?? 0
                 )
-                body(record, kind, origin)
                 switch kind {
-                case .positions: nextOffsets.positions = record.offset + 1
-                case .commands: nextOffsets.commands = record.offset + 1
+                case .positions: nextOffsets.positions = origin.offset + 1
+                case .commands: nextOffsets.commands = origin.offset + 1
                 }
+                // Handed over, not copied: a copy is a retain and a release of what the record holds (its batch,
+                // which the apply threads release too).
+                body(record, kind, origin)
             }
             if let next = nextOffsets.positions { offsets[TopicPartition(topics.positions, number)] = next }
             if let next = nextOffsets.commands { offsets[TopicPartition(topics.commands, number)] = next }

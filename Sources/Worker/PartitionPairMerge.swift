@@ -53,11 +53,12 @@ struct PartitionPairMerge<Record> {
         maximumWait: Duration,
         unfetchedSideWait: Duration
     ) -> (record: Record, side: InputKind)? {
-        switch (positions.first, commands.first) {
+        // By timestamps alone: looking at a record copies it, a retain and a release of what it holds.
+        switch (positions.firstTimestamp, commands.firstTimestamp) {
         case (nil, nil):
             return nil
         case (let position?, let command?):
-            return command.timestamp <= position.timestamp
+            return command <= position
                 ? (commands.removeFirst(), .commands) : (positions.removeFirst(), .positions)
         case (_?, nil):
             let wait = commandsFetched ? maximumWait : unfetchedSideWait
@@ -84,19 +85,20 @@ struct PartitionPairMerge<Record> {
         return now - since >= maximumWait
     }
 
-    /// A FIFO of records: an array and a read index, compacted when the read part dominates.
+    /// A FIFO of records: an array and a read index, compacted when the read part dominates. A record leaves
+    /// by moving out of its slot (which then holds nil), not by a copy that the slot would release later.
     private struct RecordQueue {
-        private var storage: [(record: Record, timestamp: Int64)] = []
+        private var storage: [(record: Record?, timestamp: Int64)] = []
         private var head = 0
 
         var isEmpty: Bool { head == storage.count }
         var count: Int { storage.count - head }
-        var first: (record: Record, timestamp: Int64)? { isEmpty ? nil : storage[head] }
+        var firstTimestamp: Int64? { isEmpty ? nil : storage[head].timestamp }
 
         mutating func append(_ element: (record: Record, timestamp: Int64)) { storage.append(element) }
 
         mutating func removeFirst() -> Record {
-            let record = storage[head].record
+            let record = storage[head].record.take()!
             head += 1
             if head == storage.count {
                 storage.removeAll(keepingCapacity: true)
