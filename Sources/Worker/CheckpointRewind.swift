@@ -17,18 +17,18 @@ struct CheckpointRewind {
     private(set) var pendingOffsets: [TopicPartition: Int64] = [:]
 
     /// Takes the pipeline back to the last written checkpoint and returns the devices of the held
-    /// `partitions` as stored: a new
-    /// producer (the old one's queue purged, so nothing sent after the refused records gets out), the merges
+    /// `partitions` as stored: new
+    /// producers (the old ones' queues purged, so nothing sent after the refused records gets out), the merges
     /// emptied, the checkpoints writable again, and the offsets to read again from noted for ``resume(_:)``.
     ///
-    /// - Throws: ``WorkerError`` when the new producer cannot start or the store cannot be read.
+    /// - Throws: ``WorkerError`` when a new producer cannot start or the store cannot be read.
     mutating func rewind(
         _ clients: inout KafkaClients,
         merge: inout InputMerge<ConsumerRecord>,
         checkpoints: CheckpointWriter,
         partitions: Set<Int32>
     ) throws(WorkerError) -> DeviceShards {
-        try clients.replaceProducer()
+        try clients.replaceProducers()
         let shards = try storedShards(partitions: partitions)
         pendingOffsets = Self.offsets(
             assigned: clients.consumer.assignment,

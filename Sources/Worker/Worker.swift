@@ -190,7 +190,7 @@ public final class Worker: @unchecked Sendable {
             logger: logger
         )
         hookConsumer = clients.consumer
-        updateChangelogSink(clients.producer)
+        updateChangelogSink(clients.changelogProducer)
         defer {
             // A failure can leave the loop while the shards apply a batch: they finish before the clients go.
             application.finish()
@@ -224,7 +224,7 @@ public final class Worker: @unchecked Sendable {
                 break
             case .rewindAndWait(let reason, let refusals, let delay):
                 try rewind(&clients, after: reason, refusals: refusals, delay: delay)
-                updateChangelogSink(clients.producer)
+                updateChangelogSink(clients.changelogProducer)
                 next = waitOutBackoff(clock)
                 if case .consume = next { resume(consumer) }
                 continue loop
@@ -321,10 +321,9 @@ public final class Worker: @unchecked Sendable {
         )
     }
 
-    private func updateChangelogSink(_ producer: Producer) {
-        changelogSink =
-            configuration.changelog.enabled
-            ? DeviceChangelog.Sink(topic: configuration.changelogTopic, producer: producer) : nil
+    /// Where checkpoints send changed devices: the changelog's own producer, when there is a changelog.
+    private func updateChangelogSink(_ producer: Producer?) {
+        changelogSink = producer.map { DeviceChangelog.Sink(topic: configuration.changelogTopic, producer: $0) }
     }
 
     /// Tells the probes where the worker is, and why it is unhealthy when it is (a refusal, a failure).
