@@ -270,10 +270,12 @@ public final class Producer: Sendable {
         let list = rd_kafka_headers_new(headers.count)!
         for header in headers {
             header.value.withOptionalBytes { bytes in
-                // The name's own storage, NUL-terminated: passing the String converted it into a new array.
-                header.name.utf8.withContiguousStorageIfAvailable { name in
+                // The name's bytes where they lie, with their length: passing the String as a C string
+                // converted it into a new array for every record.
+                var name = header.name
+                name.withUTF8 { name in
                     _ = rd_kafka_header_add(list, name.baseAddress, name.count, bytes?.baseAddress, bytes?.count ?? 0)
-                } ?? { _ = rd_kafka_header_add(list, header.name, -1, bytes?.baseAddress, bytes?.count ?? 0) }()
+                }
             }
         }
         return list
