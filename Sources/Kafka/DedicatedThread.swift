@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A thread of its own that runs submitted jobs one after another: the project's one thread helper.
 ///
 /// librdkafka's polls, commits and closes block, and so do SQLite writes and waits for deliveries. Run on
@@ -12,8 +16,10 @@ public final class DedicatedThread: @unchecked Sendable {
     private var isStopping = false
     private var hasExited = false
     private var thread: Thread?
+    private let name: String
 
     public init(name: String) {
+        self.name = name
         let thread = Thread { [self] in runLoop() }
         thread.name = name
         self.thread = thread
@@ -58,6 +64,14 @@ public final class DedicatedThread: @unchecked Sendable {
         return try await thread.run(body)
     }
 
+    /// `name` as the kernel keeps it, at most 15 bytes: the project's `geoworker-` prefix shortened to `gw-`
+    /// (so that `geoworker-apply-1` stays told apart from `geoworker-apply-0`), then cut.
+    static func systemName(_ name: String) -> String {
+        var short = name.hasPrefix("geoworker-") ? "gw-" + name.dropFirst("geoworker-".count) : name
+        while short.utf8.count > 15 { short.removeLast() }
+        return short
+    }
+
     /// Lets the queued jobs finish, then ends the thread and waits for it to exit.
     public func stop() {
         condition.lock()
@@ -70,6 +84,17 @@ public final class DedicatedThread: @unchecked Sendable {
     }
 
     private func runLoop() {
+        #if os(Linux)
+        // Foundation keeps `Thread.name` to itself on Linux: the kernel's name (what `top -H`, `perf` and
+        // `gdb` show) stays the dispatch queue's. Set it here, within the kernel's 15 bytes (through /proc:
+        // glibc declares pthread_setname_np only to C code built with _GNU_SOURCE).
+        let file = open("/proc/thread-self/comm", O_WRONLY)
+        if file >= 0 {
+            var systemName = Self.systemName(name)
+            _ = systemName.withUTF8 { write(file, $0.baseAddress, $0.count) }
+            close(file)
+        }
+        #endif
         while true {
             condition.lock()
             while jobs.isEmpty && !isStopping { condition.wait() }
