@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A thread of its own that runs submitted jobs one after another: the project's one thread helper.
 ///
 /// librdkafka's polls, commits and closes block, and so do SQLite writes and waits for deliveries. Run on

@@ -15,9 +15,19 @@ public final class DeliveryBatch: @unchecked Sendable {
 
     /// The number of messages in the batch.
     public let count: Int
-    /// Each message's topic, or the one topic of them all.
-    private let topics: [String]
-    private let topic: String?
+    /// Where the messages went: each its own topic, or all one.
+    private enum Topics {
+        case each([String])
+        case all(String)
+
+        subscript(index: Int) -> String {
+            switch self {
+            case .each(let topics): topics[index]
+            case .all(let topic): topic
+            }
+        }
+    }
+    private let topics: Topics
     let slots: UnsafeMutablePointer<Slot>
 
     // `results`, `pending` and `waiters` are guarded by `condition`.
@@ -30,18 +40,17 @@ public final class DeliveryBatch: @unchecked Sendable {
 
     /// A batch of messages to these topics, in order.
     convenience init(topics: [String]) {
-        self.init(count: topics.count, topics: topics, topic: nil)
+        self.init(count: topics.count, topics: .each(topics))
     }
 
     /// A batch of `count` messages to one topic.
     convenience init(topic: String, count: Int) {
-        self.init(count: count, topics: [], topic: topic)
+        self.init(count: count, topics: .all(topic))
     }
 
-    private init(count: Int, topics: [String], topic: String?) {
+    private init(count: Int, topics: Topics) {
         self.count = count
         self.topics = topics
-        self.topic = topic
         self.results = Array(repeating: nil, count: count)
         self.pending = count
         self.slots = .allocate(capacity: max(count, 1))
@@ -93,12 +102,7 @@ public final class DeliveryBatch: @unchecked Sendable {
     func complete(index: Int, partition: Int32, offset: Int64?, error: KafkaError?) {
         condition.lock()
         precondition(results[index] == nil, "message \(index) reported twice")
-        results[index] = DeliveryReport(
-            topic: topic ?? topics[index],
-            partition: partition,
-            offset: offset,
-            error: error
-        )
+        results[index] = DeliveryReport(topic: topics[index], partition: partition, offset: offset, error: error)
         pending -= 1
         guard pending == 0 else {
             condition.unlock()

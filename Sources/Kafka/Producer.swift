@@ -71,10 +71,7 @@ public final class Producer: Sendable {
         let batch = DeliveryBatch(topic: buffer.topic, count: buffer.count)
         guard !buffer.isEmpty else { return batch }
         guard let topic = isClosed.value ? nil : topicHandle(buffer.topic) else {
-            let refusal =
-                isClosed.value
-                ? KafkaError(code: .invalidState, message: "the producer is closed")
-                : KafkaError(code: .invalidArgument, message: "invalid topic name '\(buffer.topic)'")
+            let refusal = isClosed.value ? Self.closedRefusal : Self.invalidTopic(buffer.topic)
             for index in 0..<buffer.count { batch.complete(index: index, partition: -1, offset: nil, error: refusal) }
             return batch
         }
@@ -84,24 +81,17 @@ public final class Producer: Sendable {
         var next = 0
         while next < buffer.count {
             next = buffer.forEachRecord(from: next) { index, key, value in
-                let copy = headers.map { rd_kafka_headers_copy($0)! }
-                let error = geoworker_produce(
-                    handle.pointer,
-                    topic.pointer,
-                    -1,  // RD_KAFKA_PARTITION_UA: the partitioner chooses from the key
-                    key.baseAddress,
-                    key.count,
-                    value.baseAddress,
-                    value.count,
-                    copy,
-                    0,
-                    batch.slots + index
+                let refusal = produce(
+                    topic: topic,
+                    partition: nil,
+                    key: key,
+                    value: value,
+                    headers: headers.map { rd_kafka_headers_copy($0)! },
+                    timestampMilliseconds: nil,
+                    opaque: batch.slots + index
                 )
-                guard let error else { return true }
-                if let copy { rd_kafka_headers_destroy(copy) }
-                var refusal = KafkaError(consuming: error)
+                guard let refusal else { return true }
                 if refusal.code == .queueFull { return false }
-                if refusal.code == .fatal { refusal = KafkaError.fatalError(of: handle.pointer) ?? refusal }
                 batch.complete(index: index, partition: -1, offset: nil, error: refusal)
                 return true
             }
@@ -190,17 +180,14 @@ public final class Producer: Sendable {
             for index in start..<records.count {
                 let refusal: KafkaError?
                 if isClosed.value {
-                    refusal = KafkaError(code: .invalidState, message: "the producer is closed")
+                    refusal = Self.closedRefusal
                 } else {
                     if cachedTopic?.name != records[index].topic { cachedTopic = topicHandle(records[index].topic) }
                     if let topic = cachedTopic {
                         refusal = produce(records.baseAddress! + index, topic: topic, opaque: batch.slots + index)
                         if refusal?.code == .queueFull { return index }
                     } else {
-                        refusal = KafkaError(
-                            code: .invalidArgument,
-                            message: "invalid topic name '\(records[index].topic)'"
-                        )
+                        refusal = Self.invalidTopic(records[index].topic)
                     }
                 }
                 if let refusal {
@@ -211,6 +198,14 @@ public final class Producer: Sendable {
         }
     }
 
+    /// What a record sent after ``close(timeout:)`` is told.
+    private static let closedRefusal = KafkaError(code: .invalidState, message: "the producer is closed")
+
+    /// What a record for a topic librdkafka has no handle for is told.
+    private static func invalidTopic(_ name: String) -> KafkaError {
+        KafkaError(code: .invalidArgument, message: "invalid topic name '\(name)'")
+    }
+
     /// Hands one record to librdkafka; nil when it was queued.
     private func produce(
         _ record: UnsafePointer<ProducerRecord>,
@@ -218,24 +213,51 @@ public final class Producer: Sendable {
         opaque: UnsafeMutableRawPointer
     ) -> KafkaError? {
         // `record.pointee.…` reads each field in place: passing the record by value copied it whole.
-        let headers: OpaquePointer? = record.pointee.headers.isEmpty ? nil : makeHeaders(record.pointee.headers)
-        let error: OpaquePointer? = record.pointee.key.withOptionalBytes { key in
+        record.pointee.key.withOptionalBytes { key in
             record.pointee.value.withOptionalBytes { value in
-                geoworker_produce(
-                    handle.pointer,
-                    topic.pointer,
-                    record.pointee.partition ?? -1,  // RD_KAFKA_PARTITION_UA: let the partitioner choose
-                    key?.baseAddress,
-                    key?.count ?? 0,
-                    value?.baseAddress,
-                    value?.count ?? 0,
-                    headers,
-                    record.pointee.timestampMilliseconds ?? 0,
-                    opaque
+                produce(
+                    topic: topic,
+                    partition: record.pointee.partition,
+                    key: key,
+                    value: value,
+                    headers: record.pointee.headers.isEmpty ? nil : makeHeaders(record.pointee.headers),
+                    timestampMilliseconds: record.pointee.timestampMilliseconds,
+                    opaque: opaque
                 )
             }
         }
+    }
+
+    /// Hands one message to librdkafka, which copies key and value and takes `headers` over once it has
+    /// queued the message; nil when it was queued. Both send paths come through here.
+    ///
+    /// - Parameters:
+    ///   - partition: nil lets the partitioner choose from the key.
+    ///   - key, value: nil for none (a null value is a tombstone).
+    ///   - timestampMilliseconds: nil lets librdkafka stamp the send time.
+    private func produce(
+        topic: TopicHandle,
+        partition: Int32?,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer?,
+        headers: OpaquePointer?,
+        timestampMilliseconds: Int64?,
+        opaque: UnsafeMutableRawPointer
+    ) -> KafkaError? {
+        let error = geoworker_produce(
+            handle.pointer,
+            topic.pointer,
+            partition ?? -1,  // RD_KAFKA_PARTITION_UA: let the partitioner choose
+            key?.baseAddress,
+            key?.count ?? 0,
+            value?.baseAddress,
+            value?.count ?? 0,
+            headers,
+            timestampMilliseconds ?? 0,
+            opaque
+        )
         guard let error else { return nil }
+        // Not queued: the headers are still ours.
         if let headers { rd_kafka_headers_destroy(headers) }
         let kafkaError = KafkaError(consuming: error)
         return kafkaError.code == .fatal ? (KafkaError.fatalError(of: handle.pointer) ?? kafkaError) : kafkaError
