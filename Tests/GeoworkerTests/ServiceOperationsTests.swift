@@ -115,11 +115,7 @@ struct ServiceOperationsTests {
     @Test("on Linux the service allocates through jemalloc: its log names the allocator and the process maps it")
     func allocatesThroughJemalloc() async throws {
         let bed = try ServiceTestBed()
-        let child = try bed.start()
-        try await waitUntil("the instance runs") {
-            child.errors.contains("geoworker running") || !child.isRunning
-        }
-        #expect(child.isRunning, "\(child.errors.suffix(2000))")
+        let child = try await bed.startRunning()
         #expect(child.errors.contains("allocator=jemalloc 5."), "\(child.errors.prefix(2000))")
         // Read to the end: /proc files report no size, and a read sized by it stops after the first block.
         let mapsFile = try #require(FileHandle(forReadingAtPath: "/proc/\(child.processIdentifier)/maps"))
@@ -133,11 +129,7 @@ struct ServiceOperationsTests {
     @Test("one instance per state directory: a second run refuses, naming the holder; a SIGKILL frees it")
     func oneInstancePerStateDirectory() async throws {
         let bed = try ServiceTestBed()
-        let first = try bed.start()
-        try await waitUntil("the first instance runs") {
-            first.errors.contains("geoworker running") || !first.isRunning
-        }
-        #expect(first.isRunning, "\(first.errors.suffix(2000))")
+        let first = try await bed.startRunning()
 
         let second = try bed.start()
         #expect(await second.waitForExit(timeout: .seconds(30)) == .exited(1), "\(second.errors.suffix(2000))")
@@ -151,11 +143,7 @@ struct ServiceOperationsTests {
         // The operating system releases the lock of a killed process: a restart is never blocked.
         first.send(SIGKILL)
         _ = await first.waitForExit(timeout: .seconds(10))
-        let restarted = try bed.start()
-        try await waitUntil("the restarted instance runs") {
-            restarted.errors.contains("geoworker running") || !restarted.isRunning
-        }
-        #expect(restarted.isRunning, "\(restarted.errors.suffix(2000))")
+        let restarted = try await bed.startRunning()
         restarted.send(SIGTERM)
         #expect(await restarted.waitForExit(timeout: .seconds(30)) == .exited(0))
     }

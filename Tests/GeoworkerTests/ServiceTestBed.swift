@@ -99,6 +99,15 @@ final class ServiceTestBed: @unchecked Sendable {
         )
     }
 
+    /// Starts `geoworker run` and waits until it says it is running (or has ended: the caller's expectation
+    /// on `isRunning` then shows its log).
+    func startRunning(_ extra: [String] = []) async throws -> BackgroundProcess {
+        let child = try start(extra)
+        try await waitUntil("geoworker runs") { child.errors.contains("geoworker running") || !child.isRunning }
+        #expect(child.isRunning, "\(child.errors.suffix(2000))")
+        return child
+    }
+
     /// Runs `geoworker run --until-caught-up` and waits for it (at most `timeout`).
     func runUntilCaughtUp(
         _ extra: [String] = [],
