@@ -22,6 +22,8 @@ public struct RecordBuffer: Sendable {
     /// The number of records.
     public var count: Int { bounds.count }
     public var isEmpty: Bool { bounds.isEmpty }
+    /// The bytes of all keys and values.
+    public var byteCount: Int { bytes.count }
 
     /// Appends a record: `key`'s bytes, then what `writeValue` appends to the buffer (the value). Records
     /// without a key or with a null value are not what this buffer is for: use ``ProducerRecord``.

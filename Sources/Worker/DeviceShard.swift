@@ -55,8 +55,20 @@ final class DeviceShard: @unchecked Sendable {
                     processor.process(value: value, key: key, kind: kind, origin: origin, decoded: decoded)
                 }
             }
+            if processor.outputEventBytes >= Self.eventBytesPerSend { send(producer: producer, feed: feed) }
         }
         taken.removeAll(keepingCapacity: true)
+        send(producer: producer, feed: feed)
+    }
+
+    /// How many bytes of events the shard encodes before it sends them. A catch-up round hands a shard thousands
+    /// of messages with a few events each: sent only at the round's end, they grew the buffer to tens of
+    /// megabytes, held until the round was done. Sent at this size, the buffer stays small and in the core's
+    /// cache while librdkafka copies the events out.
+    static let eventBytesPerSend = 256 * 1024
+
+    /// Sends what the processor gave since the last send and offers the events to the live feed.
+    private func send(producer: Producer, feed: EventFeed) {
         processor.withOutput { output in
             if !output.events.isEmpty {
                 feed.offer(output.events)

@@ -33,6 +33,9 @@ public struct InputProcessor: Sendable {
         public var isEmpty: Bool { events.isEmpty && deadLetters.isEmpty }
     }
 
+    /// The bytes of the events applied since the output was last handed out.
+    public var outputEventBytes: Int { output.events.byteCount }
+
     public init(
         registry: DeviceRegistry,
         topics: WorkerConfiguration.Topics,

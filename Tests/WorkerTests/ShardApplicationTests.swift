@@ -27,14 +27,38 @@ struct ShardApplicationTests {
         }
     }
 
-    /// Six positions of six devices, then `extra` messages, read back from the broker as the worker reads them.
+    /// Queues positions read from the positions topic's partition 0 as the loop does.
+    func enqueue(_ records: some Sequence<ConsumerRecord>, on shards: DeviceShards) {
+        for record in records {
+            shards.enqueue(
+                record,
+                kind: .positions,
+                origin: MessageOrigin(topic: topics.positions, partition: 0, offset: record.offset, timestamp: 0)
+            )
+        }
+    }
+
+    /// A mock cluster with `topics` (one partition each) and a producer for it.
+    func clusterAndProducer(topics: [String]) throws -> (MockCluster, Producer) {
+        let cluster = try MockCluster(brokers: 1, logger: Self.quiet)
+        for topic in topics { try cluster.createTopic(topic, partitions: 1) }
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: Self.quiet
+        )
+        return (cluster, producer)
+    }
+
+    /// A position of each of `devices` devices (six unless told), then `extra` messages, read back from the
+    /// broker as the worker reads them.
     func consumedPositions(
         _ cluster: MockCluster,
         producer: Producer,
+        devices: Int = 6,
         extra: [String] = []
     ) throws -> [ConsumerRecord] {
         let records =
-            (0..<6).map { device in
+            (0..<devices).map { device in
                 ProducerRecord(
                     topic: topics.positions,
                     partition: 0,
@@ -62,33 +86,18 @@ struct ShardApplicationTests {
 
     @Test("a batch's offsets count once every shard applied it; what is queued meanwhile waits; its time ends then")
     func appliedOffsetsOnly() throws {
-        let cluster = try MockCluster(brokers: 1, logger: Self.quiet)
-        try cluster.createTopic(topics.positions, partitions: 1)
-        try cluster.createTopic(topics.events, partitions: 1)
-        let producer = try Producer(
-            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
-            logger: Self.quiet
-        )
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
         defer { producer.close() }
         let records = try consumedPositions(cluster, producer: producer)
         let shards = shards()
         let application = ShardApplication(threadCount: 2)
         let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
-        func enqueue(_ records: ArraySlice<ConsumerRecord>) {
-            for record in records {
-                shards.enqueue(
-                    record,
-                    kind: .positions,
-                    origin: MessageOrigin(topic: topics.positions, partition: 0, offset: record.offset, timestamp: 0)
-                )
-            }
-        }
 
-        enqueue(records[0..<4])
+        enqueue(records[0..<4], on: shards)
         application.start(shards, releasedOffsets: [partition: 4], polledAt: .now, producer: producer, feed: feed)
         // Still being applied, or applied but not yet finished: nothing a checkpoint may store.
         #expect(application.takeAppliedOffsets().isEmpty)
-        enqueue(records[4..<6])  // the loop's next batch, queued while the shards apply
+        enqueue(records[4..<6], on: shards)  // the loop's next batch, queued while the shards apply
         application.finish()
         #expect(application.takeAppliedOffsets() == [partition: 4])
         #expect(shards.counters.positions == 4)
@@ -131,28 +140,53 @@ struct ShardApplicationTests {
         #expect(Set(watched.map(\.deviceId)) == Set((0..<6).map { "device-\($0)" }))
     }
 
+    @Test("a batch whose events outgrow the send size is sent while it is applied, every event in order")
+    func bigBatchSentInParts() throws {
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+        defer { producer.close() }
+        // Each first position gives its device a country event of a few hundred bytes: together several
+        // times the send size.
+        let devices = 3000
+        let records = try consumedPositions(cluster, producer: producer, devices: devices)
+        let shards = shards()
+        let application = ShardApplication(threadCount: 2)
+        enqueue(records, on: shards)
+        application.start(
+            shards,
+            releasedOffsets: [partition: Int64(devices)],
+            polledAt: .now,
+            producer: producer,
+            feed: EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+        )
+        application.finish()
+        var sends = 0
+        var delivered = 0
+        for shard in shards.shards {
+            var checkpoint = CheckpointWriter.Checkpoint()
+            shard.takeCheckpoint(into: &checkpoint)
+            sends += checkpoint.deliveries.count
+            let reports = checkpoint.deliveries.flatMap { $0.wait() }
+            #expect(reports.allSatisfy { $0.isDelivered })
+            delivered += reports.count
+            // One producer, one partition: a shard's events keep their order across its sends.
+            let offsets = reports.compactMap(\.offset)
+            #expect(offsets == offsets.sorted() && Set(offsets).count == offsets.count)
+        }
+        #expect(delivered == devices)
+        #expect(sends > shards.count, "the shards sent each batch at its end only")
+    }
+
     /// Applies six positions and a message that is not JSON as one batch; returns the delivery reports of what
     /// the shards sent.
     func applySixPositionsAndABadMessage(feed: EventFeed) throws -> [DeliveryReport] {
-        let cluster = try MockCluster(brokers: 1, logger: Self.quiet)
-        for topic in [topics.positions, topics.events, topics.deadLetters] {
-            try cluster.createTopic(topic, partitions: 1)
-        }
-        let producer = try Producer(
-            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
-            logger: Self.quiet
+        let (cluster, producer) = try clusterAndProducer(
+            topics: [topics.positions, topics.events, topics.deadLetters]
         )
         defer { producer.close() }
         let records = try consumedPositions(cluster, producer: producer, extra: ["not json"])
         let shards = shards()
         let application = ShardApplication(threadCount: 2)
-        for record in records {
-            shards.enqueue(
-                record,
-                kind: .positions,
-                origin: MessageOrigin(topic: topics.positions, partition: 0, offset: record.offset, timestamp: 0)
-            )
-        }
+        enqueue(records, on: shards)
         application.start(shards, releasedOffsets: [partition: 7], polledAt: .now, producer: producer, feed: feed)
         application.finish()
         var checkpoint = CheckpointWriter.Checkpoint()
