@@ -11,14 +11,17 @@ final class DeviceShard: @unchecked Sendable {
     // apply thread while it applies (``ShardApplication``), to the loop otherwise. The loop touches them only
     // once ``ShardApplication/finish()`` returned.
     private(set) var processor: InputProcessor
-    typealias Message = (
-        record: ConsumerRecord, kind: InputKind, origin: MessageOrigin,
-        decoded: Result<InputMessage, DecodingFailure>?
-    )
-    /// Handed over by the loop, in merge order, not yet taken for applying; `decoded` when routing had to
-    /// decode it.
+    /// A message queued for the apply thread; `decoded` when routing had to decode it.
+    struct Message {
+        let record: ConsumerRecord
+        let kind: InputKind
+        let origin: MessageOrigin
+        let decoded: Result<InputMessage, DecodingFailure>?
+    }
+    /// Handed over by the loop, in merge order, not yet taken for applying (between ``takePending()`` and
+    /// ``releaseApplied()``, those applied last time).
     private var pending: [Message] = []
-    /// Taken from `pending` for the apply thread.
+    /// Taken from `pending` for the apply thread, and kept once applied until the loop next takes.
     private var taken: [Message] = []
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
@@ -37,27 +40,45 @@ final class DeviceShard: @unchecked Sendable {
         origin: MessageOrigin,
         decoded: Result<InputMessage, DecodingFailure>?
     ) {
-        pending.append((record, kind, origin, decoded))
+        pending.append(Message(record: record, kind: kind, origin: origin, decoded: decoded))
     }
 
-    /// On the loop: hands what is queued to the apply thread (``applyTaken(producer:feed:)``); the loop may
-    /// queue more meanwhile.
+    /// On the loop, while the apply thread is idle: hands what is queued to it (``applyTaken(producer:feed:)``);
+    /// the loop may queue more meanwhile, once it let the messages applied last time go (``releaseApplied()``).
     func takePending() {
         swap(&pending, &taken)
+    }
+
+    /// On the loop, after ``takePending()``: lets the messages applied last time go, while the apply thread works
+    /// on the next ones.
+    ///
+    /// Each record holds a reference to its poll's batch, which both apply threads' records share: released on
+    /// the apply threads, every message was an atomic decrement on a cache line the two threads passed back and
+    /// forth.
+    func releaseApplied() {
+        pending.removeAll(keepingCapacity: true)
     }
 
     /// On the apply thread: applies the taken messages in order, sends the resulting events and dead letters,
     /// and offers the events to the live feed.
     func applyTaken(producer: Producer, feed: EventFeed) {
-        for (record, kind, origin, decoded) in taken {
-            record.withValue { value in
-                record.withKey { key in
-                    processor.process(value: value, key: key, kind: kind, origin: origin, decoded: decoded)
+        // Read in place: a copy of a message would retain (and then release) its record's batch.
+        taken.withUnsafeBufferPointer { messages in
+            guard var message = messages.baseAddress else { return }
+            for _ in messages.indices {
+                message.pointee.record.withKeyAndValue { key, value in
+                    processor.process(
+                        value: value,
+                        key: key,
+                        kind: message.pointee.kind,
+                        origin: message.pointee.origin,
+                        decoded: message.pointee.decoded
+                    )
                 }
+                if processor.outputEventBytes >= Self.eventBytesPerSend { send(producer: producer, feed: feed) }
+                message += 1
             }
-            if processor.outputEventBytes >= Self.eventBytesPerSend { send(producer: producer, feed: feed) }
         }
-        taken.removeAll(keepingCapacity: true)
         send(producer: producer, feed: feed)
     }
 

@@ -49,6 +49,9 @@ final class ShardApplication: @unchecked Sendable {
         precondition(shards.count <= threads.count, "more shards than apply threads")
         offsetsInFlight = releasedOffsets
         let busy = shards.shards.indices.filter { shards.shards[$0].hasPending }
+        for shard in shards.shards { shard.takePending() }
+        // Released once the threads have started, so that the loop does it while they apply.
+        defer { for shard in shards.shards { shard.releaseApplied() } }
         guard !busy.isEmpty else {
             finishOffsets()
             return
@@ -60,7 +63,6 @@ final class ShardApplication: @unchecked Sendable {
         condition.unlock()
         for index in busy {
             let shard = shards.shards[index]
-            shard.takePending()
             threads[index].execute { [self] in
                 shard.applyTaken(producer: producer, feed: feed)
                 condition.lock()

@@ -69,6 +69,14 @@ struct ReceivedRecord: Hashable, Sendable {
         key = record.key.map { String(decoding: $0, as: UTF8.self) }
         value = record.value.map { String(decoding: $0, as: UTF8.self) }
         headers = record.headers
+        // The apply threads' one-call reader sees the same key and value (nil stays nil, empty stays empty).
+        var inPlace: (key: String?, value: String?)
+        record.withKeyAndValue { key, value in
+            inPlace = (
+                key.map { String(decoding: $0, as: UTF8.self) }, value.map { String(decoding: $0, as: UTF8.self) }
+            )
+        }
+        #expect(inPlace.key == key && inPlace.value == value)
     }
 }
 
