@@ -23,10 +23,14 @@ struct KafkaClients {
         // Range assignment gives one member the same partition numbers of both topics.
         "partition.assignment.strategy": "range",
         // librdkafka 2.0 stops fetching for every partition once the consumer's one queue holds this many
-        // messages (default 100000) and notices late that it has drained: during a catch-up the worker then
-        // idled in empty polls for ~25 % of the time. The queue stays bounded by queued.max.messages.kbytes
-        // (64 MB by default), which holds seconds of work.
+        // messages (default 100000) or this many kilobytes (default 64 MB), and fetches again only when its
+        // broker thread next wakes for something else (up to a second later; 2.1 added fetch.queue.backoff.ms).
+        // At either default a catch-up stalled: a quarter of the time went to empty polls at 100000 messages,
+        // and at 64 MB (a third of a million positions) every run stopped for 0.2-0.3 s, twice. A million
+        // messages hold seconds of work; for positions of a few hundred bytes that is the binding limit, and
+        // the bytes limit only caps the queue (512 MB) when messages are larger.
         "queued.min.messages": "1000000",
+        "queued.max.messages.kbytes": "524288",
     ]
 
     /// Creates the producer, checks the topics (``TopicCheck``), then creates the consumer, subscribed to both
@@ -97,7 +101,7 @@ struct KafkaClients {
         }
     }
 
-    private static func consumerProperties(_ configuration: WorkerConfiguration) -> [String: String] {
+    static func consumerProperties(_ configuration: WorkerConfiguration) -> [String: String] {
         consumerDefaults.merging(configuration.kafkaProperties(for: .consumer)) { $1 }
     }
 

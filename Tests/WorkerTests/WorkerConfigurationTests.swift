@@ -2,7 +2,8 @@ import Configuration
 import GeoCore
 import TestSupport
 import Testing
-import Worker
+
+@testable import Worker
 
 /// Reading the worker's settings in process: the defaults, every key, and a value that is set but unusable.
 @Suite("Worker configuration")
@@ -205,5 +206,17 @@ struct WorkerConfigurationTests {
                 "security.protocol": "SSL", "linger.ms": "20", "sasl.password": "a=b",
             ]
         )
+    }
+
+    @Test("the consumer's queue limits default to a million messages and 512 MB; the operator's values win")
+    func consumerQueueLimits() {
+        let defaults = KafkaClients.consumerProperties(WorkerConfiguration())
+        #expect(defaults["queued.min.messages"] == "1000000")
+        #expect(defaults["queued.max.messages.kbytes"] == "524288")
+        let lowered = KafkaClients.consumerProperties(
+            WorkerConfiguration(kafkaProperties: ["consumer.queued.max.messages.kbytes": "65536"])
+        )
+        #expect(lowered["queued.max.messages.kbytes"] == "65536")
+        #expect(lowered["partition.assignment.strategy"] == "range")
     }
 }
