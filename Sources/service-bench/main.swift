@@ -3,7 +3,7 @@
 //   swift run -c release service-bench [--devices N] [--positions N] [--rate N] [--seconds S]
 //                                      [--latency-partitions N] [--restore-devices N]
 //                                      [--only throughput|restore|startup|latency|geocode]
-//                                      [--baseline PATH] [--worker PATH] [--worker-arg ARG]...
+//                                      [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]...
 //
 // Throughput: preloads 3 pins per device and the positions (64 partitions: the mock keeps only about 5 MB
 // per partition), then times raw librdkafka reading the positions topic and the release `geoworker run
@@ -11,7 +11,8 @@
 // to the last (the worker reports its own, after its final checkpoint); the worker's start-up and group join
 // are printed apart. The catch-up runs alternate with the changelog on (the default) and off. With
 // --baseline (another build's geoworker, such as the commit a performance change starts from), the catch-ups
-// alternate between this build's worker and that one on the same preload, three of each, changelog on.
+// alternate between this build's worker and that one on the same preload, three of each (--pairs),
+// changelog on.
 // --worker-arg passes an argument to every `geoworker run`; --worker measures another geoworker than the one
 // built beside the benchmark.
 // Restore: a changelog of --restore-devices devices (3 pins each, 64 partitions) is restored by a worker
@@ -50,6 +51,8 @@ struct Options {
     var only: String?
     /// Another build's geoworker to alternate with this one's in the throughput runs.
     var baseline: String?
+    /// How many runs of each build alternate: more to tell small differences from this host's noise.
+    var pairs = 3
     /// The geoworker to measure, instead of the one built beside this benchmark.
     var worker: String?
     /// Added to every `geoworker run`.
@@ -71,10 +74,11 @@ struct Options {
             case ("--seconds", let value?): seconds = value
             case ("--latency-partitions", let value?): latencyPartitions = value
             case ("--restore-devices", let value?): restoreDevices = value
+            case ("--pairs", let value?) where value > 0: pairs = value
             default:
                 fail(
                     "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N] "
-                        + "[--restore-devices N] [--only throughput|restore|startup|latency|geocode] [--baseline PATH] [--worker PATH] [--worker-arg ARG]..."
+                        + "[--restore-devices N] [--only throughput|restore|startup|latency|geocode] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]..."
                 )
             }
         }
@@ -397,7 +401,7 @@ if options.runs("throughput") {
         cpuPerMessage = [:]
         var rates: [Double] = []
         var baselineRates: [Double] = []
-        for _ in 0..<3 {
+        for _ in 0..<options.pairs {
             rates.append(catchUp(applyThreads: nil))
             baselineRates.append(catchUp(applyThreads: nil, baseline: true))
         }
