@@ -18,6 +18,9 @@ extension ConsumerRecord: MergeableRecord {}
 /// Pure, like the pair merges: the caller passes in the time and the partitions known to be at their end.
 struct InputMerge<Record: MergeableRecord> {
     let topics: WorkerConfiguration.Topics
+    /// The input topics' names as the released messages' origins carry them.
+    private let positionsName: TopicName
+    private let commandsName: TopicName
     /// How long a pair waits for a side with nothing buffered (``WorkerConfiguration/mergeWait``).
     let mergeWait: Duration
     /// How long a pair waits for a side that has given nothing since the assignment.
@@ -31,6 +34,8 @@ struct InputMerge<Record: MergeableRecord> {
 
     init(topics: WorkerConfiguration.Topics, mergeWait: Duration, unfetchedSideWait: Duration) {
         self.topics = topics
+        positionsName = TopicName(topics.positions)
+        commandsName = TopicName(topics.commands)
         self.mergeWait = mergeWait
         self.unfetchedSideWait = unfetchedSideWait
     }
@@ -78,7 +83,7 @@ struct InputMerge<Record: MergeableRecord> {
                 unfetchedSideWait: unfetchedSideWait
             ) {
                 let origin = MessageOrigin(
-                    topic: topics.input(kind),
+                    topic: kind == .positions ? positionsName : commandsName,
                     partition: number,
                     offset: record.offset,
                     timestamp: record.timestampMilliseconds ?? 0

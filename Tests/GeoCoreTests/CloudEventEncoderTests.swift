@@ -196,3 +196,25 @@ struct EventIDTests {
         #expect(origin.eventID(index) == expected)
     }
 }
+
+@Suite("Topic names")
+struct TopicNameTests {
+    @Test("a topic's name is kept once: the same name from any thread is one value, other names differ")
+    func interned() async {
+        let names = ["device-positions", "device-commands", "p", "", "fleet.positions-v2-with-a-long-name"]
+        // Made concurrently, as the loop and the tests of several suites may.
+        let made = await withTaskGroup(of: [TopicName].self) { group in
+            for _ in 0..<8 { group.addTask { names.map(TopicName.init) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for round in made {
+            #expect(round == made[0])
+            #expect(round.map(\.hashValue) == made[0].map(\.hashValue))
+            #expect(round.map(\.description) == names)
+        }
+        #expect(Set(made[0]).count == names.count)
+        let origin = MessageOrigin(topic: "device-positions", partition: 1, offset: 7, timestamp: 0)
+        #expect(origin.topicName == TopicName("device-positions") && origin.topic == "device-positions")
+        #expect(origin == MessageOrigin(topic: TopicName("device-positions"), partition: 1, offset: 7, timestamp: 0))
+    }
+}
