@@ -59,6 +59,12 @@ final class DeviceShard: @unchecked Sendable {
         pending.removeAll(keepingCapacity: true)
     }
 
+    /// On the loop, once the apply thread is done and no round follows (the loop is leaving): lets the messages
+    /// applied last go, and with them the consumer's batches they hold.
+    func releaseTaken() {
+        taken.removeAll()
+    }
+
     /// On the apply thread: applies the taken messages in order, sends the resulting events and dead letters,
     /// and offers the events to the live feed.
     func applyTaken(producer: Producer, feed: EventFeed) {

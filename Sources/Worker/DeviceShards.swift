@@ -35,6 +35,11 @@ struct DeviceShards {
         shards[route.shard].enqueue(record, kind: kind, origin: origin, decoded: route.decoded)
     }
 
+    /// Lets the messages the shards applied last go; call once their threads are done and no round follows.
+    func releaseApplied() {
+        for shard in shards { shard.releaseTaken() }
+    }
+
     /// Adds what every shard sent and changed since the last call, and forgets it.
     func takeCheckpoint(into checkpoint: inout CheckpointWriter.Checkpoint) {
         for shard in shards { shard.takeCheckpoint(into: &checkpoint) }

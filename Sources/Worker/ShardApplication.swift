@@ -8,6 +8,8 @@ import Kafka
 /// shard's queue to its thread and returns at once; ``finish()`` waits until every shard has applied and sent
 /// what it was handed. Between the two the loop touches only the shards' queues; checkpoints, queries,
 /// revocations and assignments come after a ``finish()``, so they never see a shard in the middle of a batch.
+/// The messages a shard applied stay queued until the next start, which lets them go on the loop while the
+/// threads apply the next ones (``DeviceShard/releaseApplied()``).
 ///
 /// The input offsets a checkpoint may store are those of applied messages only: the merge's offsets travel
 /// with the messages they belong to and count as applied once ``finish()`` returns (``takeAppliedOffsets()``).

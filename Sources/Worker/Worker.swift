@@ -192,8 +192,10 @@ public final class Worker: @unchecked Sendable {
         hookConsumer = clients.consumer
         updateChangelogSink(clients.changelogProducer)
         defer {
-            // A failure can leave the loop while the shards apply a batch: they finish before the clients go.
+            // A failure can leave the loop while the shards apply a batch: they finish before the clients go,
+            // and let go of the consumer's messages they applied.
             application.finish()
+            shards.releaseApplied()
             clients.close()
             hookConsumer = nil
             changelogSink = nil
