@@ -25,9 +25,10 @@ struct KafkaClients {
         // librdkafka 2.0 stops fetching for every partition once the consumer's one queue holds this many
         // messages (default 100000) or this many kilobytes (default 64 MB), and fetches again only when its
         // broker thread next wakes for something else (up to a second later; 2.1 added fetch.queue.backoff.ms).
-        // At either default a catch-up stalled: a quarter of the time went to empty polls at 100000 messages,
-        // and at 64 MB (a third of a million positions) every run stopped for 0.2-0.3 s, twice. A million
-        // messages hold seconds of work; for positions of a few hundred bytes that is the binding limit, and
+        // So the queue must hold more than a second of work, or a catch-up drains it and waits: at 100000
+        // messages a quarter of the time went to empty polls, and at 64 MB (a third of a million positions,
+        // under a second at 500k/s) every run stopped for 0.2-0.3 s, twice. A million messages hold about two
+        // seconds at this machine's rate; for positions of a few hundred bytes that is the binding limit, and
         // the bytes limit only caps the queue (512 MB) when messages are larger.
         "queued.min.messages": "1000000",
         "queued.max.messages.kbytes": "524288",
