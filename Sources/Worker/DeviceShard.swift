@@ -59,9 +59,9 @@ final class DeviceShard: @unchecked Sendable {
         pending.removeAll(keepingCapacity: true)
     }
 
-    /// On the loop, once the apply thread is done and no round follows (the loop is leaving): lets the messages
-    /// applied last go, and with them the consumer's batches they hold.
-    func releaseTaken() {
+    /// On the loop, once the apply thread is done and the loop is leaving: lets the messages applied last go, and
+    /// with them the consumer's batches they hold. Messages still pending stay: their offsets are not stored.
+    func dropApplied() {
         taken.removeAll()
     }
 

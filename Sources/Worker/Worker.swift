@@ -195,7 +195,7 @@ public final class Worker: @unchecked Sendable {
             // A failure can leave the loop while the shards apply a batch: they finish before the clients go,
             // and let go of the consumer's messages they applied.
             application.finish()
-            shards.releaseApplied()
+            shards.dropApplied()
             clients.close()
             hookConsumer = nil
             changelogSink = nil
