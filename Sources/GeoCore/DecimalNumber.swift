@@ -2,8 +2,9 @@
 /// `lat,lon` line (``Coordinate/init(latLon:)``), read straight from the bytes with no String in between.
 ///
 /// Correctly rounded: a mantissa of up to 15 digits scaled by an exactly representable power of ten (every
-/// coordinate a GPS receiver reports) takes Clinger's fast path, one multiplication or division; anything
-/// longer goes through the standard library's correctly rounded parser.
+/// coordinate a GPS receiver reports) takes Clinger's fast path, one multiplication or division; up to 19
+/// digits and a power of ten within 10^-64...10^64 (a computed double written in full) the Eisel-Lemire
+/// path (``eiselLemire(_:exponent:)``); anything else the standard library's correctly rounded parser.
 enum DecimalNumber {
     /// Which texts are numbers.
     enum Grammar {
@@ -43,6 +44,8 @@ enum DecimalNumber {
         // Significant digits seen (leading zeros are not significant) and the power of ten they are off by.
         var digits = 0
         var exponent = 0
+        // Whether digits past the 19th were left out of `mantissa`.
+        var dropped = false
         let integerStart = position
         if grammar == .json && position < count && bytes[position] == UInt8(ascii: "0") {
             position += 1
@@ -55,6 +58,7 @@ enum DecimalNumber {
                     if mantissa != 0 { digits += 1 }
                 } else {
                     exponent += 1
+                    dropped = true
                 }
                 position += 1
             }
@@ -70,6 +74,8 @@ enum DecimalNumber {
                     mantissa = mantissa &* 10 &+ UInt64(bytes[position] &- UInt8(ascii: "0"))
                     exponent -= 1
                     if mantissa != 0 { digits += 1 }
+                } else {
+                    dropped = true
                 }
                 position += 1
             }
@@ -98,6 +104,9 @@ enum DecimalNumber {
         if digits <= 15 && exponent >= -22 && exponent <= 22 {
             var value = Double(mantissa)
             value = exponent < 0 ? value / powersOfTen[-exponent] : value * powersOfTen[exponent]
+            return (negative ? -value : value, position)
+        }
+        if !dropped, let value = eiselLemire(mantissa, exponent: exponent) {
             return (negative ? -value : value, position)
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)

@@ -53,6 +53,43 @@ struct DecimalNumberTests {
         }
     }
 
+    @Test("16 to 19 significant digits (the Eisel-Lemire path) read exactly as strtod reads them, ties to even")
+    func longMantissas() {
+        var random = SplitMix64(seed: 18)
+        func check(_ text: String) -> Bool {
+            let parsed = Array(text.utf8).withUnsafeBytes { bytes in
+                try? DecimalNumber.scan(bytes, from: 0, grammar: .json)
+            }
+            let expected = Double(text)!
+            #expect(parsed?.value.bitPattern == expected.bitPattern, "\(text)")
+            return parsed?.value.bitPattern == expected.bitPattern
+        }
+        for round in 0..<300_000 {
+            // A computed double written in full (15 to 17 digits), at magnitudes from 1e-60 to 1e60.
+            let magnitude = Double(sign: .plus, exponent: Int(random.next() % 400) - 200, significand: 1)
+            let value = Double.random(in: 1..<2, using: &random) * magnitude * (round % 2 == 0 ? 1 : -1)
+            // 19 digits with a point anywhere, or an exponent from -64 to 45.
+            let digits = String(random.next() % 9_000_000_000_000_000_000 + 1_000_000_000_000_000_000)
+            let cut = Int(random.next() % 20)
+            let pointed =
+                cut == 0 ? "0." + digits : String(digits.prefix(cut)) + (cut < 19 ? "." + digits.dropFirst(cut) : "")
+            let scaled = digits + "e" + String(Int(random.next() % 110) - 64 - 18)
+            // Integers from 2^53 up: odd ones lie exactly halfway between two doubles or next to such a tie.
+            let integer = String(
+                random.next() % (10_000_000_000_000_000_000 - 9_007_199_254_740_992) + 9_007_199_254_740_992
+            )
+            for text in ["\(value)", pointed, scaled, integer, integer + ".0", integer + "0e-1"] where !check(text) {
+                return
+            }
+        }
+        for text in [
+            "9007199254740993", "9007199254740995", "18014398509481985", "9223372036854775807", "0.1", "1e-64",
+            "9999999999999999999e45",
+        ] {
+            guard check(text) else { return }
+        }
+    }
+
     @Test("JSON's grammar stays strict: no leading zeros, no plus, digits on both sides of the point")
     func jsonGrammar() throws {
         func scan(_ text: String) -> Result<Double, DecimalNumber.Failure> {
