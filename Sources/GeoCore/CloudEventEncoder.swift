@@ -194,7 +194,7 @@ struct JSONWriter {
         precondition(value.isFinite, "JSON has no non-finite numbers")
         // (Compared through Int64 rather than `rounded()`, which is a call into the C library.)
         if abs(value) < 1e15 && Double(Int64(value)) == value {
-            output.append(contentsOf: String(Int64(value)).utf8)
+            appendDecimal(Int64(value).magnitude, decimals: 0, negative: value < 0)
         } else if !appendFewDecimals(value) {
             output.append(contentsOf: value.description.utf8)
         }
@@ -222,21 +222,22 @@ struct JSONWriter {
         }
         // Read back exactly as a parser would (one correctly rounded division of exact operands).
         guard decimals > 0, Double(digits) / Self.powersOfTen[decimals] == magnitude else { return false }
-        appendDecimal(digits, decimals: decimals, negative: value < 0)
+        appendDecimal(digits.magnitude, decimals: decimals, negative: value < 0)
         return true
     }
 
     private static let powersOfTen: [Double] = (0...9).map { (0..<$0).reduce(1.0) { value, _ in value * 10 } }
 
-    /// Writes `digits` with its last `decimals` digits after the point (the last of them not 0).
-    private mutating func appendDecimal(_ digits: Int64, decimals: Int, negative: Bool) {
+    /// Writes `digits` with its last `decimals` digits after the point (none and no point for an integer; the
+    /// last decimal not 0): the writer's one way of writing digits.
+    private mutating func appendDecimal(_ digits: UInt64, decimals: Int, negative: Bool) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text in
             var start = text.count
             var rest = digits
             var written = 0
             // Digits from the last; the point once `decimals` are written, and at least one before it.
             while rest > 0 || written <= decimals {
-                if written == decimals {
+                if written == decimals && decimals > 0 {
                     start -= 1
                     text[start] = UInt8(ascii: ".")
                 }
