@@ -40,11 +40,13 @@ public struct ConsumerRecord: @unchecked Sendable {
     }
 
     /// Calls `body` with the key and the payload bytes in place (nil for no key, a null value): for the hot path,
-    /// one call rather than two nested generic ones. The bytes are valid only during the call.
-    public func withKeyAndValue(_ body: (_ key: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?) -> Void) {
+    /// one call rather than two nested ones. The bytes are valid only during the call.
+    public func withKeyAndValue<Result>(
+        _ body: (_ key: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?) -> Result
+    ) -> Result {
         // `self` (and so `batch`, which owns the bytes) is alive for the whole call: the caller lends it.
         let message = message.pointee
-        body(
+        return body(
             message.key.map { UnsafeRawBufferPointer(start: $0, count: message.key_len) },
             message.payload.map { UnsafeRawBufferPointer(start: $0, count: message.len) }
         )

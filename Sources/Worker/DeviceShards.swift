@@ -29,9 +29,7 @@ struct DeviceShards {
 
     /// Queues a released message on its device's shard.
     func enqueue(_ record: consuming ConsumerRecord, kind: InputKind, origin: MessageOrigin) {
-        let route = record.withKey { key in
-            record.withValue { value in routing.route(key: key, value: value, kind: kind) }
-        }
+        let route = record.withKeyAndValue { key, value in routing.route(key: key, value: value, kind: kind) }
         shards[route.shard].enqueue(record, kind: kind, origin: origin, decoded: route.decoded)
     }
 
