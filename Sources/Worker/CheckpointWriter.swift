@@ -8,8 +8,9 @@ import StateStore
 ///
 /// A checkpoint is written in the order of the processing guarantee (docs/ARCHITECTURE.md): every record
 /// sent before it was taken delivered; then each changed device's record delivered to the changelog topic
-/// (``DeviceChangelog``); then the changed devices, next input offsets and changelog offsets in one SQLite
-/// transaction. So neither the changelog nor the store ever covers a message whose events are not delivered,
+/// (``DeviceChangelog``); then the changed devices, next input offsets and changelog offsets committed in one
+/// SQLite transaction (whose device rows are written while the changelog's records are delivered). So
+/// neither the changelog nor the store ever covers a message whose events are not delivered,
 /// and a crash between any two steps replays into the same events with the same ids. The loop commits what
 /// the store holds to the consumer group itself, on the consumer's thread (``storedOffsets``).
 ///
@@ -149,8 +150,9 @@ final class CheckpointWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits for the deliveries, sends the changed devices to the changelog and waits for those, then writes
-    /// devices and offsets in one transaction; returns the input offsets.
+    /// Waits for the deliveries, sends the changed devices to the changelog, writes them to SQLite while the
+    /// changelog's records are delivered, and commits devices and offsets in one transaction once they are;
+    /// returns the input offsets.
     private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
         for batch in checkpoint.deliveries { try Self.checkDelivered(batch.wait()) }
         guard !checkpoint.devices.allSatisfy(\.isEmpty) || !checkpoint.offsets.isEmpty else { return [:] }
@@ -171,17 +173,28 @@ final class CheckpointWriter: @unchecked Sendable {
                 }
             }
         }
-        var changelogOffsets: [Int32: Int64] = [:]
-        if let changelog = checkpoint.changelog, !devices.isEmpty {
-            let reports = changelog.producer.send(changelog.records(for: devices)).wait()
-            try Self.checkDelivered(reports)
-            changelogOffsets = DeviceChangelog.nextOffsets(after: reports)
+        // The changelog's records go out first; SQLite writes the same devices while the broker takes them,
+        // and commits only once every one was delivered.
+        let changelogDelivery = checkpoint.changelog.flatMap { changelog in
+            devices.isEmpty ? nil : changelog.producer.send(changelog.records(for: devices))
         }
+        var refusal: WorkerError?
         do {
-            try store.commit(devices: devices, offsets: checkpoint.offsets, changelogOffsets: changelogOffsets)
+            try store.commit(devices: devices, offsets: checkpoint.offsets) {
+                guard let changelogDelivery else { return [:] }
+                let reports = changelogDelivery.wait()
+                do throws(WorkerError) {
+                    try Self.checkDelivered(reports)
+                } catch {
+                    refusal = error
+                    return nil
+                }
+                return DeviceChangelog.nextOffsets(after: reports)
+            }
         } catch {
             throw WorkerError(.state, "cannot write state", underlying: error)
         }
+        if let refusal { throw refusal }
         return checkpoint.offsets
     }
 

@@ -99,6 +99,49 @@ struct StateStoreTests {
         #expect(try store.loadOffsets() == [TopicPartition("t", 0): 20])
     }
 
+    @Test("a commit waits for its confirmation with its rows written but unseen, and one refused writes nothing")
+    func confirmedCommit() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        let reader = try StateStore(directory: directory)
+        let before = DeviceState(deviceId: "a", country: "FR", inputPartition: 3)
+        try store.commit(devices: [EncodedDevice(before)], offsets: [TopicPartition("positions", 3): 10])
+        let after = [
+            DeviceState(deviceId: "a", country: "DE", inputPartition: 3),
+            DeviceState(deviceId: "b", country: "NL", inputPartition: 3),
+        ]
+
+        var confirmations = 0
+        let refused = try store.commit(
+            devices: after.map(EncodedDevice.init),
+            offsets: [TopicPartition("positions", 3): 20]
+        ) {
+            confirmations += 1
+            return nil
+        }
+        #expect(!refused)
+        #expect(confirmations == 1)
+        #expect(try store.loadDevices() == [before])
+        #expect(try store.loadOffsets() == [TopicPartition("positions", 3): 10])
+        #expect(try store.loadChangelogOffsets().isEmpty)
+
+        var seenWhileWaiting: [DeviceState]?
+        let confirmed = try store.commit(
+            devices: after.map(EncodedDevice.init),
+            offsets: [TopicPartition("positions", 3): 20]
+        ) {
+            // Another connection, as another process would be, still sees the state before this commit.
+            seenWhileWaiting = try? reader.loadDevices()
+            return [3: 9]
+        }
+        #expect(confirmed)
+        #expect(seenWhileWaiting == [before])
+        #expect(try reader.loadDevices() == after)
+        #expect(try reader.loadOffsets() == [TopicPartition("positions", 3): 20])
+        #expect(try reader.loadChangelogOffsets() == [3: 9])
+    }
+
     @Test("a device row that does not decode stops loading with an error naming the device")
     func undecodableRow() throws {
         let directory = temporaryDirectory()
