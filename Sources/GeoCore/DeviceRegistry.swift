@@ -107,6 +107,28 @@ public struct DeviceRegistry: Sendable {
         return changes
     }
 
+    /// The devices changed since the last call, each encoded as the store and the changelog keep it
+    /// (``DeviceStateEncoding``), in the order they first changed, and forgets them. Encoded where they lie:
+    /// no state is copied.
+    public mutating func takeEncodedChanges() -> [EncodedDevice] {
+        var changes: [EncodedDevice] = []
+        changes.reserveCapacity(changedSlots.count)
+        slots.withUnsafeMutableBufferPointer { slots in
+            for slot in changedSlots {
+                changes.append(
+                    EncodedDevice(
+                        deviceId: slots[slot].state.deviceId,
+                        partition: slots[slot].state.inputPartition,
+                        bytes: DeviceStateEncoding.encode(slots[slot].state)
+                    )
+                )
+                slots[slot].changed = false
+            }
+        }
+        changedSlots.removeAll(keepingCapacity: true)
+        return changes
+    }
+
     private mutating func slot(of deviceId: String) -> Int {
         let hash = index.hashing.hash(deviceId)
         if let slot = index.slot(of: deviceId, hash: hash, idOfSlot: { slots[$0].state.deviceId }) { return slot }

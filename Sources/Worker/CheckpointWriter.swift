@@ -22,10 +22,10 @@ final class CheckpointWriter: @unchecked Sendable {
     struct Checkpoint: Sendable {
         /// Everything sent since the previous checkpoint: events and dead letters.
         var deliveries: [DeliveryBatch] = []
-        /// The devices changed since the previous checkpoint, as they were when it was taken: one list per
-        /// shard, as each shard's registry gave it (joined and encoded only by the writer, so that taking a
-        /// checkpoint copies no device on the loop).
-        var devices: [[DeviceState]] = []
+        /// The devices changed since the previous checkpoint, as they were when it was taken, encoded: one
+        /// list per shard, each in device-id order (encoded and sorted by the shards on their threads, all at
+        /// once: ``DeviceShard/encodeChanges()``).
+        var devices: [[EncodedDevice]] = []
         /// For each input partition with messages applied since the previous checkpoint, the next offset.
         var offsets: [TopicPartition: Int64] = [:]
         /// Where the changed devices' records go, through the worker's producer of the moment; nil when the
@@ -156,23 +156,7 @@ final class CheckpointWriter: @unchecked Sendable {
     private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
         for batch in checkpoint.deliveries { try Self.checkDelivered(batch.wait()) }
         guard !checkpoint.devices.allSatisfy(\.isEmpty) || !checkpoint.offsets.isEmpty else { return [:] }
-        var devices: [EncodedDevice] = []
-        devices.reserveCapacity(checkpoint.devices.reduce(0) { $0 + $1.count })
-        for shardDevices in checkpoint.devices {
-            // Encoded in place: iterating by value, or handing a state to an initializer (which takes its
-            // arguments owned), copied each state first, a retain and a release of every reference.
-            shardDevices.withUnsafeBufferPointer { states in
-                for index in states.indices {
-                    devices.append(
-                        EncodedDevice(
-                            deviceId: states[index].deviceId,
-                            partition: states[index].inputPartition,
-                            bytes: DeviceStateEncoding.encode(states[index])
-                        )
-                    )
-                }
-            }
-        }
+        let devices = Array(checkpoint.devices.joined())
         // The changelog's records go out first; SQLite writes the same devices while the broker takes them,
         // and commits only once every one was delivered.
         let changelogDelivery = checkpoint.changelog.flatMap { changelog in

@@ -7,8 +7,8 @@ import Kafka
 /// Shards share nothing, so the worker applies them in parallel (``DeviceShards``). A device's messages reach
 /// its shard in merge order, so they are applied in that order on one thread.
 final class DeviceShard: @unchecked Sendable {
-    // @unchecked: `pending` is the loop thread's; `processor`, `taken` and `deliveries` belong to the shard's
-    // apply thread while it applies (``ShardApplication``), to the loop otherwise. The loop touches them only
+    // @unchecked: `pending` is the loop thread's; `processor`, `taken`, `deliveries` and `encodedChanges` belong
+    // to the shard's apply thread while it applies or encodes (``ShardApplication``), to the loop otherwise. The loop touches them only
     // once ``ShardApplication/finish()`` returned.
     private(set) var processor: InputProcessor
     /// A message queued for the apply thread; `decoded` when routing had to decode it.
@@ -25,6 +25,8 @@ final class DeviceShard: @unchecked Sendable {
     private var taken: [Message] = []
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
+    /// The devices changed since the last checkpoint that ``encodeChanges()`` encoded, in device-id order.
+    private var encodedChanges: [EncodedDevice] = []
 
     init(processor: InputProcessor) {
         self.processor = processor
@@ -68,6 +70,9 @@ final class DeviceShard: @unchecked Sendable {
     /// On the apply thread: applies the taken messages in order, sends the resulting events and dead letters,
     /// and offers the events to the live feed.
     func applyTaken(producer: Producer, feed: EventFeed) {
+        // Encoded changes are taken by the checkpoint right after they were encoded: a device applied to
+        // before that would be in the checkpoint twice.
+        precondition(encodedChanges.isEmpty, "applying with encoded changes not taken by a checkpoint")
         // Read in place: a copy of a message would retain (and then release) its record's batch.
         taken.withUnsafeBufferPointer { messages in
             guard var message = messages.baseAddress else { return }
@@ -105,10 +110,25 @@ final class DeviceShard: @unchecked Sendable {
         }
     }
 
-    /// Adds what was sent and changed since the last call, and forgets it.
+    /// Encodes the devices changed since the last checkpoint (or the last call) for the next checkpoint, in
+    /// device-id order: on the apply thread, so that the shards encode at once
+    /// (``ShardApplication/encodeChanges(of:)``) and the checkpoint thread, alone on one core at the end of a
+    /// catch-up, only sends and writes them. Sorted here for the same reason: the store writes rows in key
+    /// order, and two sorted runs merge in one pass.
+    func encodeChanges() {
+        let fresh = processor.takeEncodedChanges()
+        guard !fresh.isEmpty else { return }
+        encodedChanges += fresh
+        encodedChanges.sort { $0.deviceId < $1.deviceId }
+    }
+
+    /// Adds what was sent and changed since the last call, and forgets it. Changes ``encodeChanges()`` has not
+    /// seen are encoded here, on the caller's thread.
     func takeCheckpoint(into checkpoint: inout CheckpointWriter.Checkpoint) {
+        encodeChanges()
         checkpoint.deliveries += deliveries
-        checkpoint.devices.append(processor.takeChanges())
+        checkpoint.devices.append(encodedChanges)
         deliveries = []
+        encodedChanges = []
     }
 }

@@ -125,6 +125,9 @@ public struct InputProcessor: Sendable {
     /// The devices whose state changed since the last call (see ``DeviceRegistry/takeChanges()``).
     public mutating func takeChanges() -> [DeviceState] { registry.takeChanges() }
 
+    /// The devices whose state changed since the last call, encoded (see ``DeviceRegistry/takeEncodedChanges()``).
+    mutating func takeEncodedChanges() -> [EncodedDevice] { registry.takeEncodedChanges() }
+
     private mutating func deadLetter(
         value: UnsafeRawBufferPointer?,
         key: UnsafeRawBufferPointer?,

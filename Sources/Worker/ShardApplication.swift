@@ -67,15 +67,39 @@ final class ShardApplication: @unchecked Sendable {
             let shard = shards.shards[index]
             threads[index].execute { [self] in
                 shard.applyTaken(producer: producer, feed: feed)
-                condition.lock()
-                running -= 1
-                if running == 0 {
-                    appliedAt = .now
-                    condition.broadcast()
-                }
-                condition.unlock()
+                shardDone()
             }
         }
+    }
+
+    /// Has every shard encode its changed devices for the next checkpoint on its own thread
+    /// (``DeviceShard/encodeChanges()``), all at once, and waits until they have. Call after ``finish()``.
+    func encodeChanges(of shards: DeviceShards) {
+        precondition(running == 0, "a batch is still being applied")
+        precondition(shards.count <= threads.count, "more shards than apply threads")
+        condition.lock()
+        running = shards.count
+        condition.unlock()
+        for (index, shard) in shards.shards.enumerated() {
+            threads[index].execute { [self] in
+                shard.encodeChanges()
+                shardDone()
+            }
+        }
+        condition.lock()
+        while running > 0 { condition.wait() }
+        condition.unlock()
+    }
+
+    /// On an apply thread: its shard is done with what it was handed.
+    private func shardDone() {
+        condition.lock()
+        running -= 1
+        if running == 0 {
+            appliedAt = .now
+            condition.broadcast()
+        }
+        condition.unlock()
     }
 
     /// Waits until every shard has applied and sent what it was handed; returns, if a batch was being applied,

@@ -407,6 +407,7 @@ public final class Worker: @unchecked Sendable {
             offsets: application.takeAppliedOffsets(),
             changelog: changelogSink
         )
+        application.encodeChanges(of: shards)
         shards.takeCheckpoint(into: &taken)
         try checkpoints.submit(taken)
     }

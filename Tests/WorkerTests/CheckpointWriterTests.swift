@@ -47,7 +47,7 @@ struct CheckpointWriterTests {
     func checkpoint(_ deliveries: DeliveryBatch, device: String, next offset: Int64) -> CheckpointWriter.Checkpoint {
         CheckpointWriter.Checkpoint(
             deliveries: [deliveries],
-            devices: [[DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR")]],
+            devices: [[EncodedDevice(DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR"))]],
             offsets: [TopicPartition("positions", 0): offset]
         )
     }
@@ -124,7 +124,7 @@ struct CheckpointWriterTests {
         try cluster.createTopic(changelog, partitions: 4)
         try withWriter(deliveryTimeout: .seconds(2)) { store, writer, producer in
             var taken = checkpoint(producer.send(events(3)), device: "device-a", next: 42)
-            taken.devices = [[DeviceState(deviceId: "device-a", country: "FR", inputPartition: 3)]]
+            taken.devices = [[EncodedDevice(DeviceState(deviceId: "device-a", country: "FR", inputPartition: 3))]]
             taken.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
             try writer.submit(taken)
             try writer.waitUntilWritten()
@@ -135,7 +135,7 @@ struct CheckpointWriterTests {
             cluster.refuseNext(100, .produce, with: .topicAuthorizationFailed)
             defer { cluster.stopRefusing(.produce) }
             var refused = checkpoint(producer.send([]), device: "device-a", next: 50)
-            refused.devices = [[DeviceState(deviceId: "device-a", country: "DE", inputPartition: 3)]]
+            refused.devices = [[EncodedDevice(DeviceState(deviceId: "device-a", country: "DE", inputPartition: 3))]]
             refused.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
             try writer.submit(refused)
             #expect(throws: WorkerError.self) { try writer.waitUntilWritten() }

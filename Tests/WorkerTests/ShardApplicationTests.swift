@@ -120,6 +120,38 @@ struct ShardApplicationTests {
         #expect(!events.isEmpty && events.allSatisfy { $0.isDelivered })
     }
 
+    @Test("the shards encode their changed devices for a checkpoint, each shard's in device-id order, each once")
+    func changesEncodedByTheShards() throws {
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+        defer { producer.close() }
+        let devices = 40
+        let records = try consumedPositions(cluster, producer: producer, devices: devices)
+        let (shards, application) = applyOneBatch(records, producer: producer)
+
+        application.encodeChanges(of: shards)
+        var checkpoint = CheckpointWriter.Checkpoint()
+        shards.takeCheckpoint(into: &checkpoint)
+        #expect(checkpoint.devices.count == 2)
+        for (shard, encoded) in zip(shards.shards, checkpoint.devices) {
+            let ids = encoded.map(\.deviceId)
+            #expect(ids == ids.sorted(), "in device-id order")
+            #expect(ids.count == shard.processor.registry.count)
+            for device in encoded {
+                let state = try device.bytes.withUnsafeBytes { try DeviceStateEncoding.decode($0) }
+                #expect(state.deviceId == device.deviceId)
+                #expect(state.lastFix?.coordinate.latitude == 48.85)
+                #expect(state.inputPartition == device.partition)
+            }
+        }
+        #expect(Set(checkpoint.devices.joined().map(\.deviceId)) == Set((0..<devices).map { "device-\($0)" }))
+
+        // Taken once: the next checkpoint has no device that did not change since.
+        application.encodeChanges(of: shards)
+        var next = CheckpointWriter.Checkpoint()
+        shards.takeCheckpoint(into: &next)
+        #expect(next.devices.joined().isEmpty)
+    }
+
     @Test(
         "a batch's events reach the events topic and the live feed; its dead letters reach their topic, never the feed"
     )
@@ -148,17 +180,7 @@ struct ShardApplicationTests {
         // times the send size.
         let devices = 3000
         let records = try consumedPositions(cluster, producer: producer, devices: devices)
-        let shards = shards()
-        let application = ShardApplication(threadCount: 2)
-        enqueue(records, on: shards)
-        application.start(
-            shards,
-            releasedOffsets: [partition: Int64(devices)],
-            polledAt: .now,
-            producer: producer,
-            feed: EventFeed(metricsFactory: NOOPMetricsHandler.instance)
-        )
-        application.finish()
+        let (shards, _) = applyOneBatch(records, producer: producer)
         var sends = 0
         var delivered = 0
         for shard in shards.shards {
@@ -174,6 +196,25 @@ struct ShardApplicationTests {
         }
         #expect(delivered == devices)
         #expect(sends > shards.count, "the shards sent each batch at its end only")
+    }
+
+    /// Queues `records` on two fresh shards and applies them as one batch; returns the shards and their threads.
+    func applyOneBatch(
+        _ records: [ConsumerRecord],
+        producer: Producer
+    ) -> (DeviceShards, ShardApplication) {
+        let shards = shards()
+        let application = ShardApplication(threadCount: 2)
+        enqueue(records, on: shards)
+        application.start(
+            shards,
+            releasedOffsets: [partition: Int64(records.count)],
+            polledAt: .now,
+            producer: producer,
+            feed: EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+        )
+        application.finish()
+        return (shards, application)
     }
 
     /// Applies six positions and a message that is not JSON as one batch; returns the delivery reports of what
