@@ -2,7 +2,7 @@
 //
 //   swift run -c release service-bench [--devices N] [--positions N] [--rate N] [--seconds S]
 //                                      [--latency-partitions N] [--restore-devices N]
-//                                      [--only throughput|restore|startup|latency|geocode]
+//                                      [--only throughput|compare|restore|startup|latency|geocode]
 //                                      [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]...
 //
 // Throughput: preloads 3 pins per device and the positions (64 partitions: the mock keeps only about 5 MB
@@ -12,7 +12,8 @@
 // are printed apart. The catch-up runs alternate with the changelog on (the default) and off. With
 // --baseline (another build's geoworker, such as the commit a performance change starts from), the catch-ups
 // alternate between this build's worker and that one on the same preload, three of each (--pairs),
-// changelog on.
+// changelog on; `--only compare` runs those alternating catch-ups and nothing else (for profiling a pair of
+// builds, or a quick comparison).
 // --worker-arg passes an argument to every `geoworker run`; --worker measures another geoworker than the one
 // built beside the benchmark.
 // Restore: a changelog of --restore-devices devices (3 pins each, 64 partitions) is restored by a worker
@@ -78,13 +79,14 @@ struct Options {
             default:
                 fail(
                     "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N] "
-                        + "[--restore-devices N] [--only throughput|restore|startup|latency|geocode] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]..."
+                        + "[--restore-devices N] [--only throughput|compare|restore|startup|latency|geocode] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]..."
                 )
             }
         }
     }
 
-    func runs(_ part: String) -> Bool { only == nil || only == part }
+    /// Whether `part` runs: every part without --only; `compare` is the throughput part's alternating runs only.
+    func runs(_ part: String) -> Bool { only == nil || only == part || (only == "compare" && part == "throughput") }
 }
 
 func fail(_ message: String) -> Never {
@@ -431,27 +433,29 @@ if options.runs("throughput") {
             )
         )
     }
-    // One apply thread first, for comparison; the default is the figure, with the changelog on and off in turn.
-    _ = catchUp(applyThreads: 1)
-    var withChangelog: [Double] = []
-    var withoutChangelog: [Double] = []
-    for _ in 0..<2 {
-        withChangelog.append(catchUp(applyThreads: nil))
-        withoutChangelog.append(catchUp(applyThreads: nil, changelog: false))
-    }
-    let workerRate = withChangelog.max()!
-    log(
-        String(
-            format: "changelog on / off: %.2f (best of two each: %.0f / %.0f positions/s)",
-            workerRate / withoutChangelog.max()!,
-            workerRate,
-            withoutChangelog.max()!
+    if options.only != "compare" {
+        // One apply thread first, for comparison; the default is the figure, with the changelog on and off in turn.
+        _ = catchUp(applyThreads: 1)
+        var withChangelog: [Double] = []
+        var withoutChangelog: [Double] = []
+        for _ in 0..<2 {
+            withChangelog.append(catchUp(applyThreads: nil))
+            withoutChangelog.append(catchUp(applyThreads: nil, changelog: false))
+        }
+        let workerRate = withChangelog.max()!
+        log(
+            String(
+                format: "changelog on / off: %.2f (best of two each: %.0f / %.0f positions/s)",
+                workerRate / withoutChangelog.max()!,
+                workerRate,
+                withoutChangelog.max()!
+            )
         )
-    )
-    let rawAfter = rawRate()
-    let rawMedian = (rawBefore + rawAfter) / 2
-    log(String(format: "raw librdkafka again: %.0f positions/s", rawAfter))
-    log(String(format: "ratio geoworker / raw librdkafka: %.2f (target 0.50 or more)", workerRate / rawMedian))
+        let rawAfter = rawRate()
+        let rawMedian = (rawBefore + rawAfter) / 2
+        log(String(format: "raw librdkafka again: %.0f positions/s", rawAfter))
+        log(String(format: "ratio geoworker / raw librdkafka: %.2f (target 0.50 or more)", workerRate / rawMedian))
+    }
 
 }
 
