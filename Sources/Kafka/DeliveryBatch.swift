@@ -7,10 +7,23 @@ import Foundation
 /// or ``reports()`` (async) return once every message has its report. Each report says where the message
 /// landed or why it failed; a failure never goes unreported.
 public final class DeliveryBatch: @unchecked Sendable {
-    /// Where librdkafka's per-message opaque pointer points: the batch and the message's place in it.
+    // @unchecked: each slot's outcome is written once, by whoever reports its message, under `condition`;
+    // `errors`, `pending`, `waiters` and `keepAlive` are guarded by it too.
+
+    /// Where librdkafka's per-message opaque pointer points: the batch, the message's place in it, and where
+    /// it landed once reported.
+    ///
+    /// The outcome lives here rather than as a ``DeliveryReport`` per message: a worker's checkpoint covers
+    /// hundreds of thousands of events, and a report each (its topic name retained, copied into the result
+    /// array, copied again for the waiter) was work on the delivery thread and the checkpoint's for messages
+    /// whose only news is that they arrived.
     struct Slot {
         let batch: Unmanaged<DeliveryBatch>
         let index: Int
+        var isReported = false
+        var partition: Int32 = -1
+        /// Nil unless delivered.
+        var offset: Int64?
     }
 
     /// The number of messages in the batch.
@@ -30,9 +43,9 @@ public final class DeliveryBatch: @unchecked Sendable {
     private let topics: Topics
     let slots: UnsafeMutablePointer<Slot>
 
-    // `results`, `pending` and `waiters` are guarded by `condition`.
     private let condition = NSCondition()
-    private var results: [DeliveryReport?]
+    /// Why each message that was not delivered failed, by its index.
+    private var errors: [Int: KafkaError] = [:]
     private var pending: Int
     private var waiters: [CheckedContinuation<[DeliveryReport], Never>] = []
     /// Keeps the batch alive while librdkafka holds pointers into `slots`.
@@ -40,7 +53,12 @@ public final class DeliveryBatch: @unchecked Sendable {
 
     /// A batch of messages to these topics, in order.
     convenience init(topics: [String]) {
-        self.init(count: topics.count, topics: .each(topics))
+        // One name for all, when it is (a checkpoint's changelog records): no array of names to keep.
+        if let first = topics.first, topics.allSatisfy({ $0 == first }) {
+            self.init(count: topics.count, topics: .all(first))
+        } else {
+            self.init(count: topics.count, topics: .each(topics))
+        }
     }
 
     /// A batch of `count` messages to one topic.
@@ -51,7 +69,6 @@ public final class DeliveryBatch: @unchecked Sendable {
     private init(count: Int, topics: Topics) {
         self.count = count
         self.topics = topics
-        self.results = Array(repeating: nil, count: count)
         self.pending = count
         self.slots = .allocate(capacity: max(count, 1))
         guard count > 0 else { return }
@@ -80,7 +97,43 @@ public final class DeliveryBatch: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while pending > 0 { condition.wait() }
-        return results.map { $0! }
+        return allReports()
+    }
+
+    /// Blocks until every message has its report, then returns the reports of those that were not delivered,
+    /// in send order: none when every one was. What a writer that only goes on once all arrived needs, without a
+    /// report made for each message that did.
+    @available(*, noasync, message: "blocks the calling thread")
+    public func waitForRefusals() -> [DeliveryReport] {
+        condition.lock()
+        defer { condition.unlock() }
+        while pending > 0 { condition.wait() }
+        return errors.keys.sorted().map { report(at: $0) }
+    }
+
+    /// Blocks until every message has its report, then returns for each partition of each topic the delivered
+    /// messages landed in the offset after the last of them.
+    @available(*, noasync, message: "blocks the calling thread")
+    public func waitForNextOffsets() -> [TopicPartition: Int64] {
+        condition.lock()
+        defer { condition.unlock() }
+        while pending > 0 { condition.wait() }
+        guard case .all(let topic) = topics else {
+            var next: [TopicPartition: Int64] = [:]
+            for index in 0..<count {
+                guard let offset = slots[index].offset, offset >= 0 else { continue }
+                let key = TopicPartition(topics[index], slots[index].partition)
+                next[key] = max(next[key] ?? 0, offset + 1)
+            }
+            return next
+        }
+        // One topic: by partition number, without hashing its name for every message.
+        var next: [Int32: Int64] = [:]
+        for index in 0..<count {
+            guard let offset = slots[index].offset, offset >= 0 else { continue }
+            next[slots[index].partition] = max(next[slots[index].partition] ?? 0, offset + 1)
+        }
+        return Dictionary(uniqueKeysWithValues: next.map { (TopicPartition(topic, $0.key), $0.value) })
     }
 
     /// Suspends until every message has its report, then returns them in send order.
@@ -88,7 +141,7 @@ public final class DeliveryBatch: @unchecked Sendable {
         await withCheckedContinuation { continuation in
             condition.lock()
             if pending == 0 {
-                let reports = results.map { $0! }
+                let reports = allReports()
                 condition.unlock()
                 continuation.resume(returning: reports)
             } else {
@@ -101,15 +154,18 @@ public final class DeliveryBatch: @unchecked Sendable {
     /// Records the report of message `index`. Each message is reported exactly once.
     func complete(index: Int, partition: Int32, offset: Int64?, error: KafkaError?) {
         condition.lock()
-        precondition(results[index] == nil, "message \(index) reported twice")
-        results[index] = DeliveryReport(topic: topics[index], partition: partition, offset: offset, error: error)
+        precondition(!slots[index].isReported, "message \(index) reported twice")
+        slots[index].isReported = true
+        slots[index].partition = partition
+        slots[index].offset = offset
+        if let error { errors[index] = error }
         pending -= 1
         guard pending == 0 else {
             condition.unlock()
             return
         }
-        let reports = results.map { $0! }
         let waiting = waiters
+        let reports = waiting.isEmpty ? [] : allReports()
         waiters = []
         let retained = keepAlive
         keepAlive = nil
@@ -117,6 +173,20 @@ public final class DeliveryBatch: @unchecked Sendable {
         condition.unlock()
         for waiter in waiting { waiter.resume(returning: reports) }
         retained?.release()
+    }
+
+    /// Every message's report, in send order; with `condition` held, once all are in.
+    private func allReports() -> [DeliveryReport] {
+        (0..<count).map { report(at: $0) }
+    }
+
+    private func report(at index: Int) -> DeliveryReport {
+        DeliveryReport(
+            topic: topics[index],
+            partition: slots[index].partition,
+            offset: slots[index].offset,
+            error: errors[index]
+        )
     }
 }
 

@@ -154,7 +154,7 @@ final class CheckpointWriter: @unchecked Sendable {
     /// changelog's records are delivered, and commits devices and offsets in one transaction once they are;
     /// returns the input offsets.
     private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
-        for batch in checkpoint.deliveries { try Self.checkDelivered(batch.wait()) }
+        for batch in checkpoint.deliveries { try Self.checkDelivered(batch) }
         guard !checkpoint.devices.allSatisfy(\.isEmpty) || !checkpoint.offsets.isEmpty else { return [:] }
         let devices = Array(checkpoint.devices.joined())
         // The changelog's records go out first; SQLite writes the same devices while the broker takes them,
@@ -166,14 +166,13 @@ final class CheckpointWriter: @unchecked Sendable {
         do {
             try store.commit(devices: devices, offsets: checkpoint.offsets) {
                 guard let changelogDelivery else { return [:] }
-                let reports = changelogDelivery.wait()
                 do throws(WorkerError) {
-                    try Self.checkDelivered(reports)
+                    try Self.checkDelivered(changelogDelivery)
                 } catch {
                     refusal = error
                     return nil
                 }
-                return DeviceChangelog.nextOffsets(after: reports)
+                return DeviceChangelog.nextOffsets(after: changelogDelivery)
             }
         } catch {
             throw WorkerError(.state, "cannot write state", underlying: error)
@@ -182,9 +181,11 @@ final class CheckpointWriter: @unchecked Sendable {
         return checkpoint.offsets
     }
 
+    /// Waits until every record of `batch` has its delivery report.
+    ///
     /// - Throws: ``WorkerError`` `delivery` with the ``DeliveryRefusal`` when the broker refused any record.
-    private static func checkDelivered(_ reports: [DeliveryReport]) throws(WorkerError) {
-        let refused = reports.filter { !$0.isDelivered }
+    private static func checkDelivered(_ batch: DeliveryBatch) throws(WorkerError) {
+        let refused = batch.waitForRefusals()
         guard let first = refused.first else { return }
         throw WorkerError(
             .delivery,

@@ -36,13 +36,8 @@ public enum DeviceChangelog {
     }
 
     /// For each partition the delivered records went to, the offset after the last of them: how far the
-    /// store's copy of that changelog partition reaches once they are written.
-    static func nextOffsets(after reports: [DeliveryReport]) -> [Int32: Int64] {
-        var offsets: [Int32: Int64] = [:]
-        for report in reports {
-            guard let offset = report.offset else { continue }
-            offsets[report.partition] = max(offsets[report.partition] ?? 0, offset + 1)
-        }
-        return offsets
+    /// store's copy of that changelog partition reaches once they are written. Waits for every report.
+    static func nextOffsets(after batch: DeliveryBatch) -> [Int32: Int64] {
+        Dictionary(uniqueKeysWithValues: batch.waitForNextOffsets().map { ($0.key.partition, $0.value) })
     }
 }

@@ -40,6 +40,47 @@ struct KafkaErrorTests {
         await producer.close()
     }
 
+    @Test(
+        "a batch names its refused messages, and per partition the offset after its delivered ones, as its reports do"
+    )
+    func refusalsAndNextOffsets() throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("summed", partitions: 2)
+        let other = try cluster.makeTopic("summed-too", partitions: 1)
+        let producer = try Producer(
+            configuration: ProducerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                properties: ["message.max.bytes": "2000"]
+            ),
+            logger: TestCluster.logger
+        )
+        defer { producer.close() }
+        let oversized = [UInt8](repeating: 65, count: 10_000)
+        let oneTopic = producer.send(
+            [(0, "a"), (1, "b"), (0, nil), (0, "c"), (1, "d"), (1, "e")].map { partition, value in
+                ProducerRecord(
+                    topic: topic,
+                    partition: partition,
+                    key: nil,
+                    value: value.map { Array($0.utf8) } ?? oversized
+                )
+            }
+        )
+        let refusals = oneTopic.waitForRefusals()
+        #expect(refusals.count == 1)
+        #expect(refusals.first?.error?.code == .messageSizeTooLarge)
+        #expect(refusals == oneTopic.wait().filter { !$0.isDelivered })
+        #expect(oneTopic.waitForNextOffsets() == [TopicPartition(topic, 0): 2, TopicPartition(topic, 1): 3])
+
+        let twoTopics = producer.send([
+            ProducerRecord(topic: other, partition: 0, key: nil, value: "f"),
+            ProducerRecord(topic: topic, partition: 1, key: nil, value: "g"),
+        ])
+        #expect(twoTopics.waitForRefusals().isEmpty)
+        #expect(twoTopics.waitForNextOffsets() == [TopicPartition(other, 0): 1, TopicPartition(topic, 1): 4])
+        #expect(twoTopics.wait().map(\.topic) == [other, topic])
+    }
+
     @Test("partition counts come from the cluster; a missing topic is a clear error")
     func partitionCounts() async throws {
         let cluster = try TestCluster()
