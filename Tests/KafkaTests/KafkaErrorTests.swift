@@ -17,17 +17,22 @@ struct KafkaErrorTests {
         #expect(!error.isRetriable)
     }
 
-    @Test("a message the producer refuses gets a failed report; its batch-mates are still delivered")
-    func oversizedMessage() async throws {
-        let cluster = try TestCluster()
-        let topic = try cluster.makeTopic("too-large", partitions: 1)
-        let producer = try Producer(
+    /// A producer that refuses, itself, any message over 2000 bytes (`message.max.bytes`).
+    static func producerRefusingOver2000Bytes(_ cluster: TestCluster) throws -> Producer {
+        try Producer(
             configuration: ProducerConfiguration(
                 bootstrapServers: cluster.bootstrapServers,
                 properties: ["message.max.bytes": "2000"]
             ),
             logger: TestCluster.logger
         )
+    }
+
+    @Test("a message the producer refuses gets a failed report; its batch-mates are still delivered")
+    func oversizedMessage() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("too-large", partitions: 1)
+        let producer = try Self.producerRefusingOver2000Bytes(cluster)
         let reports = await producer.send([
             ProducerRecord(topic: topic, key: nil, value: "small"),
             ProducerRecord(topic: topic, key: nil, value: [UInt8](repeating: 65, count: 10_000)),
@@ -47,13 +52,7 @@ struct KafkaErrorTests {
         let cluster = try TestCluster()
         let topic = try cluster.makeTopic("summed", partitions: 2)
         let other = try cluster.makeTopic("summed-too", partitions: 1)
-        let producer = try Producer(
-            configuration: ProducerConfiguration(
-                bootstrapServers: cluster.bootstrapServers,
-                properties: ["message.max.bytes": "2000"]
-            ),
-            logger: TestCluster.logger
-        )
+        let producer = try Self.producerRefusingOver2000Bytes(cluster)
         defer { producer.close() }
         let oversized = [UInt8](repeating: 65, count: 10_000)
         let oneTopic = producer.send(
