@@ -7,9 +7,9 @@ import Kafka
 /// Shards share nothing, so the worker applies them in parallel (``DeviceShards``). A device's messages reach
 /// its shard in merge order, so they are applied in that order on one thread.
 final class DeviceShard: @unchecked Sendable {
-    // @unchecked: `pending` is the loop thread's; `processor`, `taken`, `deliveries` and `encodedChanges` belong
-    // to the shard's apply thread while it applies or encodes (``ShardApplication``), to the loop otherwise. The loop touches them only
-    // once ``ShardApplication/finish()`` returned.
+    // @unchecked: `pending` is the loop thread's; `processor`, `deliveries` and `encodedChanges` belong to the
+    // shard's apply thread while it has messages to apply or changes to encode (``ShardApplication``), to the
+    // loop otherwise: it touches them only once ``ShardApplication/finish()`` returned.
     private(set) var processor: InputProcessor
     /// A message queued for the apply thread; `decoded` when routing had to decode it.
     struct Message {
@@ -18,11 +18,8 @@ final class DeviceShard: @unchecked Sendable {
         let origin: MessageOrigin
         let decoded: Result<InputMessage, DecodingFailure>?
     }
-    /// Handed over by the loop, in merge order, not yet taken for applying (between ``takePending()`` and
-    /// ``releaseApplied()``, those applied last time).
+    /// Handed over by the loop, in merge order, not yet taken for applying.
     private var pending: [Message] = []
-    /// Taken from `pending` for the apply thread, and kept once applied until the loop next takes.
-    private var taken: [Message] = []
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
     /// The devices changed since the last checkpoint that ``encodeChanges()`` encoded, in device-id order.
@@ -31,9 +28,6 @@ final class DeviceShard: @unchecked Sendable {
     init(processor: InputProcessor) {
         self.processor = processor
     }
-
-    /// Whether messages wait to be applied.
-    var hasPending: Bool { !pending.isEmpty }
 
     /// Queues a message of one of the shard's devices.
     func enqueue(
@@ -45,36 +39,23 @@ final class DeviceShard: @unchecked Sendable {
         pending.append(Message(record: record, kind: kind, origin: origin, decoded: decoded))
     }
 
-    /// On the loop, while the apply thread is idle: hands what is queued to it (``applyTaken(producer:feed:)``);
-    /// the loop may queue more meanwhile, once it let the messages applied last time go (``releaseApplied()``).
-    func takePending() {
+    /// On the loop: the messages queued since the last call, in merge order, for the apply thread
+    /// (``ShardApplication``).
+    func takePending() -> [Message] {
+        var taken: [Message] = []
+        taken.reserveCapacity(pending.count)
         swap(&pending, &taken)
+        return taken
     }
 
-    /// On the loop, after ``takePending()``: lets the messages applied last time go, while the apply thread works
-    /// on the next ones.
-    ///
-    /// Each record holds a reference to its poll's batch, which both apply threads' records share: released on
-    /// the apply threads, every message was an atomic decrement on a cache line the two threads passed back and
-    /// forth.
-    func releaseApplied() {
-        pending.removeAll(keepingCapacity: true)
-    }
-
-    /// On the loop, once the apply thread is done and the loop is leaving: lets the messages applied last go, and
-    /// with them the consumer's batches they hold. Messages still pending stay: their offsets are not stored.
-    func dropApplied() {
-        taken.removeAll()
-    }
-
-    /// On the apply thread: applies the taken messages in order, sends the resulting events and dead letters,
-    /// and offers the events to the live feed.
-    func applyTaken(producer: Producer, feed: EventFeed) {
+    /// On the apply thread: applies `messages` in order, sends the resulting events and dead letters, and
+    /// offers the events to the live feed.
+    func apply(_ messages: [Message], producer: Producer, feed: EventFeed) {
         // Encoded changes are taken by the checkpoint right after they were encoded: a device applied to
         // before that would be in the checkpoint twice.
         precondition(encodedChanges.isEmpty, "applying with encoded changes not taken by a checkpoint")
         // Read in place: a copy of a message would retain (and then release) its record's batch.
-        taken.withUnsafeBufferPointer { messages in
+        messages.withUnsafeBufferPointer { messages in
             guard var message = messages.baseAddress else { return }
             for _ in messages.indices {
                 message.pointee.record.withKeyAndValue { key, value in

@@ -33,12 +33,6 @@ struct DeviceShards {
         shards[route.shard].enqueue(record, kind: kind, origin: origin, decoded: route.decoded)
     }
 
-    /// Lets the messages the shards applied last go (``DeviceShard/dropApplied()``); call once their threads are
-    /// done and the loop is leaving.
-    func dropApplied() {
-        for shard in shards { shard.dropApplied() }
-    }
-
     /// Adds what every shard sent and changed since the last call, and forgets it.
     func takeCheckpoint(into checkpoint: inout CheckpointWriter.Checkpoint) {
         for shard in shards { shard.takeCheckpoint(into: &checkpoint) }

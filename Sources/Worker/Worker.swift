@@ -14,10 +14,10 @@ import Synchronization
 /// whole. One loop, on the thread that calls ``run()``: poll a batch; merge each co-partitioned pair by
 /// timestamp (``InputMerge``) and hand what the merges release to its device's shard (``DeviceShards``);
 /// the shards apply their messages on their own threads and send the events and dead letters (offering the
-/// events to live watchers, ``EventFeed``) while the loop polls and merges the next batch
-/// (``ShardApplication``). Once the shards are done, and before they start on the next batch, it answers the
-/// operations endpoints' questions about its devices (``DeviceQueries``), the one time they may be read
-/// without a lock.
+/// events to live watchers, ``EventFeed``) while the loop polls and merges the next batches
+/// (``ShardApplication``, at most two rounds ahead). To answer the operations endpoints' questions about its
+/// devices (``DeviceQueries``) the loop waits until the shards have applied everything handed to them, the
+/// one time the devices may be read without a lock.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,
 /// the loop takes a checkpoint (what was sent, the changed devices, the next input offsets) and hands it to
 /// the ``CheckpointWriter``, which waits for every record it covers to be delivered, sends the changed
@@ -33,8 +33,8 @@ import Synchronization
 public final class Worker: @unchecked Sendable {
     // @unchecked: all mutable state below is touched only by the thread in `run()` (the rebalance hooks run
     // inside `poll`, on that thread), except each shard's processor, which its apply thread has to itself
-    // between `application.start` and `application.finish` (see `ShardApplication`); `stopRequested` is the
-    // one cross-thread value, and it is atomic.
+    // from an `application.start` until the next `application.finish` (see `ShardApplication`);
+    // `stopRequested` is the one cross-thread value, and it is atomic.
     public let configuration: WorkerConfiguration
     private let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
@@ -192,10 +192,9 @@ public final class Worker: @unchecked Sendable {
         hookConsumer = clients.consumer
         updateChangelogSink(clients.changelogProducer)
         defer {
-            // A failure can leave the loop while the shards apply a batch: they finish before the clients go,
-            // and let go of the consumer's messages they applied.
+            // A failure can leave the loop while the shards apply: they finish before the clients go, and the
+            // consumer's messages they applied are let go.
             application.finish()
-            shards.dropApplied()
             clients.close()
             hookConsumer = nil
             changelogSink = nil
@@ -254,10 +253,12 @@ public final class Worker: @unchecked Sendable {
             merge.release(atEnd: consumer.partitionsAtEnd, now: clock.now) { record, kind, origin in
                 shards.enqueue(record, kind: kind, origin: origin)
             }
-            if let took = application.finish() { metrics.recordBatch(took) }
-            metrics.publish(counters)
+            for took in application.takeRoundDurations() { metrics.recordBatch(took) }
 
             if clock.now - lastCheckpoint >= configuration.checkpointInterval {
+                // The shards stop for the checkpoint: it takes what they changed, and their counters.
+                application.finish()
+                metrics.publish(counters)
                 do {
                     try checkpoint(consumer)
                 } catch {
@@ -271,6 +272,7 @@ public final class Worker: @unchecked Sendable {
                 }
             }
             if queries.hasPending {
+                application.finish()
                 queries.answerPending {
                     shards.answer($0, held: handover.held, inputPartitionCount: clients.inputPartitionCount)
                 }

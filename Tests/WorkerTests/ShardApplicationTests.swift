@@ -106,7 +106,8 @@ struct ShardApplicationTests {
         application.start(shards, releasedOffsets: [partition: 6], polledAt: .now, producer: producer, feed: feed)
         // The loop polls meanwhile (up to 100 ms on a quiet topic): no part of how long the batch took.
         Thread.sleep(forTimeInterval: 1)
-        let took = try #require(application.finish())
+        application.finish()
+        let took = try #require(application.takeRoundDurations().last)
         #expect(took < .milliseconds(500))
         #expect(shards.counters.positions == 6)
         // A rewind throws the applied state away, and its offsets with it.
@@ -118,6 +119,59 @@ struct ShardApplicationTests {
         #expect(checkpoint.devices.joined().count == 6)
         let events = checkpoint.deliveries.flatMap { $0.wait() }
         #expect(!events.isEmpty && events.allSatisfy { $0.isDelivered })
+    }
+
+    @Test("rounds are applied two at a time: the loop waits before a third; offsets count in the rounds' order")
+    func roundsInFlight() throws {
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+        defer { producer.close() }
+        let records = try consumedPositions(cluster, producer: producer, devices: 3000)
+        let shards = shards()
+        let onShard = Dictionary(grouping: records) { record in
+            shards.routing.shard(ofDevice: record.withKey { String(decoding: $0!, as: UTF8.self) })
+        }
+        let (slow, quick) = (try #require(onShard[0]), try #require(onShard[1]))
+        let application = ShardApplication(threadCount: 2)
+        let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+        let (first, second, third) = (
+            TopicPartition("positions", 0), TopicPartition("positions", 1), TopicPartition("positions", 2)
+        )
+
+        let half = slow.count / 2
+        func start(_ records: ArraySlice<ConsumerRecord>, _ offsets: [TopicPartition: Int64]) {
+            enqueue(records, on: shards)
+            application.start(shards, releasedOffsets: offsets, polledAt: .now, producer: producer, feed: feed)
+        }
+
+        // Many messages for shard 0 alone, then one for shard 1, then another: the third start waits until
+        // fewer than two rounds are being applied, so the first has been by then.
+        start(slow[..<half], [first: 1])
+        start(quick[0..<1], [second: 1])
+        start(quick[1..<2], [third: 1])
+        var counted = application.takeAppliedOffsets()
+        #expect(counted[first] == 1, "a third round handed over with the first unapplied")
+        application.finish()
+        counted.merge(application.takeAppliedOffsets()) { $1 }
+        #expect(counted == [first: 1, second: 1, third: 1])
+
+        // Again many for shard 0, then one for shard 1, idle, so likely applied first: its offsets count only
+        // once the round before is applied too.
+        start(slow[half...], [first: 2])
+        start(quick[2..<3], [second: 2])
+        counted = [:]
+        var countedOutOfOrder = false
+        let deadline = ContinuousClock.now + .seconds(30)
+        while counted[first] == nil && ContinuousClock.now < deadline {
+            _ = application.takeRoundDurations()
+            counted.merge(application.takeAppliedOffsets()) { $1 }
+            if counted[second] != nil && counted[first] == nil { countedOutOfOrder = true }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        #expect(!countedOutOfOrder, "the second round's offsets counted before the first's")
+        application.finish()
+        counted.merge(application.takeAppliedOffsets()) { $1 }
+        #expect(counted == [first: 2, second: 2])
+        #expect(shards.counters.positions == slow.count + 3)
     }
 
     @Test("the shards encode their changed devices for a checkpoint, each shard's in device-id order, each once")
