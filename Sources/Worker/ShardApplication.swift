@@ -116,6 +116,13 @@ final class ShardApplication: @unchecked Sendable {
         release.removeAll()
     }
 
+    /// Whether every shard has applied everything it was handed: ``finish()`` would not wait.
+    var hasFinished: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return !rounds.contains { $0.shardsLeft > 0 }
+    }
+
     /// How long each round applied since the last call took, from its poll until its last shard was done (not
     /// until the loop noticed: it polls and merges meanwhile, and at a quiet time its poll waits for messages).
     func takeRoundDurations() -> [Duration] {

@@ -254,6 +254,9 @@ public final class Worker: @unchecked Sendable {
                 shards.enqueue(record, kind: kind, origin: origin)
             }
             for took in application.takeRoundDurations() { metrics.recordBatch(took) }
+            // Read only while the shards are still: whenever they are (a steady stream leaves them idle between
+            // polls), and at every checkpoint (a catch-up keeps them busy).
+            if application.hasFinished { metrics.publish(counters) }
 
             if clock.now - lastCheckpoint >= configuration.checkpointInterval {
                 // The shards stop for the checkpoint: it takes what they changed, and their counters.

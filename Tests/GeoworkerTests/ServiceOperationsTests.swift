@@ -62,6 +62,20 @@ struct ServiceOperationsTests {
         #expect(try await bed.messageCount(bed.topics.events, partitions: bed.partitions) == eventsBeforeStop)
     }
 
+    @Test("the processing counters move between checkpoints, however far apart those are")
+    func countersBetweenCheckpoints() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 20, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        let child = try bed.start(["--checkpoint-interval-ms", "600000"], omitting: ["--checkpoint-interval-ms"])
+        let port = try await listeningPort(of: child)
+        try await waitUntil("every position counted, with no checkpoint since the start") {
+            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 600\n")
+        }
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(20)) == .exited(0), "\(child.errors.suffix(2000))")
+    }
+
     @Test("a missing topic or input topics that are not co-partitioned stop the start with a clear error")
     func topicChecks() async throws {
         let bed = try ServiceTestBed()
