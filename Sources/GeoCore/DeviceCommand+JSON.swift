@@ -23,6 +23,7 @@ extension DeviceCommand {
         var deviceId = JSONField<String>.absent
         var pin = JSONField<PinFields>.absent
         var pinId = JSONField<String>.absent
+        let members = Self.members  // read once: see Position's decoder
         var first = true
         while let key = try scanner.nextKey(first: first) {
             first = false
@@ -104,10 +105,11 @@ extension JSONScanner {
         if try consumeNull() { return .absent }
         guard try enterObject() else { return try invalidField("must be an object") }
         var fields = PinFields()
+        let members = PinFields.members  // read once: see Position's decoder
         var first = true
         while let key = try nextKey(first: first) {
             first = false
-            switch PinFields.members.member(key, in: self) {
+            switch members.member(key, in: self) {
             case .id?: fields.id = try stringField(maximumBytes: Pin.maximumIdLength)
             case .lat?: fields.latitude = try numberField(in: -90...90)
             case .lon?: fields.longitude = try numberField(in: -180...180)
@@ -149,10 +151,11 @@ extension JSONScanner {
         guard try enterObject() else { return try invalidField("must be a GeoJSON Polygon or MultiPolygon object") }
         var type = JSONField<String>.absent
         var coordinates: GeoJSONCoordinates?
+        let members = Self.geometryMembers  // read once: see Position's decoder
         var first = true
         while let key = try nextKey(first: first) {
             first = false
-            switch Self.geometryMembers.member(key, in: self) {
+            switch members.member(key, in: self) {
             case .type?: type = try stringField()
             case .coordinates?: coordinates = try geoJSONCoordinates(depth: 0)
             case nil: try skipValue(depth: 3)

@@ -1,18 +1,27 @@
-/// The member names a decoder knows, as an enum whose case names are the JSON names, matched by length
-/// first and then by bytes: one length lookup and usually one comparison per member, where a chain of
-/// string comparisons would try every name in turn.
+/// The member names a decoder knows, as an enum whose case names are the JSON names: a key is matched by
+/// loading its bytes as two words and comparing those with each name's, a few integer comparisons per key
+/// where a byte-by-byte comparison of every candidate (and the arrays holding them) cost more than the rest
+/// of reading the key.
 struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
-    /// Names and members by name length in UTF-8 bytes.
-    private let byLength: [[(name: [UInt8], member: Member)]]
+    /// The longest member name a table takes, in UTF-8 bytes.
+    static var maximumNameLength: Int { 16 }
+
+    /// A name's bytes as two little-endian words, zero past its end, with its length: names that differ only
+    /// by trailing zero bytes (an escaped `\u0000`) differ by length.
+    private struct Entry: Sendable {
+        let words: (UInt64, UInt64)
+        let length: Int
+        let member: Member
+    }
+
+    private let entries: [Entry]
 
     init() {
-        var byLength: [[(name: [UInt8], member: Member)]] = []
-        for member in Member.allCases {
+        entries = Member.allCases.map { member in
             let name = Array(String(describing: member).utf8)
-            while byLength.count <= name.count { byLength.append([]) }
-            byLength[name.count].append((name, member))
+            precondition(name.count <= Self.maximumNameLength, "member name \(member) is too long for the table")
+            return name.withUnsafeBytes { Entry(words: Self.words(of: $0), length: name.count, member: member) }
         }
-        self.byLength = byLength
     }
 
     /// The member `key` names, or nil for a name the decoder ignores.
@@ -22,10 +31,20 @@ struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
     }
 
     private func member(named bytes: UnsafeRawBufferPointer) -> Member? {
-        guard bytes.count < byLength.count else { return nil }
-        for candidate in byLength[bytes.count] where candidate.name.elementsEqual(bytes) {
-            return candidate.member
+        guard bytes.count <= Self.maximumNameLength else { return nil }
+        let words = Self.words(of: bytes)
+        for entry in entries where entry.words == words && entry.length == bytes.count {
+            return entry.member
         }
         return nil
+    }
+
+    /// At most 16 bytes as two words, zero past their end.
+    private static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { words in
+            for index in bytes.indices { words[index] = bytes[index] }
+        }
+        return words
     }
 }

@@ -30,6 +30,8 @@ extension Position {
         var speed = JSONField<Double>.absent
         var heading = JSONField<Double>.absent
         var languages = JSONField<[String]>.absent
+        // Read once: a static's every access goes through its lazy initialization's check.
+        let members = Self.members
         var first = true
         while let key = try scanner.nextKey(first: first) {
             first = false

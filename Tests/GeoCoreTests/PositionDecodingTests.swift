@@ -46,6 +46,16 @@ struct PositionDecodingTests {
         )
     }
 
+    @Test("member names match whole: a name one byte longer or shorter, or ending in an escaped NUL, is ignored")
+    func nearNames() throws {
+        let position = try decodePosition(
+            #"{"deviceId":"truck-17","lat":50.8466,"lon":4.3528,"timestamp":1795255200000,"#
+                + #""lat\u0000":1,"la":2,"lats":3,"lon\u0000\u0000":4,"deviceIdentifierTooLong":"x","deviceI":"y"}"#
+        ).get()
+        #expect(position.deviceId == "truck-17")
+        #expect(position.coordinate == Coordinate(latitude: 50.8466, longitude: 4.3528))
+    }
+
     @Test("unicode in strings, raw or escaped, survives")
     func unicode() throws {
         let raw = try decodePosition(#"{"deviceId":"trück-😀","lat":0,"lon":0,"timestamp":1795255200000}"#).get()
