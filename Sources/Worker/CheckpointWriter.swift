@@ -37,6 +37,8 @@ final class CheckpointWriter: @unchecked Sendable {
 
     private let store: StateStore
     private let thread = DedicatedThread(name: "geoworker-checkpoints")
+    /// Where a checkpoint's deliveries are waited for and its changelog records sent (``CheckpointDelivery``).
+    private let deliveryThread = DedicatedThread(name: "geoworker-ckpt-delivery")
     private let condition = NSCondition()
     private var pipeline: CheckpointPipeline
 
@@ -139,6 +141,7 @@ final class CheckpointWriter: @unchecked Sendable {
         while case .waitForWriter = pipeline.stop() { condition.wait() }
         condition.unlock()
         thread.stop()
+        deliveryThread.stop()
     }
 
     /// On the writing thread: writes one checkpoint and tells the pipeline how it went.
@@ -150,47 +153,35 @@ final class CheckpointWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits for the deliveries, sends the changed devices to the changelog, writes them to SQLite while the
-    /// changelog's records are delivered, and commits devices and offsets in one transaction once they are;
-    /// returns the input offsets.
+    /// Writes the changed devices' rows while the delivery thread waits for the checkpoint's records and then
+    /// sends the changelog's (``CheckpointDelivery``), and commits devices and offsets in one transaction once
+    /// every one was delivered; returns the input offsets.
     private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
-        for batch in checkpoint.deliveries { try Self.checkDelivered(batch) }
-        guard !checkpoint.devices.allSatisfy(\.isEmpty) || !checkpoint.offsets.isEmpty else { return [:] }
         let devices = Array(checkpoint.devices.joined())
-        // The changelog's records go out first; SQLite writes the same devices while the broker takes them,
-        // and commits only once every one was delivered.
-        let changelogDelivery = checkpoint.changelog.flatMap { changelog in
-            devices.isEmpty ? nil : changelog.producer.send(changelog.records(for: devices))
+        let delivery = CheckpointDelivery(
+            waitingFor: checkpoint.deliveries,
+            thenSending: devices,
+            to: checkpoint.changelog,
+            on: deliveryThread
+        )
+        guard !devices.isEmpty || !checkpoint.offsets.isEmpty else {
+            _ = try delivery.wait()
+            return [:]
         }
         var refusal: WorkerError?
         do {
             try store.commit(devices: devices, offsets: checkpoint.offsets) {
-                guard let changelogDelivery else { return [:] }
                 do throws(WorkerError) {
-                    try Self.checkDelivered(changelogDelivery)
+                    return try delivery.wait()
                 } catch {
                     refusal = error
                     return nil
                 }
-                return DeviceChangelog.nextOffsets(after: changelogDelivery)
             }
         } catch {
             throw WorkerError(.state, "cannot write state", underlying: error)
         }
         if let refusal { throw refusal }
         return checkpoint.offsets
-    }
-
-    /// Waits until every record of `batch` has its delivery report.
-    ///
-    /// - Throws: ``WorkerError`` `delivery` with the ``DeliveryRefusal`` when the broker refused any record.
-    private static func checkDelivered(_ batch: DeliveryBatch) throws(WorkerError) {
-        let refused = batch.waitForRefusals()
-        guard let first = refused.first else { return }
-        throw WorkerError(
-            .delivery,
-            "could not deliver \(refused.count) records to \(first.topic)",
-            underlying: DeliveryRefusal(reports: refused)
-        )
     }
 }

@@ -27,8 +27,10 @@ struct CheckpointWriterTests {
     /// Runs `body` with a store in a fresh directory, a writer on it and a producer to the cluster; cleans up.
     func withWriter(
         deliveryTimeout: Duration = .seconds(300),
+        cluster: MockCluster? = nil,
         _ body: (StateStore, CheckpointWriter, Producer) throws -> Void
     ) throws {
+        let cluster = cluster ?? self.cluster
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try StateStore(directory: directory)
         let writer = CheckpointWriter(store: store, storedOffsets: [:])
@@ -150,6 +152,33 @@ struct CheckpointWriterTests {
             #expect(try store.loadOffsets()[moved] == 7)
             #expect(writer.storedOffsets[moved] == 7)
             #expect(writer.failed?.code == .delivery, "the refusal still waits for the rewind")
+        }
+    }
+
+    @Test("a checkpoint whose events are not delivered sends nothing to the changelog, whose broker is up")
+    func noChangelogBeforeEvents() throws {
+        let changelog = "group-device-state-changelog"
+        let twoBrokers = try MockCluster(brokers: 2, logger: Self.quiet)
+        try twoBrokers.createTopic(topic, partitions: 1)
+        try twoBrokers.createTopic(changelog, partitions: 1)
+        try twoBrokers.setLeader(of: topic, partition: 0, to: 1)
+        try twoBrokers.setLeader(of: changelog, partition: 0, to: 2)
+        try withWriter(deliveryTimeout: .seconds(1), cluster: twoBrokers) { store, writer, producer in
+            try twoBrokers.takeBrokerDown(1)
+            var taken = checkpoint(producer.send(events(3)), device: "device-a", next: 7)
+            taken.devices = [[EncodedDevice(DeviceState(deviceId: "device-a", country: "FR", inputPartition: 0))]]
+            taken.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
+            try writer.submit(taken)
+            #expect(throws: WorkerError.self) { try writer.waitUntilWritten() }
+            #expect(writer.failed?.message.contains(topic) == true, "\(String(describing: writer.failed))")
+            let reader = try Consumer(
+                configuration: ConsumerConfiguration(bootstrapServers: twoBrokers.bootstrapServers, groupID: "reader"),
+                subscription: .partitions([TopicPartition(changelog, 0): .beginning]),
+                logger: Self.quiet
+            )
+            defer { reader.close() }
+            #expect(try reader.watermarks(of: TopicPartition(changelog, 0)).high == 0)
+            #expect(try store.loadDevices().isEmpty)
         }
     }
 }

@@ -9,7 +9,7 @@ import sys
 
 from perf_samples import apply_window, samples
 
-ROLES = {"gw-apply-0": "A0", "gw-apply-1": "A1", "geoworker": "loop", "gw-checkpoints": "ckpt",
+ROLES = {"gw-apply-0": "A0", "gw-apply-1": "A1", "geoworker": "loop", "gw-checkpoints": "ckpt", "gw-ckpt-deliver": "ckpt",
          "rdk:broker1": "fetch", "kafka-producer-": "reports", "rdk:mock": "mock", "swapper": "idle"}
 
 path = sys.argv[1]
