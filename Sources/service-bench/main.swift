@@ -251,7 +251,7 @@ if options.runs("geocode") {
         text.append(contentsOf: String(format: "%.6f,%.6f\n", latitude, longitude).utf8)
     }
     let input = stateRoot + "-geocode.txt"
-    FileManager.default.createFile(atPath: input, contents: Data(text))
+    guard FileManager.default.createFile(atPath: input, contents: Data(text)) else { fail("cannot write \(input)") }
     defer { try? FileManager.default.removeItem(atPath: input) }
     /// Lines per second of one whole `geocode --input` process of `executable`.
     func geocodeRate(_ executable: String) -> Double {
