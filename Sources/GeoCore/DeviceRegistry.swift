@@ -92,8 +92,8 @@ public struct DeviceRegistry: Sendable {
         return outcome
     }
 
-    /// The devices changed since the last call, in the order they first changed, and forgets them.
-    /// (Not sorted: the worker takes them on its loop at every checkpoint, and the store needs no order.)
+    /// The devices changed since the last call, in the order they first changed, and forgets them. (The worker
+    /// takes them encoded, ``takeEncodedChanges()``; the store orders what it writes itself.)
     public mutating func takeChanges() -> [DeviceState] {
         var changes: [DeviceState] = []
         changes.reserveCapacity(changedSlots.count)
