@@ -9,10 +9,10 @@ import StateStore
 /// A checkpoint is written in the order of the processing guarantee (docs/ARCHITECTURE.md): every record
 /// sent before it was taken delivered; then each changed device's record delivered to the changelog topic
 /// (``DeviceChangelog``); then the changed devices, next input offsets and changelog offsets committed in one
-/// SQLite transaction (whose device rows are written while the changelog's records are delivered). So
-/// neither the changelog nor the store ever covers a message whose events are not delivered,
-/// and a crash between any two steps replays into the same events with the same ids. The loop commits what
-/// the store holds to the consumer group itself, on the consumer's thread (``storedOffsets``).
+/// SQLite transaction, whose device rows are written while those records are delivered
+/// (``CheckpointDelivery``). So neither the changelog nor the store ever covers a message whose events are
+/// not delivered, and a crash between any two steps replays into the same events with the same ids. The loop
+/// commits what the store holds to the consumer group itself, on the consumer's thread (``storedOffsets``).
 ///
 /// What may happen when is decided by ``CheckpointPipeline``; this type carries its actions out.
 final class CheckpointWriter: @unchecked Sendable {
