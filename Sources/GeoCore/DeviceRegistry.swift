@@ -95,33 +95,32 @@ public struct DeviceRegistry: Sendable {
     /// The devices changed since the last call, in the order they first changed, and forgets them. (The worker
     /// takes them encoded, ``takeEncodedChanges()``; the store orders what it writes itself.)
     public mutating func takeChanges() -> [DeviceState] {
-        var changes: [DeviceState] = []
-        changes.reserveCapacity(changedSlots.count)
-        for slot in changedSlots {
-            // Copied straight out of its slot: reading `slots[slot].state` copied the whole slot first,
-            // retaining and releasing every reference of the state twice.
-            withUnsafeMutablePointer(to: &slots[slot].state) { changes.append($0.pointee) }
-            slots[slot].changed = false
-        }
-        changedSlots.removeAll(keepingCapacity: true)
-        return changes
+        takeChanges { copy $0 }
     }
 
     /// The devices changed since the last call, each encoded as the store and the changelog keep it
     /// (``DeviceStateEncoding``), in the order they first changed, and forgets them. Encoded where they lie:
     /// no state is copied.
     public mutating func takeEncodedChanges() -> [EncodedDevice] {
-        var changes: [EncodedDevice] = []
+        takeChanges { state in
+            EncodedDevice(
+                deviceId: state.deviceId,
+                partition: state.inputPartition,
+                bytes: DeviceStateEncoding.encode(state)
+            )
+        }
+    }
+
+    /// What `take` makes of each device changed since the last call, in the order they first changed; forgets
+    /// the changes.
+    private mutating func takeChanges<Change>(_ take: (borrowing DeviceState) -> Change) -> [Change] {
+        var changes: [Change] = []
         changes.reserveCapacity(changedSlots.count)
         slots.withUnsafeMutableBufferPointer { slots in
             for slot in changedSlots {
-                changes.append(
-                    EncodedDevice(
-                        deviceId: slots[slot].state.deviceId,
-                        partition: slots[slot].state.inputPartition,
-                        bytes: DeviceStateEncoding.encode(slots[slot].state)
-                    )
-                )
+                // Read where it lies: reading `slots[slot].state` through the array copied the whole slot
+                // first, retaining and releasing every reference of the state twice.
+                changes.append(take(slots[slot].state))
                 slots[slot].changed = false
             }
         }
