@@ -502,7 +502,7 @@ if runs("million") {
         let store = try StateStore(directory: directory)
         var encodedBytes = 0
         let checkpointTime = try seconds {
-            let encoded = fleet.takeChanges().map(EncodedDevice.init)
+            let encoded = fleet.takeEncodedChanges()
             encodedBytes = encoded.reduce(0) { $0 + $1.bytes.count }
             try store.commit(devices: encoded, offsets: [TopicPartition("positions", 0): Int64(devices * 3)])
         }
