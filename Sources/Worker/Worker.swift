@@ -254,14 +254,14 @@ public final class Worker: @unchecked Sendable {
                 shards.enqueue(record, kind: kind, origin: origin)
             }
             for took in application.takeRoundDurations() { metrics.recordBatch(took) }
-            // Read only while the shards are still: whenever they are (a steady stream leaves them idle between
-            // polls), and at every checkpoint (a catch-up keeps them busy).
-            if application.hasFinished { metrics.publish(counters) }
+            // The shards stop for a checkpoint: it takes what they changed.
+            let checkpointDue = clock.now - lastCheckpoint >= configuration.checkpointInterval
+            if checkpointDue { application.finish() }
+            // Their counters are read only while they are still: whenever they are (a steady stream leaves them
+            // idle between polls), and at every checkpoint (a catch-up keeps them busy).
+            if checkpointDue || application.hasFinished { metrics.publish(counters) }
 
-            if clock.now - lastCheckpoint >= configuration.checkpointInterval {
-                // The shards stop for the checkpoint: it takes what they changed, and their counters.
-                application.finish()
-                metrics.publish(counters)
+            if checkpointDue {
                 do {
                     try checkpoint(consumer)
                 } catch {
