@@ -19,10 +19,32 @@ public enum InputMessage: Hashable, Sendable {
         }
     }
 
+    /// Decodes a message's JSON bytes as its topic's kind of message, through `decoder`, which remembers what
+    /// consecutive messages repeat.
+    public static func decode(
+        json bytes: UnsafeRawBufferPointer,
+        as kind: InputKind,
+        by decoder: inout InputDecoder
+    ) -> Result<Self, DecodingFailure> {
+        switch kind {
+        case .positions: Position.decode(json: bytes, recent: &decoder.recentLanguages).map(Self.position)
+        case .commands: DeviceCommand.decode(json: bytes).map(Self.command)
+        }
+    }
+
     public var deviceId: String {
         switch self {
         case .position(let position): position.deviceId
         case .command(let command): command.deviceId
         }
     }
+}
+
+/// What decoding one message after another keeps between them: the last languages list read
+/// (``RecentLanguages``), which the next position listing the same text gets without allocating. One per
+/// thread that decodes; the messages decode exactly as they would alone.
+public struct InputDecoder: Sendable {
+    var recentLanguages = RecentLanguages()
+
+    public init() {}
 }

@@ -145,6 +145,12 @@ struct JSONScanner {
         return withContent(of: raw) { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// Moves past `count` bytes that the caller knows to be a valid value (text it has read before).
+    mutating func skip(_ count: Int) {
+        precondition(count <= bytes.count - position, "skipping past the end of the input")
+        position += count
+    }
+
     /// Reads a number value; nil when the value there is not a number (nothing consumed).
     mutating func readNumber() throws(DecodingFailure) -> Double? {
         skipWhitespace()
@@ -215,7 +221,7 @@ struct JSONScanner {
     // MARK: Lexing
 
     @inline(__always)
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x0A, 0x0D, 0x09: position += 1

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension Position {
     /// Device ids longer than this many UTF-8 bytes are refused.
     public static let maximumDeviceIdLength = 256
@@ -9,7 +15,17 @@ extension Position {
     /// Any valid JSON layout is accepted (whitespace, member order, escapes, exponents); unknown members
     /// are ignored. Anything else returns a failure saying what is wrong.
     public static func decode(json bytes: UnsafeRawBufferPointer) -> Result<Position, DecodingFailure> {
-        Result { () throws(DecodingFailure) in try decodeFields(bytes) }
+        var recent = RecentLanguages()
+        return decode(json: bytes, recent: &recent)
+    }
+
+    /// Decodes a position message, handing out the languages list of `recent` when the message lists the same
+    /// text, and remembering the message's list otherwise (see ``RecentLanguages``).
+    static func decode(
+        json bytes: UnsafeRawBufferPointer,
+        recent: inout RecentLanguages
+    ) -> Result<Position, DecodingFailure> {
+        Result { () throws(DecodingFailure) in try decodeFields(bytes, recent: &recent) }
     }
 
     /// The members of a position message; the case names are the JSON names.
@@ -19,7 +35,10 @@ extension Position {
 
     private static let members = JSONMemberTable<Member>()
 
-    private static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> Position {
+    private static func decodeFields(
+        _ bytes: UnsafeRawBufferPointer,
+        recent: inout RecentLanguages
+    ) throws(DecodingFailure) -> Position {
         var scanner = JSONScanner(bytes)
         try scanner.expectObject(of: "a position")
         var deviceId = JSONField<String>.absent
@@ -43,7 +62,7 @@ extension Position {
             case .accuracy?: accuracy = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
             case .speed?: speed = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
             case .heading?: heading = try scanner.numberField(in: 0...360)
-            case .languages?: languages = try scanner.languagesField()
+            case .languages?: languages = try scanner.languagesField(recent: &recent)
             case nil: try scanner.skipValue(depth: 1)
             }
         }
@@ -73,9 +92,25 @@ extension JSONScanner {
         throw DecodingFailure(.notAnObject, "\(what) must be a JSON object")
     }
 
-    /// Reads `languages`: an array of BCP 47 tags (letters, digits and hyphens, at most 35 characters).
-    mutating func languagesField() throws(DecodingFailure) -> JSONField<[String]> {
+    /// Reads `languages`: an array of BCP 47 tags (letters, digits and hyphens, at most 35 characters). The
+    /// same text as `recent`'s gives `recent`'s array; another valid list becomes `recent`.
+    mutating func languagesField(recent: inout RecentLanguages) throws(DecodingFailure) -> JSONField<[String]> {
         if try consumeNull() { return .absent }
+        skipWhitespace()
+        let start = position
+        if let tags = recent.tags(atStartOf: UnsafeRawBufferPointer(rebasing: bytes[start...])) {
+            skip(recent.text.count)
+            return .present(tags)
+        }
+        let field = try languagesArray()
+        if case .present(let tags) = field {
+            recent = RecentLanguages(text: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), tags: tags)
+        }
+        return field
+    }
+
+    /// Reads the array of `languages`.
+    private mutating func languagesArray() throws(DecodingFailure) -> JSONField<[String]> {
         guard try enterArray() else { return try invalidField("must be an array of BCP 47 language tags") }
         var tags: [String] = []
         // Devices list a few: one allocation rather than one per growth.
@@ -112,4 +147,35 @@ extension JSONScanner {
 private func isASCIIAlphanumeric(_ byte: UInt8) -> Bool {
     (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
         || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+}
+
+/// The languages list a decoder read last, with its JSON text.
+///
+/// A fleet's devices send the same list in message after message, and each decoded list used to be an array of
+/// its own, allocated, compared with the device's and let go. A decoder that keeps the last list hands it out
+/// again to the next message with the same text: no allocation, and a device that already holds the list finds
+/// it equal by identity (`Array`'s `==` compares storage first). The same text reads as the same list: a JSON
+/// array ends at its closing bracket, so input that starts with a valid array's exact text holds that array.
+struct RecentLanguages: Sendable {
+    /// The array's text, from `[` to `]`.
+    fileprivate private(set) var text: [UInt8]
+    fileprivate private(set) var tags: [String]
+
+    /// Remembers nothing yet.
+    init() {
+        text = []
+        tags = []
+    }
+
+    fileprivate init(text: UnsafeRawBufferPointer, tags: [String]) {
+        self.text = Array(text)
+        self.tags = tags
+    }
+
+    /// The list, when `input` starts with its text.
+    fileprivate func tags(atStartOf input: UnsafeRawBufferPointer) -> [String]? {
+        guard !text.isEmpty, input.count >= text.count else { return nil }
+        let same = text.withUnsafeBytes { memcmp($0.baseAddress!, input.baseAddress!, text.count) == 0 }
+        return same ? tags : nil
+    }
 }

@@ -18,6 +18,7 @@ public struct InputProcessor: Sendable {
     public let deadLetterLimits: DeadLetter.Limits
     public private(set) var counters = ProcessingCounters()
     private let encoder: CloudEventEncoder
+    private var decoder = InputDecoder()
     private var output: Output
     /// The events of the message being applied, before they are encoded.
     private var events: [DeviceEvent] = []
@@ -75,7 +76,7 @@ public struct InputProcessor: Sendable {
         }
         events.removeAll(keepingCapacity: true)
         let outcome: DeviceTracker.Outcome
-        switch decoded ?? InputMessage.decode(json: value, as: kind) {
+        switch decoded ?? InputMessage.decode(json: value, as: kind, by: &decoder) {
         case .success(.position(let position)):
             counters.positions += 1
             if !Self.isKey(key, of: position.deviceId) { counters.keyNotDeviceId += 1 }

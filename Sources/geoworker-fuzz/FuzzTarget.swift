@@ -26,10 +26,18 @@ enum FuzzTarget: String, CaseIterable {
         return target
     }()
 
+    /// The position target's decoder, kept from one input to the next (libFuzzer runs them one at a time).
+    nonisolated(unsafe) private static var decoder = InputDecoder()
+
     func check(_ bytes: UnsafeRawBufferPointer) {
         switch self {
         case .position:
-            guard case .success(let position) = Position.decode(json: bytes) else { return }
+            let decoded = Position.decode(json: bytes)
+            // The worker decodes through a decoder that remembers the last input's languages list; the
+            // result must be what the input gives alone, whatever came before it.
+            let remembering = InputMessage.decode(json: bytes, as: .positions, by: &Self.decoder)
+            precondition(remembering == decoded.map(InputMessage.position))
+            guard case .success(let position) = decoded else { return }
             precondition(!position.deviceId.isEmpty && position.deviceId.utf8.count <= Position.maximumDeviceIdLength)
             precondition((Timestamp.earliest...Timestamp.latest).contains(position.timestamp))
         case .command:

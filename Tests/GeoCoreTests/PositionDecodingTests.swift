@@ -1,4 +1,5 @@
 import GeoCore
+import TestSupport
 import Testing
 
 func decodePosition(_ text: String) -> Result<Position, DecodingFailure> {
@@ -161,5 +162,85 @@ struct PositionDecodingTests {
         }
         #expect(failure.reason == .invalidJSON)
         #expect(failure.description.contains("UTF-8"))
+    }
+}
+
+@Suite("Decoding positions one after another")
+struct InputDecoderTests {
+    private func decode(_ bytes: [UInt8], by decoder: inout InputDecoder) -> Result<InputMessage, DecodingFailure> {
+        bytes.withUnsafeBytes { InputMessage.decode(json: $0, as: .positions, by: &decoder) }
+    }
+
+    private func decodeAlone(_ bytes: [UInt8]) -> Result<InputMessage, DecodingFailure> {
+        bytes.withUnsafeBytes { InputMessage.decode(json: $0, as: .positions) }
+    }
+
+    private func storage(_ languages: [String]) -> UnsafeRawPointer? {
+        languages.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+    }
+
+    @Test("the same languages text twice gives one shared list, another text its own")
+    func sameListShared() throws {
+        var decoder = InputDecoder()
+        let first = #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"]}"#
+        let again = #"{"languages": ["fr-BE","en"],"deviceId":"b","lat":3,"lon":4,"timestamp":1795255201000}"#
+        let other = #"{"deviceId":"c","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en","de"]}"#
+        guard case .success(.position(let a)) = decode(Array(first.utf8), by: &decoder),
+            case .success(.position(let b)) = decode(Array(again.utf8), by: &decoder),
+            case .success(.position(let c)) = decode(Array(other.utf8), by: &decoder)
+        else {
+            Issue.record("all three must decode")
+            return
+        }
+        #expect(a.languages == ["fr-BE", "en"] && b.languages == ["fr-BE", "en"])
+        #expect(c.languages == ["fr-BE", "en", "de"])
+        #expect(storage(a.languages) == storage(b.languages), "the second message reuses the first one's list")
+        #expect(storage(c.languages) != storage(a.languages))
+    }
+
+    @Test(
+        "a message that starts like the remembered list but is not it decodes as it does alone",
+        arguments: [
+            #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"]]}"#,
+            #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"]"#,
+            #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"#,
+            #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en","x_y"]}"#,
+            #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"] x}"#,
+            #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"],}"#,
+            #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"],"lat":99}"#,
+            #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"]}"#,
+        ]
+    )
+    func lookalikes(text: String) {
+        var decoder = InputDecoder()
+        let remembered = #"{"deviceId":"z","lat":0,"lon":0,"timestamp":1795255200000,"languages":["fr-BE","en"]}"#
+        #expect((try? decode(Array(remembered.utf8), by: &decoder).get()) != nil)
+        #expect(decode(Array(text.utf8), by: &decoder) == decodeAlone(Array(text.utf8)))
+    }
+
+    @Test("20,000 random positions, each twice and then damaged, decode in sequence as each does alone")
+    func sequenceAgreesWithAlone() {
+        var random = SplitMix64(seed: 0x6C61_6E67_7561_6765)
+        var decoder = InputDecoder()
+        var reused = 0
+        for _ in 0..<20_000 {
+            let text = Array(PositionTextGenerator.position(&random).utf8)
+            var damaged = text
+            PositionTextGenerator.mutate(&damaged, &random)
+            // The text, the same again (the remembered list's case), then damaged (the lookalikes' case).
+            let first = decode(text, by: &decoder)
+            let again = decode(text, by: &decoder)
+            let second = decode(damaged, by: &decoder)
+            #expect(first == decodeAlone(text), "\(String(decoding: text, as: UTF8.self))")
+            #expect(again == first)
+            #expect(second == decodeAlone(damaged), "\(String(decoding: damaged, as: UTF8.self))")
+            if case .success(.position(let a)) = first, case .success(.position(let b)) = again,
+                !a.languages.isEmpty, storage(a.languages) == storage(b.languages)
+            {
+                reused += 1
+            }
+        }
+        // The remembered list must actually have been handed out for the agreement to mean something.
+        #expect(reused > 1000, "reused \(reused)")
     }
 }
