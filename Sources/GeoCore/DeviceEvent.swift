@@ -26,15 +26,24 @@ public struct DeviceEvent: Hashable, Sendable {
     }
 
     /// The CloudEvents `type`.
-    public var type: String {
+    public var type: String { Self.types[typeNumber] }
+
+    /// Every CloudEvents `type` an event may have, each at its ``typeNumber``.
+    public static let types = [
+        "geofence.entered", "geofence.exited", "country.changed", "language.suggested", "geofence.dwelled",
+        "geofence.crossed", "geofence.approaching",
+    ]
+
+    /// The position of the event's `type` in ``types``: what counts events by type without hashing the name.
+    public var typeNumber: Int {
         switch payload {
-        case .geofenceEntered: "geofence.entered"
-        case .geofenceExited: "geofence.exited"
-        case .countryChanged: "country.changed"
-        case .languageSuggested: "language.suggested"
-        case .geofenceDwelled: "geofence.dwelled"
-        case .geofenceCrossed: "geofence.crossed"
-        case .geofenceApproaching: "geofence.approaching"
+        case .geofenceEntered: 0
+        case .geofenceExited: 1
+        case .countryChanged: 2
+        case .languageSuggested: 3
+        case .geofenceDwelled: 4
+        case .geofenceCrossed: 5
+        case .geofenceApproaching: 6
         }
     }
 }

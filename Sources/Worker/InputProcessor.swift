@@ -16,7 +16,18 @@ public struct InputProcessor: Sendable {
     public let topics: WorkerConfiguration.Topics
     /// How much of a refused message its dead letter carries.
     public let deadLetterLimits: DeadLetter.Limits
-    public private(set) var counters = ProcessingCounters()
+    /// What was applied since the start, the events by type included.
+    public var counters: ProcessingCounters {
+        var counters = counted
+        for (number, count) in eventsByTypeNumber.enumerated() where count > 0 {
+            counters.events[DeviceEvent.types[number], default: 0] += count
+        }
+        return counters
+    }
+    /// The counters but for the events, which are counted by ``DeviceEvent/typeNumber`` in
+    /// `eventsByTypeNumber`: a dictionary keyed by name would hash the name at every event.
+    private var counted = ProcessingCounters()
+    private var eventsByTypeNumber = [Int](repeating: 0, count: DeviceEvent.types.count)
     private let encoder: CloudEventEncoder
     private var decoder = InputDecoder()
     private var output: Output
@@ -78,12 +89,12 @@ public struct InputProcessor: Sendable {
         let outcome: DeviceTracker.Outcome
         switch decoded ?? InputMessage.decode(json: value, as: kind, by: &decoder) {
         case .success(.position(let position)):
-            counters.positions += 1
-            if !Self.isKey(key, of: position.deviceId) { counters.keyNotDeviceId += 1 }
+            counted.positions += 1
+            if !Self.isKey(key, of: position.deviceId) { counted.keyNotDeviceId += 1 }
             outcome = registry.apply(position, origin: origin, events: &events)
         case .success(.command(let command)):
-            counters.commands += 1
-            if !Self.isKey(key, of: command.deviceId) { counters.keyNotDeviceId += 1 }
+            counted.commands += 1
+            if !Self.isKey(key, of: command.deviceId) { counted.keyNotDeviceId += 1 }
             outcome = registry.apply(command, origin: origin, events: &events)
         case .failure(let failure):
             deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
@@ -91,14 +102,14 @@ public struct InputProcessor: Sendable {
         }
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences: break
-        case .stale: counters.stalePositions += 1
-        case .alreadyApplied: counters.alreadyApplied += 1
-        case .duplicate: counters.duplicatePositions += 1
+        case .stale: counted.stalePositions += 1
+        case .alreadyApplied: counted.alreadyApplied += 1
+        case .duplicate: counted.duplicatePositions += 1
         case .rejected(let why): deadLetter(value: value, key: key, origin: origin, reason: "rejected", error: why)
         }
         let encoder = encoder
         for event in events {
-            counters.events[event.type, default: 0] += 1
+            eventsByTypeNumber[event.typeNumber] += 1
             output.events.append(key: event.deviceId) { encoder.append(event, to: &$0) }
         }
     }
@@ -136,7 +147,7 @@ public struct InputProcessor: Sendable {
         reason: String,
         error: String
     ) {
-        counters.deadLettered[reason, default: 0] += 1
+        counted.deadLettered[reason, default: 0] += 1
         output.deadLetters.append(
             DeadLetter.record(
                 topic: topics.deadLetters,
