@@ -193,6 +193,38 @@ struct StateStoreTests {
         #expect(try StateStore(directory: directory).loadDevices() == [truck, bare, van])
     }
 
+    @Test("a checkpoint's rows stay in the write-ahead log, not copied at each commit, until the store closes")
+    func writeAheadLogCopiedLate() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/" + StateStore.fileName
+        func size(_ path: String) throws -> Int {
+            try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        }
+        let truck = try Self.truck()
+        // 20k devices of some 300 bytes: over SQLite's default of 1000 log pages, under the store's own limit.
+        let devices = (0..<20_000).map { number in
+            EncodedDevice(
+                DeviceState(
+                    deviceId: "device-\(number)",
+                    pins: truck.pins,
+                    lastFix: truck.lastFix,
+                    inputPartition: Int32(number % 8)
+                )
+            )
+        }
+        do {
+            let store = try StateStore(directory: directory)
+            try store.commit(devices: devices, offsets: [TopicPartition("positions", 0): 20_000])
+            #expect(try size(path + "-wal") > 4 << 20, "the rows are in the log")
+            #expect(try size(path) < 1 << 20, "the commit did not copy the log into the database file")
+            #expect(try StateStore(directory: directory).loadDevices().count == 20_000, "another reader sees them")
+        }
+        // Closed: the log is copied into the database file.
+        #expect(try size(path) > 4 << 20)
+        #expect(try StateStore(directory: directory).loadDevices().count == 20_000)
+    }
+
     @Test("a state directory's lock is held by one holder at a time, naming it, and freed with it")
     func directoryLock() throws {
         let directory = temporaryDirectory()
