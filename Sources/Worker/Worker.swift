@@ -15,7 +15,7 @@ import Synchronization
 /// timestamp (``InputMerge``) and hand what the merges release to its device's shard (``DeviceShards``);
 /// the shards apply their messages on their own threads and send the events and dead letters (offering the
 /// events to live watchers, ``EventFeed``) while the loop polls and merges the next batches
-/// (``ShardApplication``, at most two rounds ahead). To answer the operations endpoints' questions about its
+/// (``ShardApplication``, at most four rounds ahead). To answer the operations endpoints' questions about its
 /// devices (``DeviceQueries``) the loop waits until the shards have applied everything handed to them, the
 /// one time the devices may be read without a lock.
 /// Every ``WorkerConfiguration/checkpointInterval``, and before partitions are revoked or the worker stops,

@@ -121,7 +121,9 @@ struct ShardApplicationTests {
         #expect(!events.isEmpty && events.allSatisfy { $0.isDelivered })
     }
 
-    @Test("rounds are applied two at a time: the loop waits before a third; offsets count in the rounds' order")
+    @Test(
+        "at most roundsInFlight rounds are handed over unapplied: the loop waits before another; offsets count in the rounds' order"
+    )
     func roundsInFlight() throws {
         let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
         defer { producer.close() }
@@ -133,9 +135,8 @@ struct ShardApplicationTests {
         let (slow, quick) = (try #require(onShard[0]), try #require(onShard[1]))
         let application = ShardApplication(threadCount: 2)
         let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
-        let (first, second, third) = (
-            TopicPartition("positions", 0), TopicPartition("positions", 1), TopicPartition("positions", 2)
-        )
+        let (first, second) = (TopicPartition("positions", 0), TopicPartition("positions", 1))
+        let inFlight = ShardApplication.roundsInFlight
 
         let half = slow.count / 2
         func start(_ records: ArraySlice<ConsumerRecord>, _ offsets: [TopicPartition: Int64]) {
@@ -143,21 +144,20 @@ struct ShardApplicationTests {
             application.start(shards, releasedOffsets: offsets, polledAt: .now, producer: producer, feed: feed)
         }
 
-        // Many messages for shard 0 alone, then one for shard 1, then another: the third start waits until
-        // fewer than two rounds are being applied, so the first has been by then.
+        // Many messages for shard 0 alone, then one at a time for shard 1: the start that would put more than
+        // `inFlight` rounds in hand waits until fewer are being applied, so the first has been by then.
         start(slow[..<half], [first: 1])
-        start(quick[0..<1], [second: 1])
-        start(quick[1..<2], [third: 1])
+        for index in 0..<inFlight { start(quick[index..<index + 1], [second: Int64(index + 1)]) }
         var counted = application.takeAppliedOffsets()
-        #expect(counted[first] == 1, "a third round handed over with the first unapplied")
+        #expect(counted[first] == 1, "round \(inFlight + 1) handed over with the first unapplied")
         application.finish()
         counted.merge(application.takeAppliedOffsets()) { $1 }
-        #expect(counted == [first: 1, second: 1, third: 1])
+        #expect(counted == [first: 1, second: Int64(inFlight)])
 
         // Again many for shard 0, then one for shard 1, idle, so likely applied first: its offsets count only
         // once the round before is applied too.
         start(slow[half...], [first: 2])
-        start(quick[2..<3], [second: 2])
+        start(quick[inFlight..<inFlight + 1], [second: Int64(inFlight + 1)])
         counted = [:]
         var countedOutOfOrder = false
         let deadline = ContinuousClock.now + .seconds(30)
@@ -170,8 +170,8 @@ struct ShardApplicationTests {
         #expect(!countedOutOfOrder, "the second round's offsets counted before the first's")
         application.finish()
         counted.merge(application.takeAppliedOffsets()) { $1 }
-        #expect(counted == [first: 2, second: 2])
-        #expect(shards.counters.positions == slow.count + 3)
+        #expect(counted == [first: 2, second: Int64(inFlight + 1)])
+        #expect(shards.counters.positions == slow.count + inFlight + 1)
     }
 
     @Test("the shards encode their changed devices for a checkpoint, each shard's in device-id order, each once")
