@@ -104,7 +104,7 @@ extension JSONScanner {
         }
         let field = try languagesArray()
         if case .present(let tags) = field {
-            recent = RecentLanguages(text: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), tags: tags)
+            recent.remember(tags, text: UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
         }
         return field
     }
@@ -156,19 +156,19 @@ private func isASCIIAlphanumeric(_ byte: UInt8) -> Bool {
 /// again to the next message with the same text: no allocation, and a device that already holds the list finds
 /// it equal by identity (`Array`'s `==` compares storage first). The same text reads as the same list: a JSON
 /// array ends at its closing bracket, so input that starts with a valid array's exact text holds that array.
+/// One list only: a fleet whose messages alternate between lists gets each anew, as before, plus a compare.
 struct RecentLanguages: Sendable {
     /// The array's text, from `[` to `]`.
-    fileprivate private(set) var text: [UInt8]
-    fileprivate private(set) var tags: [String]
+    fileprivate private(set) var text: [UInt8] = []
+    fileprivate private(set) var tags: [String] = []
 
     /// Remembers nothing yet.
-    init() {
-        text = []
-        tags = []
-    }
+    init() {}
 
-    fileprivate init(text: UnsafeRawBufferPointer, tags: [String]) {
-        self.text = Array(text)
+    /// Remembers `tags`, read from `text`; the text goes into the storage of the last one's.
+    fileprivate mutating func remember(_ tags: [String], text: UnsafeRawBufferPointer) {
+        self.text.removeAll(keepingCapacity: true)
+        self.text.append(contentsOf: text)
         self.tags = tags
     }
 

@@ -25,7 +25,8 @@ public final class StateStore: Sendable {
     /// after checkpoint (every device that moved), and a copy costs the distinct pages in the log, however
     /// often each was written: with 50k devices changed per checkpoint (17 MB of rows), the default copied at
     /// every commit, 15-45 ms each (the last checkpoint of a catch-up included), where this copies once in
-    /// four. The log stays under about 64 MB on disk; closing the store copies the rest.
+    /// four. The log grows to about 64 MB on disk (more while a long read holds an older snapshot, which a
+    /// copy may not overtake); closing the store copies the rest.
     static let logCheckpointPages = 16_384
 
     /// Opens (creating if needed) the store in `directory`, and brings its schema up to date.
