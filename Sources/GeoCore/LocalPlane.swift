@@ -42,3 +42,31 @@ public struct LocalPlane: Hashable, Sendable {
         return degrees < 0 ? degrees + 360 : degrees
     }
 }
+
+extension LocalPlane {
+    /// Bounds of the great-circle distance (``Coordinate/distance(to:)``) from the plane's origin to the point
+    /// `x` metres east and `y` metres north of it, from the plane's distance alone, without a sine or a cosine:
+    /// nil when the point is too far or the origin too near a pole for the plane to say it tightly.
+    ///
+    /// Why they hold. With Δφ, Δλ the latitude and longitude differences in radians and φ the origin's
+    /// latitude, the haversine reads hav(d/R) = sin²(Δφ/2) + cos φ cos(φ + Δφ) sin²(Δλ/2), the plane's distance
+    /// p² = (R Δφ)² + (R cos φ Δλ)². Each sin²(x/2) lies within a factor 1 - x²/12 of (x/2)²; cos(φ + Δφ) / cos φ
+    /// = cos Δφ - tan φ sin Δφ lies within |Δφ| / cos φ + Δφ²/2 of 1; so hav(d/R) = (p / 2R)² (1 + e) with
+    /// |e| ≤ η = |Δφ| / cos φ + Δφ² + Δλ²/6. And asin(s) lies between s and s (1 + s²/5) for small s. Hence
+    /// p (1 - η) ≤ d ≤ p (1 + η + (p/R)²). Both are widened by a micrometre and a billionth for the rounding
+    /// of both computations (a few nanometres at these distances), so that a decision taken on the bounds is
+    /// the one the haversine's own value takes.
+    func distanceBounds(toX x: Double, y: Double) -> (low: Double, high: Double)? {
+        let cosine = metresPerDegreeEast / Self.metresPerDegree
+        let radius = Coordinate.earthRadius
+        guard cosine >= 0.01 else { return nil }
+        let deltaPhi = abs(y) / radius
+        let deltaLambda = abs(x) / (radius * cosine)
+        let planeDistance = (x * x + y * y).squareRoot()
+        let ratio = planeDistance / radius
+        let spread = deltaPhi / cosine + deltaPhi * deltaPhi + deltaLambda * deltaLambda / 6 + ratio * ratio + 1e-9
+        // Beyond a percent the series behind the bounds are no longer small; the caller measures exactly.
+        guard spread <= 0.01, deltaLambda <= 0.01 else { return nil }
+        return (planeDistance * (1 - spread) - 1e-6, planeDistance * (1 + spread) + 1e-6)
+    }
+}
