@@ -7,19 +7,18 @@ import Kafka
 /// Shards share nothing, so the worker applies them in parallel (``DeviceShards``). A device's messages reach
 /// its shard in merge order, so they are applied in that order on one thread.
 final class DeviceShard: @unchecked Sendable {
-    // @unchecked: `pending` is the loop thread's; `processor`, `deliveries` and `encodedChanges` belong to the
-    // shard's apply thread while it has messages to apply or changes to encode (``ShardApplication``), to the
-    // loop otherwise: it touches them only once ``ShardApplication/finish()`` returned.
+    // @unchecked: `processor`, `deliveries` and `encodedChanges` belong to the shard's apply thread while it has
+    // messages to apply or changes to encode (``ShardApplication``), to the loop otherwise: it touches them only
+    // once ``ShardApplication/finish()`` returned.
     private(set) var processor: InputProcessor
-    /// A message queued for the apply thread; `decoded` when routing had to decode it.
+    /// A message queued for the apply thread (``DeviceShards/enqueue(_:kind:origin:)``); `decoded` when routing
+    /// had to decode it.
     struct Message {
         let record: ConsumerRecord
         let kind: InputKind
         let origin: MessageOrigin
         let decoded: Result<InputMessage, DecodingFailure>?
     }
-    /// Handed over by the loop, in merge order, not yet taken for applying.
-    private var pending: [Message] = []
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
     /// The devices changed since the last checkpoint that ``encodeChanges()`` encoded, in device-id order.
@@ -27,25 +26,6 @@ final class DeviceShard: @unchecked Sendable {
 
     init(processor: InputProcessor) {
         self.processor = processor
-    }
-
-    /// Queues a message of one of the shard's devices.
-    func enqueue(
-        _ record: consuming ConsumerRecord,
-        kind: InputKind,
-        origin: MessageOrigin,
-        decoded: Result<InputMessage, DecodingFailure>?
-    ) {
-        pending.append(Message(record: record, kind: kind, origin: origin, decoded: decoded))
-    }
-
-    /// On the loop: the messages queued since the last call, in merge order, for the apply thread
-    /// (``ShardApplication``).
-    func takePending() -> [Message] {
-        var taken: [Message] = []
-        taken.reserveCapacity(pending.count)
-        swap(&pending, &taken)
-        return taken
     }
 
     /// On the apply thread: applies `messages` in order, sends the resulting events and dead letters, and

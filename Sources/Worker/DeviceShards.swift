@@ -9,6 +9,10 @@ import Kafka
 struct DeviceShards {
     let shards: [DeviceShard]
     let routing: DeviceRouting
+    /// Each shard's messages handed over by the loop, in merge order, not yet taken for applying. Kept here, in
+    /// the loop's value, rather than in each shard object: queueing a message there was a retain and a release
+    /// of the object, whose first cache line its apply thread was writing meanwhile, and an exclusivity check.
+    private var pending: [[DeviceShard.Message]]
 
     /// - Parameters:
     ///   - states: the stored devices; each goes to the shard its messages will go to, whatever the
@@ -23,14 +27,28 @@ struct DeviceShards {
         for state in states { placed[routing.shard(ofDevice: state.deviceId)].append(state) }
         self.routing = routing
         self.shards = placed.map { DeviceShard(processor: makeProcessor($0)) }
+        self.pending = Array(repeating: [], count: routing.shardCount)
     }
 
     var count: Int { shards.count }
 
-    /// Queues a released message on its device's shard.
-    func enqueue(_ record: consuming ConsumerRecord, kind: InputKind, origin: MessageOrigin) {
+    /// Queues a released message for its device's shard.
+    mutating func enqueue(_ record: consuming ConsumerRecord, kind: InputKind, origin: MessageOrigin) {
         let route = record.withKeyAndValue { key, value in routing.route(key: key, value: value, kind: kind) }
-        shards[route.shard].enqueue(record, kind: kind, origin: origin, decoded: route.decoded)
+        pending[route.shard].append(
+            DeviceShard.Message(record: consume record, kind: kind, origin: origin, decoded: route.decoded)
+        )
+    }
+
+    /// On the loop: each shard's messages queued since the last call, in merge order, for its apply thread
+    /// (``ShardApplication``).
+    mutating func takePending() -> [[DeviceShard.Message]] {
+        pending.indices.map { shard in
+            var taken: [DeviceShard.Message] = []
+            taken.reserveCapacity(pending[shard].count)
+            swap(&pending[shard], &taken)
+            return taken
+        }
     }
 
     /// Adds what every shard sent and changed since the last call, and forgets it.

@@ -44,7 +44,7 @@ struct InputMerge<Record: MergeableRecord> {
     var isEmpty: Bool { pairs.allSatisfy(\.isEmpty) }
 
     /// Buffers a record in its pair's merge.
-    mutating func append(_ record: Record, kind: InputKind) {
+    mutating func append(_ record: consuming Record, kind: InputKind) {
         let pair = Int(record.partition)
         if pair >= pairs.count {
             pairs += Array(repeating: PartitionPairMerge(), count: pair + 1 - pairs.count)
@@ -54,19 +54,21 @@ struct InputMerge<Record: MergeableRecord> {
         case .positions: if firstOffsets[pair].positions == nil { firstOffsets[pair].positions = record.offset }
         case .commands: if firstOffsets[pair].commands == nil { firstOffsets[pair].commands = record.offset }
         }
-        pairs[pair].append(
-            record,
-            timestamp: record.timestampMilliseconds ?? 0,
-            side: kind
-        )
+        let timestamp = record.timestampMilliseconds ?? 0
+        pairs[pair].append(consume record, timestamp: timestamp, side: kind)
     }
 
-    /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, and notes the
-    /// next offsets.
-    mutating func release(
+    /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, and `sink`
+    /// to put it in; notes the next offsets.
+    ///
+    /// The sink is passed in rather than captured: the loop's shards, captured by the closure, were a property
+    /// of the worker reached through its exclusivity check, and the shard a retain and a release, at every
+    /// record.
+    mutating func release<Sink>(
         atEnd: Set<TopicPartition>,
         now: ContinuousClock.Instant,
-        to body: (_ record: consuming Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
+        into sink: inout Sink,
+        _ body: (_ sink: inout Sink, _ record: consuming Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
     ) {
         for pair in pairs.indices where !pairs[pair].isEmpty {
             let number = Int32(pair)
@@ -75,7 +77,7 @@ struct InputMerge<Record: MergeableRecord> {
             // Looked up once per pair: each lookup hashes a topic name.
             let positionsAtEnd = atEnd.contains(TopicPartition(topics.positions, number))
             let commandsAtEnd = atEnd.contains(TopicPartition(topics.commands, number))
-            while let (record, kind) = pairs[pair].next(
+            while let (record, kind, timestamp) = pairs[pair].next(
                 positionsAtEnd: positionsAtEnd,
                 commandsAtEnd: commandsAtEnd,
                 now: now,
@@ -86,15 +88,14 @@ struct InputMerge<Record: MergeableRecord> {
                     topic: kind == .positions ? positionsName : commandsName,
                     partition: number,
                     offset: record.offset,
-                    timestamp: record.timestampMilliseconds ?? 0
+                    timestamp: timestamp
                 )
                 switch kind {
                 case .positions: nextOffsets.positions = origin.offset + 1
                 case .commands: nextOffsets.commands = origin.offset + 1
                 }
-                // Handed over, not copied: a copy is a retain and a release of what the record holds (its batch,
-                // which the apply threads release too).
-                body(record, kind, origin)
+                // Handed over, not copied: a copy is a retain and a release of what the record holds (its batch).
+                body(&sink, consume record, kind, origin)
             }
             if let next = nextOffsets.positions { offsets[TopicPartition(topics.positions, number)] = next }
             if let next = nextOffsets.commands { offsets[TopicPartition(topics.commands, number)] = next }

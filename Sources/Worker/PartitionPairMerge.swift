@@ -52,22 +52,22 @@ struct PartitionPairMerge<Record> {
         now: ContinuousClock.Instant,
         maximumWait: Duration,
         unfetchedSideWait: Duration
-    ) -> (record: Record, side: InputKind)? {
+    ) -> (record: Record, side: InputKind, timestamp: Int64)? {
         // By timestamps alone: looking at a record copies it, a retain and a release of what it holds.
         switch (positions.firstTimestamp, commands.firstTimestamp) {
         case (nil, nil):
             return nil
         case (let position?, let command?):
             return command <= position
-                ? (commands.removeFirst(), .commands) : (positions.removeFirst(), .positions)
-        case (_?, nil):
+                ? (commands.removeFirst(), .commands, command) : (positions.removeFirst(), .positions, position)
+        case (let position?, nil):
             let wait = commandsFetched ? maximumWait : unfetchedSideWait
             guard commandsAtEnd || waited(now: now, maximumWait: wait) else { return nil }
-            return (positions.removeFirst(), .positions)
-        case (nil, _?):
+            return (positions.removeFirst(), .positions, position)
+        case (nil, let command?):
             let wait = positionsFetched ? maximumWait : unfetchedSideWait
             guard positionsAtEnd || waited(now: now, maximumWait: wait) else { return nil }
-            return (commands.removeFirst(), .commands)
+            return (commands.removeFirst(), .commands, command)
         }
     }
 

@@ -76,14 +76,14 @@ final class ShardApplication: @unchecked Sendable {
     ///   - releasedOffsets: the merge's next offsets of the messages queued since the last start.
     ///   - polledAt: when the poll that brought them returned.
     func start(
-        _ shards: DeviceShards,
+        _ shards: inout DeviceShards,
         releasedOffsets: [TopicPartition: Int64],
         polledAt: ContinuousClock.Instant,
         producer: Producer,
         feed: EventFeed
     ) {
         precondition(shards.count <= threads.count, "more shards than apply threads")
-        let parts = shards.shards.map { $0.takePending() }
+        let parts = shards.takePending()
         let busy = parts.indices.filter { !parts[$0].isEmpty }
         condition.lock()
         collectAppliedRounds()

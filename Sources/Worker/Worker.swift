@@ -250,7 +250,11 @@ public final class Worker: @unchecked Sendable {
             for record in batch {
                 merge.append(record, kind: record.topic == configuration.topics.commands ? .commands : .positions)
             }
-            merge.release(atEnd: consumer.partitionsAtEnd, now: clock.now) { record, kind, origin in
+            merge.release(atEnd: consumer.partitionsAtEnd, now: clock.now, into: &shards) {
+                shards,
+                record,
+                kind,
+                origin in
                 shards.enqueue(record, kind: kind, origin: origin)
             }
             for took in application.takeRoundDurations() { metrics.recordBatch(took) }
@@ -320,7 +324,7 @@ public final class Worker: @unchecked Sendable {
     /// Hands what the merges released since the last start to the shards' threads.
     private func startApplying(_ producer: Producer, polledAt: ContinuousClock.Instant) {
         application.start(
-            shards,
+            &shards,
             releasedOffsets: merge.takeOffsets(),
             polledAt: polledAt,
             producer: producer,

@@ -26,9 +26,10 @@ struct InputMergeTests {
 
     func release(_ merge: inout InputMerge<Record>, atEnd: Set<TopicPartition>) -> [String] {
         var released: [String] = []
-        merge.release(atEnd: atEnd, now: now) { record, kind, origin in
+        merge.release(atEnd: atEnd, now: now, into: &released) { released, record, kind, origin in
             #expect(origin.topic == (kind == .commands ? "c" : "p"))
             #expect(origin.partition == record.partition && origin.offset == record.offset)
+            #expect(origin.timestamp == record.timestampMilliseconds ?? 0)
             released.append("\(origin.topic)\(record.partition)@\(record.offset)")
         }
         return released

@@ -10,10 +10,11 @@ struct PartitionPairMergeTests {
         _ merge: inout PartitionPairMerge<String>,
         positionsAtEnd: Bool = false,
         commandsAtEnd: Bool = false,
-        after elapsed: Duration = .zero
+        after elapsed: Duration = .zero,
+        timestamps: UnsafeMutablePointer<[Int64]>? = nil
     ) -> [String] {
         var out: [String] = []
-        while let (record, _) = merge.next(
+        while let (record, _, timestamp) = merge.next(
             positionsAtEnd: positionsAtEnd,
             commandsAtEnd: commandsAtEnd,
             now: start + elapsed,
@@ -21,6 +22,7 @@ struct PartitionPairMergeTests {
             unfetchedSideWait: .seconds(30)
         ) {
             out.append(record)
+            timestamps?.pointee.append(timestamp)
         }
         return out
     }
@@ -34,7 +36,12 @@ struct PartitionPairMergeTests {
         merge.append("c1", timestamp: 20, side: .commands)
         merge.append("c2", timestamp: 30, side: .commands)
         // Both sides at their end: everything is released in timestamp order.
-        #expect(drain(&merge, positionsAtEnd: true, commandsAtEnd: true) == ["p1", "c1", "c2", "p2", "p3"])
+        var timestamps: [Int64] = []
+        #expect(
+            drain(&merge, positionsAtEnd: true, commandsAtEnd: true, timestamps: &timestamps)
+                == ["p1", "c1", "c2", "p2", "p3"]
+        )
+        #expect(timestamps == [10, 20, 30, 30, 40], "each record comes out with its own timestamp")
         #expect(merge.isEmpty)
     }
 

@@ -28,7 +28,7 @@ struct ShardApplicationTests {
     }
 
     /// Queues positions read from the positions topic's partition 0 as the loop does.
-    func enqueue(_ records: some Sequence<ConsumerRecord>, on shards: DeviceShards) {
+    func enqueue(_ records: some Sequence<ConsumerRecord>, on shards: inout DeviceShards) {
         for record in records {
             shards.enqueue(
                 record,
@@ -89,21 +89,21 @@ struct ShardApplicationTests {
         let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
         defer { producer.close() }
         let records = try consumedPositions(cluster, producer: producer)
-        let shards = shards()
+        var shards = shards()
         let application = ShardApplication(threadCount: 2)
         let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
 
-        enqueue(records[0..<4], on: shards)
-        application.start(shards, releasedOffsets: [partition: 4], polledAt: .now, producer: producer, feed: feed)
+        enqueue(records[0..<4], on: &shards)
+        application.start(&shards, releasedOffsets: [partition: 4], polledAt: .now, producer: producer, feed: feed)
         // Still being applied, or applied but not yet finished: nothing a checkpoint may store.
         #expect(application.takeAppliedOffsets().isEmpty)
-        enqueue(records[4..<6], on: shards)  // the loop's next batch, queued while the shards apply
+        enqueue(records[4..<6], on: &shards)  // the loop's next batch, queued while the shards apply
         application.finish()
         #expect(application.takeAppliedOffsets() == [partition: 4])
         #expect(shards.counters.positions == 4)
         #expect(shards.holdings.devices == 4)
 
-        application.start(shards, releasedOffsets: [partition: 6], polledAt: .now, producer: producer, feed: feed)
+        application.start(&shards, releasedOffsets: [partition: 6], polledAt: .now, producer: producer, feed: feed)
         // The loop polls meanwhile (up to 100 ms on a quiet topic): no part of how long the batch took.
         Thread.sleep(forTimeInterval: 1)
         application.finish()
@@ -128,7 +128,7 @@ struct ShardApplicationTests {
         let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
         defer { producer.close() }
         let records = try consumedPositions(cluster, producer: producer, devices: 3000)
-        let shards = shards()
+        var shards = shards()
         let onShard = Dictionary(grouping: records) { record in
             shards.routing.shard(ofDevice: record.withKey { String(decoding: $0!, as: UTF8.self) })
         }
@@ -140,8 +140,8 @@ struct ShardApplicationTests {
 
         let half = slow.count / 2
         func start(_ records: ArraySlice<ConsumerRecord>, _ offsets: [TopicPartition: Int64]) {
-            enqueue(records, on: shards)
-            application.start(shards, releasedOffsets: offsets, polledAt: .now, producer: producer, feed: feed)
+            enqueue(records, on: &shards)
+            application.start(&shards, releasedOffsets: offsets, polledAt: .now, producer: producer, feed: feed)
         }
 
         // Many messages for shard 0 alone, then one at a time for shard 1: the start that would put more than
@@ -257,11 +257,11 @@ struct ShardApplicationTests {
         _ records: [ConsumerRecord],
         producer: Producer
     ) -> (DeviceShards, ShardApplication) {
-        let shards = shards()
+        var shards = shards()
         let application = ShardApplication(threadCount: 2)
-        enqueue(records, on: shards)
+        enqueue(records, on: &shards)
         application.start(
-            shards,
+            &shards,
             releasedOffsets: [partition: Int64(records.count)],
             polledAt: .now,
             producer: producer,
@@ -279,10 +279,10 @@ struct ShardApplicationTests {
         )
         defer { producer.close() }
         let records = try consumedPositions(cluster, producer: producer, extra: ["not json"])
-        let shards = shards()
+        var shards = shards()
         let application = ShardApplication(threadCount: 2)
-        enqueue(records, on: shards)
-        application.start(shards, releasedOffsets: [partition: 7], polledAt: .now, producer: producer, feed: feed)
+        enqueue(records, on: &shards)
+        application.start(&shards, releasedOffsets: [partition: 7], polledAt: .now, producer: producer, feed: feed)
         application.finish()
         var checkpoint = CheckpointWriter.Checkpoint()
         shards.takeCheckpoint(into: &checkpoint)
