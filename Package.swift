@@ -133,6 +133,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "GeoCore",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
             ],

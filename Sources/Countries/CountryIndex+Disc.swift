@@ -36,3 +36,34 @@ extension CountryIndex {
         return countries[country]
     }
 }
+
+extension CountryIndex {
+    /// ``country(at:within:)``, and, when the disc lies in one country's land, how far from the point no
+    /// boundary lies (its clearance, up to `reach` metres, measured as ``country(at:within:)`` measures): any
+    /// disc within that circle lies in the same country, so a caller that sees its next fixes stay inside it
+    /// knows their country without looking it up (``CountryArea``). nil clearance at sea, near a boundary,
+    /// above 80° of latitude (where the local frame's distances drift from the sphere's faster) or when `reach`
+    /// is not beyond `radius`.
+    public func country(
+        at coordinate: Coordinate,
+        within radius: Double,
+        clearanceUpTo reach: Double
+    ) -> (country: Country?, clearance: Double?) {
+        let radius = max(0, radius)
+        guard reach > radius, abs(coordinate.latitude) < 80 else {
+            return (country(at: coordinate, within: radius), nil)
+        }
+        let x = Self.x(coordinate.longitude)
+        let y = FixedPoint.units(coordinate.latitude)
+        guard let land = countryNumber(x: x, y: y) else { return (country(at: coordinate, within: radius), nil) }
+        // The nearest edge itself (not the first edge of the only country in reach, which is all the plain
+        // lookup needs): nothing of any boundary lies nearer.
+        guard let nearest = boundary(nearX: x, y: y, within: reach, finding: .nearestEdge).nearest else {
+            return (countries[land], reach)
+        }
+        // A boundary within the disc: the plain lookup's coastal rules decide, and there is no clear circle.
+        guard nearest.distance > radius else { return (country(at: coordinate, within: radius), nil) }
+        // No edge within `radius`: the plain lookup answers `land` too (its first case).
+        return (countries[land], nearest.distance)
+    }
+}

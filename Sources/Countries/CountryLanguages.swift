@@ -110,6 +110,14 @@ extension CountryIndex: CountryResolver {
     public func countryCode(at coordinate: Coordinate, within radius: Double) -> String? {
         country(at: coordinate, within: radius)?.code
     }
+    public func countryCode(
+        at coordinate: Coordinate,
+        within radius: Double,
+        clearanceUpTo reach: Double
+    ) -> (code: String?, clearance: Double?) {
+        let (country, clearance) = country(at: coordinate, within: radius, clearanceUpTo: reach)
+        return (country?.code, clearance)
+    }
 
     public func countryName(for code: String) -> String { country(code: code)?.name ?? code }
 }

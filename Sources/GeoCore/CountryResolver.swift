@@ -7,8 +7,26 @@ public protocol CountryResolver: Sendable {
     /// are not all in one (a border or a coast within reach, open sea): whether a fix of that accuracy
     /// decides the device's country.
     func countryCode(at coordinate: Coordinate, within radius: Double) -> String?
+    /// ``countryCode(at:within:)``, and how far from `coordinate` (up to `reach` metres) no border or coast
+    /// lies when the disc lies in one country's land: every disc within that circle lies in the same country
+    /// (``CountryArea``). A nil clearance says nothing; resolvers that cannot tell leave it nil.
+    func countryCode(
+        at coordinate: Coordinate,
+        within radius: Double,
+        clearanceUpTo reach: Double
+    ) -> (code: String?, clearance: Double?)
     /// The English name of the country with this code.
     func countryName(for code: String) -> String
+}
+
+extension CountryResolver {
+    public func countryCode(
+        at coordinate: Coordinate,
+        within radius: Double,
+        clearanceUpTo reach: Double
+    ) -> (code: String?, clearance: Double?) {
+        (countryCode(at: coordinate, within: radius), nil)
+    }
 }
 
 /// Chooses the language to suggest when a device arrives in a country.

@@ -16,6 +16,8 @@ public struct DeviceRegistry: Sendable {
         /// Whether a position of the device was applied since the registry got it: a device it was built
         /// with (restored from the store or the changelog) is only as current as its last fix elsewhere.
         var confirmedByFix = false
+        /// Where the device's country was last looked up with room around it: not stored, like the slot.
+        var countryArea = CountryArea.none
     }
 
     public init(tracker: DeviceTracker, states: [DeviceState] = []) {
@@ -68,7 +70,16 @@ public struct DeviceRegistry: Sendable {
     ) -> DeviceTracker.Outcome {
         let slot = slot(of: position.deviceId)
         if slots[slot].state.reflects(origin, kind: .positions) { return .alreadyApplied }
-        let outcome = tracker.apply(position, origin: origin, to: &slots[slot].state, events: &events)
+        // Taken out and put back: two in-place accesses to one slot at once would overlap.
+        var area = slots[slot].countryArea
+        let outcome = tracker.apply(
+            position,
+            origin: origin,
+            to: &slots[slot].state,
+            countryArea: &area,
+            events: &events
+        )
+        slots[slot].countryArea = area
         record(outcome, slot: slot, origin: origin, kind: .positions)
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences: slots[slot].confirmedByFix = true

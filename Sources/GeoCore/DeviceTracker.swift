@@ -81,6 +81,20 @@ public struct DeviceTracker: Sendable {
         to state: inout DeviceState,
         events: inout [DeviceEvent]
     ) -> Outcome {
+        var area = CountryArea.none
+        return apply(position, origin: origin, to: &state, countryArea: &area, events: &events)
+    }
+
+    /// Applies a position to its device's state, appending the events it causes to `events`; `countryArea` is
+    /// where the device's country was last looked up with room around it (``CountryArea``), kept beside the
+    /// state by the caller from one position to the next, so that fixes inside it are not looked up again.
+    public func apply(
+        _ position: Position,
+        origin: MessageOrigin,
+        to state: inout DeviceState,
+        countryArea: inout CountryArea,
+        events: inout [DeviceEvent]
+    ) -> Outcome {
         if let last = state.lastFix {
             if position.timestamp < last.timestamp { return Outcome(kind: .stale) }
             if position.timestamp == last.timestamp { return Outcome(kind: .duplicate) }
@@ -99,7 +113,7 @@ public struct DeviceTracker: Sendable {
                 geofences.evaluate(&state.pins[index], context, numbering: &numbering, events: &events)
             }
         }
-        updateCountry(of: &state, at: fix, accuracy: margin, numbering: &numbering, events: &events)
+        updateCountry(of: &state, at: fix, accuracy: margin, area: &countryArea, numbering: &numbering, events: &events)
         return Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
     }
 
@@ -132,18 +146,40 @@ public struct DeviceTracker: Sendable {
 
     private var geofences: GeofenceEvaluator { GeofenceEvaluator(configuration: configuration) }
 
+    /// How far around a looked-up fix the tracker asks the resolver to say no border lies (``CountryArea``): a
+    /// device moving a few hundred metres between fixes is looked up again every few kilometres.
+    static let countryAreaReach = 2_000.0
+
     private func updateCountry(
         of state: inout DeviceState,
         at fix: Fix,
         accuracy: Double,
+        area: inout CountryArea,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
         // The first fix: the country the position lies in. Later: only a fix whose whole accuracy disc lies
-        // in one country decides (nil: near a border, or at sea beyond the tolerance: keep the last).
-        let decided =
-            state.country == nil
-            ? countries.countryCode(at: fix.coordinate) : countries.countryCode(at: fix.coordinate, within: accuracy)
+        // in one country decides (nil: near a border, or at sea beyond the tolerance: keep the last); a disc
+        // inside the area around the last lookup lies in the device's country.
+        let decided: String?
+        var freshArea = area
+        if state.country == nil {
+            decided = countries.countryCode(at: fix.coordinate)
+            freshArea = .none
+        } else if area.holds(fix.coordinate, accuracy: accuracy) {
+            decided = state.country
+        } else {
+            let (code, clearance) = countries.countryCode(
+                at: fix.coordinate,
+                within: accuracy,
+                clearanceUpTo: Self.countryAreaReach
+            )
+            decided = code
+            freshArea = clearance.map { CountryArea(center: fix.coordinate, clearance: $0) } ?? .none
+        }
+        // An area stands for the device's country: kept only while that is the country it lies in (a first
+        // fix in another country that needs confirming does not change the device's country yet).
+        defer { area = decided != nil && decided == state.country ? freshArea : .none }
         guard let code = decided else { return }
         if code == state.country {
             state.countryCandidate = nil

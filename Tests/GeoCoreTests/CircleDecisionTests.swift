@@ -20,20 +20,6 @@ struct CircleDecisionTests {
         return distance - radius > margin ? .outside : nil
     }
 
-    /// The point `distance` metres from `start` at compass bearing `bearing` degrees, on the distance sphere.
-    static func destination(from start: Coordinate, distance: Double, bearing: Double) -> Coordinate {
-        let angle = distance / Coordinate.earthRadius
-        let phi = start.latitude * .pi / 180
-        let theta = bearing * .pi / 180
-        let latitude = asin(sin(phi) * cos(angle) + cos(phi) * sin(angle) * cos(theta))
-        var longitude =
-            start.longitude * .pi / 180
-            + atan2(sin(theta) * sin(angle) * cos(phi), cos(angle) - sin(phi) * sin(latitude))
-        if longitude > .pi { longitude -= 2 * .pi }
-        if longitude < -.pi { longitude += 2 * .pi }
-        return Coordinate(latitude: latitude * 180 / .pi, longitude: longitude * 180 / .pi)!
-    }
-
     /// The decision skips the haversine when the plane's bounds of the distance settle it; it must settle it
     /// as the haversine would, however close to the hysteresis band's edges the fix lies, at any latitude,
     /// across the antimeridian and near the poles.
@@ -51,7 +37,7 @@ struct CircleDecisionTests {
             let offset = offsets[random.next(below: offsets.count)]
             target += random.next(below: 2) == 0 ? offset : -offset
             if random.next(below: 8) == 0 { target = random.uniform(0, 3 * radius + 1000) }
-            let fix = Self.destination(from: center, distance: max(0, target), bearing: random.uniform(0, 360))
+            let fix = destination(from: center, distance: max(0, target), bearing: random.uniform(0, 360))
             let decided = PinShape.circle(center: center, radius: radius)
                 .decision(at: fix, margin: margin, plane: LocalPlane(at: fix))
             let expected = Self.decisionByHaversine(fix, center: center, radius: radius, margin: margin)
