@@ -108,7 +108,13 @@ public struct DeviceTracker: Sendable {
         let margin = position.accuracy ?? configuration.assumedAccuracy
         let usable = margin <= configuration.maximumAccuracy
         if usable && !state.pins.isEmpty {
-            let context = fixContext(position, fix: fix, margin: margin, previous: previous)
+            let context = fixContext(
+                position,
+                fix: fix,
+                margin: margin,
+                previous: previous,
+                needsMotion: state.pins.contains { $0.pin.approachSeconds != nil }
+            )
             for index in state.pins.indices {
                 geofences.evaluate(&state.pins[index], context, numbering: &numbering, events: &events)
             }
@@ -118,12 +124,15 @@ public struct DeviceTracker: Sendable {
     }
 
     /// What the geofence rules need of a fix: the previous fix only when it was accurate enough to decide
-    /// geofences and recent enough for the straight line between them to mean something.
+    /// geofences and recent enough for the straight line between them to mean something; the device's motion
+    /// only when a pin watches for approaches (`needsMotion`), the one rule that reads it (deriving it took a
+    /// haversine, a cosine and an arctangent at every fix).
     private func fixContext(
         _ position: Position,
         fix: Fix,
         margin: Double,
-        previous: Fix?
+        previous: Fix?,
+        needsMotion: Bool
     ) -> GeofenceEvaluator.FixContext {
         var path: (fix: Fix, margin: Double)?
         if let previous {
@@ -135,12 +144,14 @@ public struct DeviceTracker: Sendable {
                 path = (previous, previousMargin)
             }
         }
-        let motion = FixMotion(
-            position: position,
-            margin: margin,
-            previous: path,
-            maximumGapSeconds: configuration.maximumFixGapSeconds
-        )
+        let motion =
+            needsMotion
+            ? FixMotion(
+                position: position,
+                margin: margin,
+                previous: path,
+                maximumGapSeconds: configuration.maximumFixGapSeconds
+            ) : FixMotion()
         return GeofenceEvaluator.FixContext(fix: fix, margin: margin, previous: path, motion: motion)
     }
 

@@ -13,6 +13,7 @@ struct GeofenceEvaluator {
         /// The device's previous fix, when it was accurate enough for geofences and at most
         /// ``TrackerConfiguration/maximumFixGapSeconds`` older: the straight line between the two means something.
         let previous: (fix: Fix, margin: Double)?
+        /// Empty unless a pin of the device watches for approaches (the only rule that reads it).
         let motion: FixMotion
 
         /// A fix alone (the initial-state check when a pin is tracked): no path, no motion.
