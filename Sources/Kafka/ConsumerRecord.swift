@@ -52,6 +52,21 @@ public struct ConsumerRecord: @unchecked Sendable {
         )
     }
 
+    /// ``withKeyAndValue(_:)`` for a record read in place, in memory the caller keeps alive (a buffer of records
+    /// it owns) for the whole call. A call on the record itself retains and releases the record's batch
+    /// around it, and a batch's count is shared by every thread holding its records: on an apply thread, one
+    /// contended atomic increment and decrement per message.
+    public static func withKeyAndValue<Result>(
+        ofRecordAt record: UnsafePointer<ConsumerRecord>,
+        _ body: (_ key: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?) -> Result
+    ) -> Result {
+        let message = record.pointee.message.pointee
+        return body(
+            message.key.map { UnsafeRawBufferPointer(start: $0, count: message.key_len) },
+            message.payload.map { UnsafeRawBufferPointer(start: $0, count: message.len) }
+        )
+    }
+
     /// A copy of the payload; nil for a null value (a tombstone).
     public var value: [UInt8]? { withValue { $0.map { Array($0) } } }
 

@@ -34,11 +34,24 @@ final class DeviceShard: @unchecked Sendable {
         // Encoded changes are taken by the checkpoint right after they were encoded: a device applied to
         // before that would be in the checkpoint twice.
         precondition(encodedChanges.isEmpty, "applying with encoded changes not taken by a checkpoint")
-        // Read in place: a copy of a message would retain (and then release) its record's batch.
+        // The processor and the deliveries passed in place for the whole round: reached through the object at
+        // each message, each access was an exclusivity check.
+        Self.apply(messages, with: &processor, deliveries: &deliveries, producer: producer, feed: feed)
+    }
+
+    private static func apply(
+        _ messages: [Message],
+        with processor: inout InputProcessor,
+        deliveries: inout [DeliveryBatch],
+        producer: Producer,
+        feed: EventFeed
+    ) {
+        // Read in place: a copy of a message, or a call on its record, would retain (and then release) its
+        // record's batch, whose count the loop's thread changes too.
         messages.withUnsafeBufferPointer { messages in
             guard var message = messages.baseAddress else { return }
             for _ in messages.indices {
-                message.pointee.record.withKeyAndValue { key, value in
+                ConsumerRecord.withKeyAndValue(ofRecordAt: message.pointer(to: \.record)!) { key, value in
                     processor.process(
                         value: value,
                         key: key,
@@ -47,11 +60,13 @@ final class DeviceShard: @unchecked Sendable {
                         decoded: message.pointee.decoded
                     )
                 }
-                if processor.outputEventBytes >= Self.eventBytesPerSend { send(producer: producer, feed: feed) }
+                if processor.outputEventBytes >= eventBytesPerSend {
+                    send(&processor, deliveries: &deliveries, producer: producer, feed: feed)
+                }
                 message += 1
             }
         }
-        send(producer: producer, feed: feed)
+        send(&processor, deliveries: &deliveries, producer: producer, feed: feed)
     }
 
     /// How many bytes of events the shard encodes before it sends them. A catch-up round hands a shard thousands
@@ -61,7 +76,12 @@ final class DeviceShard: @unchecked Sendable {
     static let eventBytesPerSend = 256 * 1024
 
     /// Sends what the processor gave since the last send and offers the events to the live feed.
-    private func send(producer: Producer, feed: EventFeed) {
+    private static func send(
+        _ processor: inout InputProcessor,
+        deliveries: inout [DeliveryBatch],
+        producer: Producer,
+        feed: EventFeed
+    ) {
         processor.withOutput { output in
             if !output.events.isEmpty {
                 feed.offer(output.events)
