@@ -175,6 +175,15 @@ struct CloudEventEncoderTests {
         )
         let json = try encodeAndParse(event)
         #expect(json["subject"] as? String == "a\u{0}b\u{1F}c\\d\"e")
+        // The source is the operator's: written once into the envelope's fixed text, escaped there too.
+        let source = "/geo\"worker\\\u{1}"
+        let custom = try #require(
+            try JSONSerialization.jsonObject(with: Data(CloudEventEncoder(source: source).encode(event)))
+                as? [String: Any]
+        )
+        #expect(custom["source"] as? String == source)
+        #expect(custom["type"] as? String == "country.changed")
+        #expect(custom["id"] as? String == "t:0:0:0")
     }
 }
 
