@@ -81,8 +81,10 @@ public struct DeviceTracker: Sendable {
         to state: inout DeviceState,
         events: inout [DeviceEvent]
     ) -> Outcome {
+        // No area kept from one position to the next: the resolver is not asked for one either (measuring the
+        // clearance costs more than the plain lookup).
         var area = CountryArea.none
-        return apply(position, origin: origin, to: &state, countryArea: &area, events: &events)
+        return apply(position, origin: origin, to: &state, countryArea: &area, keepsArea: false, events: &events)
     }
 
     /// Applies a position to its device's state, appending the events it causes to `events`; `countryArea` is
@@ -93,6 +95,17 @@ public struct DeviceTracker: Sendable {
         origin: MessageOrigin,
         to state: inout DeviceState,
         countryArea: inout CountryArea,
+        events: inout [DeviceEvent]
+    ) -> Outcome {
+        apply(position, origin: origin, to: &state, countryArea: &countryArea, keepsArea: true, events: &events)
+    }
+
+    private func apply(
+        _ position: Position,
+        origin: MessageOrigin,
+        to state: inout DeviceState,
+        countryArea: inout CountryArea,
+        keepsArea: Bool,
         events: inout [DeviceEvent]
     ) -> Outcome {
         if let last = state.lastFix {
@@ -119,7 +132,15 @@ public struct DeviceTracker: Sendable {
                 geofences.evaluate(&state.pins[index], context, numbering: &numbering, events: &events)
             }
         }
-        updateCountry(of: &state, at: fix, accuracy: margin, area: &countryArea, numbering: &numbering, events: &events)
+        updateCountry(
+            of: &state,
+            at: fix,
+            accuracy: margin,
+            area: &countryArea,
+            keepsArea: keepsArea,
+            numbering: &numbering,
+            events: &events
+        )
         return Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
     }
 
@@ -166,6 +187,7 @@ public struct DeviceTracker: Sendable {
         at fix: Fix,
         accuracy: Double,
         area: inout CountryArea,
+        keepsArea: Bool,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
@@ -179,6 +201,8 @@ public struct DeviceTracker: Sendable {
             freshArea = .none
         } else if area.holds(fix.coordinate, accuracy: accuracy) {
             decided = state.country
+        } else if !keepsArea {
+            decided = countries.countryCode(at: fix.coordinate, within: accuracy)
         } else {
             let (code, clearance) = countries.countryCode(
                 at: fix.coordinate,

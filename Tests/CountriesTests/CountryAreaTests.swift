@@ -80,6 +80,7 @@ struct CountryAreaTests {
     final class CountingResolver: CountryResolver, @unchecked Sendable {
         let index: CountryIndex
         var lookups = 0
+        var clearanceLookups = 0
         init(_ index: CountryIndex) { self.index = index }
         func countryCode(at coordinate: Coordinate) -> String? {
             lookups += 1
@@ -97,6 +98,7 @@ struct CountryAreaTests {
             -> (code: String?, clearance: Double?)
         {
             lookups += 1
+            clearanceLookups += 1
             return index.countryCode(at: coordinate, within: radius, clearanceUpTo: reach)
         }
         func countryName(for code: String) -> String { index.countryName(for: code) }
@@ -106,7 +108,8 @@ struct CountryAreaTests {
     func sameEventsWithAreas() {
         let counting = CountingResolver(bundledIndex)
         var registry = DeviceRegistry(tracker: DeviceTracker(countries: counting, languages: bundledLanguages))
-        let everyFix = DeviceTracker(countries: bundledIndex, languages: bundledLanguages)
+        let plain = CountingResolver(bundledIndex)
+        let everyFix = DeviceTracker(countries: plain, languages: bundledLanguages)
         var random = SplitMix64(seed: 0xB0DE)
         var fixes = 0
         for device in 0..<120 {
@@ -140,5 +143,7 @@ struct CountryAreaTests {
         }
         // Without areas every fix is looked up; these devices move a few hundred metres a fix.
         #expect(counting.lookups < fixes / 2, "\(counting.lookups) lookups for \(fixes) fixes")
+        // A caller that keeps no area is not made to pay for measuring one.
+        #expect(plain.lookups == fixes && plain.clearanceLookups == 0)
     }
 }
