@@ -49,10 +49,13 @@ let package = Package(
             pkgConfig: "jemalloc",
             providers: [.apt(["libjemalloc-dev"])]
         ),
+        // The project's one thread helper: a named thread that runs jobs in order, for blocking work kept off
+        // Swift's cooperative pool.
+        .target(name: "Threads", swiftSettings: strictSwift),
         .target(
             name: "Kafka",
             dependencies: [
-                "CRdKafka",
+                "CRdKafka", "Threads",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -79,7 +82,7 @@ let package = Package(
         .target(
             name: "Worker",
             dependencies: [
-                "Kafka", "GeoCore", "StateStore", "Countries",
+                "Kafka", "GeoCore", "StateStore", "Countries", "Threads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -215,6 +218,7 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        .testTarget(name: "ThreadsTests", dependencies: ["Threads"], swiftSettings: strictSwift),
         .testTarget(
             name: "GeoCoreTests",
             dependencies: ["GeoCore", "TestSupport"],

@@ -10,6 +10,15 @@ public struct DeviceRegistry: Sendable {
     /// Slots changed since the last ``takeChanges()``, in the order they first changed.
     private var changedSlots: [Int] = []
 
+    /// What became of one message given to the registry.
+    public enum Outcome: Hashable, Sendable {
+        /// The device's state already reflects the message (``DeviceState/appliedOffsets``), met again on a
+        /// replay: skipped, never given to the tracker.
+        case alreadyApplied
+        /// Given to the tracker, which says what became of it.
+        case tracked(DeviceTracker.Outcome.Kind)
+    }
+
     private struct Slot {
         var state: DeviceState
         var changed = false
@@ -67,7 +76,7 @@ public struct DeviceRegistry: Sendable {
         _ position: Position,
         origin: MessageOrigin,
         events: inout [DeviceEvent]
-    ) -> DeviceTracker.Outcome {
+    ) -> Outcome {
         let slot = slot(of: position.deviceId)
         if slots[slot].state.reflects(origin, kind: .positions) { return .alreadyApplied }
         // Taken out and put back: two in-place accesses to one slot at once would overlap.
@@ -83,9 +92,9 @@ public struct DeviceRegistry: Sendable {
         record(outcome, slot: slot, origin: origin, kind: .positions)
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences: slots[slot].confirmedByFix = true
-        case .stale, .duplicate, .rejected, .alreadyApplied: break
+        case .stale, .duplicate, .rejected: break
         }
-        return outcome
+        return .tracked(outcome.kind)
     }
 
     /// Applies a command to its device, appending the events it causes to `events`.
@@ -93,14 +102,14 @@ public struct DeviceRegistry: Sendable {
         _ command: DeviceCommand,
         origin: MessageOrigin,
         events: inout [DeviceEvent]
-    ) -> DeviceTracker.Outcome {
+    ) -> Outcome {
         let slot = slot(of: command.deviceId)
         if slots[slot].state.reflects(origin, kind: .commands) { return .alreadyApplied }
         let pinsBefore = slots[slot].state.pins.count
         let outcome = tracker.apply(command, origin: origin, to: &slots[slot].state, events: &events)
         pinCount += slots[slot].state.pins.count - pinsBefore
         record(outcome, slot: slot, origin: origin, kind: .commands)
-        return outcome
+        return .tracked(outcome.kind)
     }
 
     /// The devices changed since the last call, in the order they first changed, and forgets them. (The worker
@@ -160,7 +169,7 @@ public struct DeviceRegistry: Sendable {
                 changedSlots.append(slot)
             }
             slots[slot].state.recordApplied(origin, kind: kind)
-        case .stale, .duplicate, .rejected, .alreadyApplied:
+        case .stale, .duplicate, .rejected:
             break  // nothing changed
         }
     }

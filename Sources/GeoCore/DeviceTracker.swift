@@ -43,9 +43,6 @@ public struct DeviceTracker: Sendable {
             case duplicate
             /// A command that cannot be carried out, with the reason (for the dead-letter topic).
             case rejected(String)
-            /// A message the device's state already reflects (``DeviceState/appliedOffsets``), met again on a
-            /// replay: skipped by the ``DeviceRegistry``, never given to the tracker.
-            case alreadyApplied
         }
 
         public let kind: Kind
@@ -55,7 +52,6 @@ public struct DeviceTracker: Sendable {
         }
 
         static let applied = Outcome(kind: .applied)
-        static let alreadyApplied = Outcome(kind: .alreadyApplied)
     }
 
     public let configuration: TrackerConfiguration

@@ -1,6 +1,7 @@
 import CRdKafka
 public import Logging
 import Synchronization
+import Threads
 
 /// Consumes Kafka topics through librdkafka, in batches, with offsets under the caller's control.
 ///

@@ -2,6 +2,7 @@ import CRdKafka
 import Foundation
 public import Logging
 import Synchronization
+import Threads
 
 /// Produces messages to Kafka through librdkafka, with delivery reports per message and per batch.
 ///

@@ -20,7 +20,7 @@ struct DeviceRegistryTests {
                 )
                 let offset = Int64(round * ids.count + index)
                 let origin = MessageOrigin(topic: "p", partition: Int32(index % 8), offset: offset, timestamp: 0)
-                #expect(registry.apply(position, origin: origin, events: &events).kind == .applied)
+                #expect(registry.apply(position, origin: origin, events: &events) == .tracked(.applied))
             }
         }
         let changes = registry.takeChanges()
@@ -52,7 +52,7 @@ struct DeviceRegistryTests {
                 stale,
                 origin: MessageOrigin(topic: "p", partition: 0, offset: 0, timestamp: 0),
                 events: &events
-            ).kind == .stale
+            ) == .tracked(.stale)
         )
         #expect(registry.takeChanges().isEmpty)
         #expect(registry.state(of: "d") == stored)
@@ -113,14 +113,14 @@ struct DeviceRegistryTests {
         func run(
             _ registry: inout DeviceRegistry,
             _ slice: ArraySlice<(InputMessage, MessageOrigin)>
-        ) -> ([DeviceEvent], [DeviceTracker.Outcome.Kind]) {
+        ) -> ([DeviceEvent], [DeviceRegistry.Outcome]) {
             var events: [DeviceEvent] = []
-            var kinds: [DeviceTracker.Outcome.Kind] = []
+            var kinds: [DeviceRegistry.Outcome] = []
             for (message, origin) in slice {
                 switch message {
                 case .position(let position):
-                    kinds.append(registry.apply(position, origin: origin, events: &events).kind)
-                case .command(let command): kinds.append(registry.apply(command, origin: origin, events: &events).kind)
+                    kinds.append(registry.apply(position, origin: origin, events: &events))
+                case .command(let command): kinds.append(registry.apply(command, origin: origin, events: &events))
                 }
             }
             return (events, kinds)
@@ -151,7 +151,7 @@ struct DeviceRegistryTests {
             origin: MessageOrigin(topic: "p", partition: 5, offset: 1, timestamp: 1),
             events: &events
         )
-        #expect(outcome.kind == .applied)
+        #expect(outcome == .tracked(.applied))
         #expect(restored.state(of: "d")?.appliedOffsets == AppliedOffsets(positions: 1, commands: -1))
         #expect(restored.state(of: "d")?.inputPartition == 5)
     }

@@ -45,9 +45,7 @@ struct ChangelogRestoreTests {
             logger: Self.quiet
         )
         defer { consumer.close() }
-        return try restore.restore(partitions) { (partition) throws(KafkaError) in
-            try consumer.watermarks(of: partition)
-        }
+        return try restore.restore(partitions, watermarksFrom: consumer)
     }
 
     func produce(_ states: [DeviceState], partition: Int32) throws {
@@ -80,8 +78,8 @@ struct ChangelogRestoreTests {
         var report = try restore(store, [2, 3], metrics: metrics)
         #expect(report.records == [2: 25])
         // What an operator watches during a restore: records restored, and none left, per partition.
-        #expect(try metrics.expectCounter(ChangelogRestore.Name.restored, [("partition", "2")]).totalValue == 25)
-        #expect(try metrics.expectGauge(ChangelogRestore.Name.remaining, [("partition", "2")]).lastValue == 0)
+        #expect(try metrics.expectCounter(MetricName.changelogRestored, [("partition", "2")]).totalValue == 25)
+        #expect(try metrics.expectGauge(MetricName.changelogRestoreRemaining, [("partition", "2")]).lastValue == 0)
         #expect(try store.loadDevices(partitions: [2]).count == 25)
         #expect(try store.loadDevices(partitions: [1]).isEmpty, "partition 1 was not asked for")
         #expect(try store.loadChangelogOffsets() == [2: 25])

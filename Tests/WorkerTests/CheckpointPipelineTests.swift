@@ -11,8 +11,8 @@ import Testing
 struct CheckpointPipelineTests {
     let positions0 = TopicPartition("positions", 0)
 
-    func checkpoint(next offset: Int64) -> CheckpointWriter.Checkpoint {
-        CheckpointWriter.Checkpoint(offsets: [positions0: offset])
+    func checkpoint(next offset: Int64) -> Checkpoint {
+        Checkpoint(offsets: [positions0: offset])
     }
 
     let refused = WorkerError(.delivery, "could not deliver to events")
@@ -43,35 +43,38 @@ struct CheckpointPipelineTests {
     }
 
     /// The checkpoint a `.write` action hands over, or nil for any other action.
-    func written(_ action: CheckpointPipeline.SubmitAction) -> CheckpointWriter.Checkpoint? {
+    func written(_ action: CheckpointPipeline.SubmitAction) -> Checkpoint? {
         if case .write(let checkpoint) = action { return checkpoint }
         return nil
     }
 
     @Test("a checkpoint goes to the writer; the next waits until it is written; the newest written offsets count")
     func oneAtATime() {
-        var pipeline = CheckpointPipeline(storedOffsets: [positions0: 5])
+        var pipeline = CheckpointPipeline()
         #expect(written(pipeline.submit(checkpoint(next: 10)))?.offsets == [positions0: 10])
         #expect(
             name(pipeline.submit(checkpoint(next: 20))) == "waitForWriter",
             "a second checkpoint must wait for the first"
         )
         #expect(name(pipeline.waitUntilWritten()) == "waitForWriter", "nothing is written yet")
-        #expect(pipeline.storedOffsets == [positions0: 5], "nothing counts as stored before it is written")
+        #expect(pipeline.takeWritten() == .init(), "nothing counts as written before it is")
 
         pipeline.writeFinished(.success([positions0: 10]))
-        #expect(pipeline.storedOffsets == [positions0: 10])
         #expect(written(pipeline.submit(checkpoint(next: 20)))?.offsets == [positions0: 20])
         pipeline.writeFinished(.success([positions0: 20]))
         #expect(name(pipeline.waitUntilWritten()) == "done", "both are written")
-        #expect(pipeline.storedOffsets == [positions0: 20], "the newest written offset per partition")
+        #expect(
+            pipeline.takeWritten() == .init(count: 2, offsets: [positions0: 20]),
+            "two written, the newest offset per partition"
+        )
+        #expect(pipeline.takeWritten() == .init(), "taken once")
     }
 
     @Test("an empty checkpoint is skipped and leaves the pipeline idle")
     func emptyIsSkipped() {
-        var pipeline = CheckpointPipeline(storedOffsets: [:])
+        var pipeline = CheckpointPipeline()
         #expect(
-            name(pipeline.submit(CheckpointWriter.Checkpoint())) == "skip",
+            name(pipeline.submit(Checkpoint())) == "skip",
             "an empty checkpoint has nothing to write"
         )
         #expect(written(pipeline.submit(checkpoint(next: 1))) != nil, "still idle")
@@ -79,7 +82,7 @@ struct CheckpointPipelineTests {
 
     @Test("a failure while the next checkpoint waits: the waiting one is dropped, and every later call fails")
     func failureWhileOneWaits() {
-        var pipeline = CheckpointPipeline(storedOffsets: [:])
+        var pipeline = CheckpointPipeline()
         _ = pipeline.submit(checkpoint(next: 10))
         #expect(name(pipeline.submit(checkpoint(next: 20))) == "waitForWriter", "the second waits")
         pipeline.writeFinished(.failure(refused))
@@ -88,26 +91,26 @@ struct CheckpointPipelineTests {
             "the waiting checkpoint must not be written after a failure"
         )
         #expect(name(pipeline.waitUntilWritten()) == "fail(delivery)", "waiters learn of the failure")
-        #expect(pipeline.storedOffsets.isEmpty, "nothing of a failed checkpoint counts as stored")
+        #expect(pipeline.takeWritten() == .init(), "nothing of a failed checkpoint counts as written")
         #expect(pipeline.failure?.code == .delivery)
         #expect(name(pipeline.stop()) == "stopThread", "a failed pipeline has nothing in hand: its thread can stop")
     }
 
     @Test("a stop while a checkpoint waits for its deliveries lets it finish, then stops")
     func stopWhileWriting() {
-        var pipeline = CheckpointPipeline(storedOffsets: [:])
+        var pipeline = CheckpointPipeline()
         _ = pipeline.submit(checkpoint(next: 10))
         #expect(name(pipeline.stop()) == "waitForWriter", "the write in hand must finish first")
         #expect(name(pipeline.stop()) == "waitForWriter", "asking again changes nothing while it writes")
         pipeline.writeFinished(.success([positions0: 10]))
         #expect(name(pipeline.stop()) == "stopThread", "written: the thread can stop")
         #expect(name(pipeline.waitUntilWritten()) == "done", "a stopped pipeline has everything written")
-        #expect(pipeline.storedOffsets == [positions0: 10], "the last checkpoint is still stored")
+        #expect(pipeline.takeWritten().offsets == [positions0: 10], "the last checkpoint is written")
     }
 
     @Test("a stop while a checkpoint waits, and then its deliveries fail: the failure is what remains")
     func stopThenFailure() {
-        var pipeline = CheckpointPipeline(storedOffsets: [:])
+        var pipeline = CheckpointPipeline()
         _ = pipeline.submit(checkpoint(next: 10))
         _ = pipeline.stop()
         pipeline.writeFinished(.failure(refused))
@@ -117,30 +120,29 @@ struct CheckpointPipelineTests {
 
     @Test("a stop with nothing in hand stops at once")
     func stopWhenIdle() {
-        var pipeline = CheckpointPipeline(storedOffsets: [:])
+        var pipeline = CheckpointPipeline()
         #expect(name(pipeline.stop()) == "stopThread", "idle: stop at once")
     }
 
     @Test("a refused delivery holds the pipeline until the worker rewinds; then checkpoints are written again")
     func refusalThenRewind() {
-        var pipeline = CheckpointPipeline(storedOffsets: [positions0: 5])
+        var pipeline = CheckpointPipeline()
         _ = pipeline.submit(checkpoint(next: 10))
         pipeline.writeFinished(.failure(refused))
         #expect(pipeline.failure?.code == .delivery)
         #expect(name(pipeline.submit(checkpoint(next: 20))) == "fail(delivery)", "nothing is written meanwhile")
-        #expect(pipeline.storedOffsets == [positions0: 5], "the refused checkpoint never counts as stored")
-        #expect(pipeline.writes == 0)
+        #expect(pipeline.takeWritten() == .init(), "the refused checkpoint never counts as written")
 
         pipeline.rewound()
         #expect(pipeline.failure == nil)
         #expect(written(pipeline.submit(checkpoint(next: 10))) != nil, "the same input, applied again, is written")
         pipeline.writeFinished(.success([positions0: 10]))
-        #expect(pipeline.writes == 1 && pipeline.storedOffsets == [positions0: 10])
+        #expect(pipeline.takeWritten() == .init(count: 1, offsets: [positions0: 10]))
     }
 
     @Test("a failure of the store is final: rewinding does not undo it")
     func storeFailureIsFinal() {
-        var pipeline = CheckpointPipeline(storedOffsets: [:])
+        var pipeline = CheckpointPipeline()
         _ = pipeline.submit(checkpoint(next: 10))
         pipeline.writeFinished(.failure(WorkerError(.state, "disk full")))
         pipeline.rewound()

@@ -33,7 +33,7 @@ struct CheckpointWriterTests {
         let cluster = cluster ?? self.cluster
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try StateStore(directory: directory)
-        let writer = CheckpointWriter(store: store, storedOffsets: [:])
+        let writer = CheckpointWriter(store: store)
         defer { writer.stop() }
         let producer = try Producer(
             configuration: ProducerConfiguration(
@@ -46,8 +46,8 @@ struct CheckpointWriterTests {
         try body(store, writer, producer)
     }
 
-    func checkpoint(_ deliveries: DeliveryBatch, device: String, next offset: Int64) -> CheckpointWriter.Checkpoint {
-        CheckpointWriter.Checkpoint(
+    func checkpoint(_ deliveries: DeliveryBatch, device: String, next offset: Int64) -> Checkpoint {
+        Checkpoint(
             deliveries: [deliveries],
             devices: [[EncodedDevice(DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR"))]],
             offsets: [TopicPartition("positions", 0): offset]
@@ -68,7 +68,7 @@ struct CheckpointWriterTests {
             #expect(!deliveries.isComplete)
             #expect(try store.loadOffsets().isEmpty, "nothing is written while its events are undelivered")
             #expect(try store.loadDevices().isEmpty)
-            #expect(writer.storedOffsets.isEmpty, "nothing counts as stored before it is written")
+            #expect(writer.takeWritten().count == 0, "nothing counts as written before it is")
 
             try cluster.bringBrokerUp(1)
             try writer.waitUntilWritten()
@@ -76,7 +76,7 @@ struct CheckpointWriterTests {
             let key = TopicPartition("positions", 0)
             #expect(try store.loadOffsets() == [key: 42])
             #expect(try store.loadDevices().map(\.deviceId) == ["device-a"])
-            #expect(writer.storedOffsets == [key: 42])
+            #expect(writer.takeWritten() == .init(count: 1, offsets: [key: 42]))
         }
     }
 
@@ -148,9 +148,8 @@ struct CheckpointWriterTests {
             // An assignment that starts a partition past the store's offset while the refusal waits for its
             // rewind: the start is stored (the worker rewinds to it), the refusal is not a failure of that.
             let moved = TopicPartition("positions", 1)
-            try writer.advanceStoredOffsets([moved: 7])
+            try writer.writeOffsets([moved: 7])
             #expect(try store.loadOffsets()[moved] == 7)
-            #expect(writer.storedOffsets[moved] == 7)
             #expect(writer.failed?.code == .delivery, "the refusal still waits for the rewind")
         }
     }

@@ -46,11 +46,11 @@ struct InputMergeTests {
         #expect(release(&merge, atEnd: allAtEnd) == ["p0@10", "c0@5", "p0@11", "p2@7"])
         #expect(merge.isEmpty)
         #expect(
-            merge.takeOffsets() == [
+            merge.takeReleasedOffsets() == [
                 TopicPartition("p", 0): 12, TopicPartition("c", 0): 6, TopicPartition("p", 2): 8,
             ]
         )
-        #expect(merge.takeOffsets().isEmpty, "taken offsets are forgotten")
+        #expect(merge.takeReleasedOffsets().isEmpty, "taken offsets are forgotten")
     }
 
     @Test("a pair whose other side has not been fetched holds its records; a revoked pair forgets them")
@@ -61,7 +61,7 @@ struct InputMergeTests {
         let positionsOnly: Set<TopicPartition> = [TopicPartition("p", 1)]
         #expect(release(&merge, atEnd: positionsOnly).isEmpty)
         #expect(!merge.isEmpty)
-        #expect(merge.takeOffsets().isEmpty, "nothing released, nothing to store")
+        #expect(merge.takeReleasedOffsets().isEmpty, "nothing released, nothing to store")
 
         merge.removeAll(partition: 1)
         #expect(merge.isEmpty)

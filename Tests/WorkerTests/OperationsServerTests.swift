@@ -52,17 +52,19 @@ struct OperationsServerTests {
     @Test("/metrics shows what the worker counted, its holdings and its lag per partition")
     func metrics() async throws {
         let registry = PrometheusCollectorRegistry()
-        var metrics = WorkerMetrics(factory: OperationsServer.metricsFactory(registry: registry))
+        let factory = OperationsServer.metricsFactory(registry: registry)
+        var metrics = WorkerMetrics(factory: factory)
+        var checkpointMetrics = CheckpointMetrics(factory: factory)
         var counters = ProcessingCounters()
         counters.positions = 7
         counters.events["geofence.entered"] = 2
         counters.deadLettered["invalid-json"] = 1
         metrics.publish(counters)
-        metrics.recordHoldings((devices: 3, pins: 5))
+        checkpointMetrics.recordHoldings((devices: 3, pins: 5))
         let partition = TopicPartition("positions", 2)
-        metrics.recordLag(
+        checkpointMetrics.recordLag(
             highWatermarks: [partition: 120, TopicPartition("positions", 3): 50],
-            storedOffsets: [partition: 100]
+            stored: [partition: 100]
         )
 
         try await withServer(WorkerHealth(), registry: registry) { client in

@@ -1,0 +1,129 @@
+import Kafka
+import Logging
+
+/// Takes the worker's checkpoints and keeps the consumer group in step with them: stops the shards, takes a
+/// ``Checkpoint`` whole (the shards' deliveries and changed devices, the applied offsets, the changelog),
+/// hands it to the ``CheckpointWriter``, notes in the ``OffsetLedger`` what the writer stored, commits to the
+/// group the stored offsets it lacks, and records lag and holdings.
+///
+/// Owned by the loop's thread (the rebalance hooks, inside the poll, call it too); the writing itself runs on
+/// the writer's threads.
+final class CheckpointCoordinator {
+    private let writer: CheckpointWriter
+    private let ledger: OffsetLedger
+    private let applyThreads: ApplyThreads
+    private let devices: HeldDevices
+    private var metrics: CheckpointMetrics
+    private let logger: Logger
+    /// Checkpoints written since ``checkpoint(changelog:consumer:)`` last said so.
+    private var writtenSinceAsked = 0
+
+    init(
+        writer: CheckpointWriter,
+        ledger: OffsetLedger,
+        applyThreads: ApplyThreads,
+        devices: HeldDevices,
+        metrics: CheckpointMetrics,
+        logger: Logger
+    ) {
+        self.writer = writer
+        self.ledger = ledger
+        self.applyThreads = applyThreads
+        self.devices = devices
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// The regular checkpoint: takes one and hands it to the writer (which first finishes the previous one),
+    /// commits what the store holds and the group does not yet, and records lag and holdings.
+    ///
+    /// - Returns: whether a checkpoint was written since the last call (deliveries go through).
+    /// - Throws: the failure of an earlier checkpoint (a refused delivery, the store); this one is dropped.
+    func checkpoint(changelog: DeviceChangelog.Sink?, consumer: Consumer) throws(WorkerError) -> Bool {
+        try submit(changelog: changelog)
+        let assigned = consumer.assignment
+        commitStored(of: assigned, consumer: consumer)
+        metrics.recordLag(highWatermarks: consumer.cachedHighWatermarks(for: assigned), stored: ledger.stored)
+        metrics.recordHoldings(devices.holdings)
+        collectWritten()
+        defer { writtenSinceAsked = 0 }
+        return writtenSinceAsked > 0
+    }
+
+    /// Stops the shards, takes a checkpoint and hands it to the writer (which first finishes the previous one).
+    ///
+    /// - Throws: the failure of an earlier checkpoint; this one is then dropped.
+    func submit(changelog: DeviceChangelog.Sink?) throws(WorkerError) {
+        applyThreads.finish()
+        for round in applyThreads.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
+        let checkpoint = Checkpoint(
+            shards: applyThreads.takeChanges(of: devices.shards),
+            offsets: ledger.takeApplied(),
+            changelog: changelog
+        )
+        defer { collectWritten() }
+        try writer.submit(checkpoint)
+    }
+
+    /// Waits until every checkpoint submitted is written.
+    ///
+    /// - Throws: the failure that stopped the writing.
+    func waitUntilWritten() throws(WorkerError) {
+        defer { collectWritten() }
+        try writer.waitUntilWritten()
+    }
+
+    /// The failure that stopped the writing, if any: a refusal until the worker rewinds, or a final failure.
+    var failure: WorkerError? { writer.failed }
+
+    /// Writes the start offsets of an assignment that the group moved past the store, so that a rewind or a
+    /// group commit never goes back before them.
+    ///
+    /// - Throws: a failure of the store.
+    func storeStarts(_ offsets: [TopicPartition: Int64]) throws(WorkerError) {
+        try writer.writeOffsets(offsets)
+        collectWritten()
+        ledger.noteStored(offsets)
+    }
+
+    /// Commits to the consumer group, on the consumer's thread, the stored offset of each of `partitions` that
+    /// the group has not acknowledged: for lag monitoring and as a fallback, since the store is the source of
+    /// truth. Asked at every checkpoint, with or without new input, so a commit the group refused (while it
+    /// rebalanced) or one that never came (a partition just assigned, with nothing new to read) is made good.
+    /// Without `waitForAnswer` the commit goes out in the background and the loop does not wait a round trip.
+    func commitStored(
+        of partitions: some Sequence<TopicPartition>,
+        consumer: Consumer,
+        waitForAnswer: Bool = false
+    ) {
+        let offsets = ledger.uncommitted(of: partitions, acknowledged: consumer.acknowledgedCommits)
+        guard !offsets.isEmpty else { return }
+        do {
+            if waitForAnswer {
+                try consumer.commit(offsets)
+            } else {
+                try consumer.commitInBackground(offsets)
+            }
+        } catch {
+            // The next checkpoint tries again; the group refuses commits while it rebalances.
+            logger.debug("group offset commit deferred", metadata: [LogKey.error: "\(error)"])
+        }
+    }
+
+    /// Lets the checkpoint in hand finish, then ends the writer's threads.
+    func stop() {
+        writer.stop()
+    }
+
+    /// After a refused delivery: the worker has rewound to the stored state, checkpoints may be written again.
+    func rewound() {
+        writer.rewound()
+    }
+
+    /// Notes in the ledger what the writer stored since the last call.
+    private func collectWritten() {
+        let written = writer.takeWritten()
+        ledger.noteStored(written.offsets)
+        writtenSinceAsked += written.count
+    }
+}

@@ -1,0 +1,40 @@
+import Kafka
+import Metrics
+
+/// What the checkpoints tell an operator: how far each partition's stored progress is behind its end, and how
+/// many devices and pins the worker holds.
+struct CheckpointMetrics {
+    private let factory: any MetricsFactory
+    private let devices: Gauge
+    private let pins: Gauge
+    private var lag: [TopicPartition: Gauge] = [:]
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        devices = Gauge(label: MetricName.devices, factory: factory)
+        pins = Gauge(label: MetricName.pins, factory: factory)
+    }
+
+    /// Records how many devices and tracked pins the worker holds.
+    func recordHoldings(_ holdings: (devices: Int, pins: Int)) {
+        devices.record(holdings.devices)
+        pins.record(holdings.pins)
+    }
+
+    /// Sets the lag of each partition: its high watermark minus the next offset stored for it, what a restart
+    /// would still have to read (partitions with nothing stored yet are left out until their first
+    /// checkpoint).
+    mutating func recordLag(highWatermarks: [TopicPartition: Int64], stored: [TopicPartition: Int64]) {
+        for (partition, high) in highWatermarks {
+            guard let next = stored[partition] else { continue }
+            if lag[partition] == nil {
+                lag[partition] = Gauge(
+                    label: MetricName.lag,
+                    dimensions: [("topic", partition.topic), ("partition", "\(partition.partition)")],
+                    factory: factory
+                )
+            }
+            lag[partition]!.record(max(0, high - next))
+        }
+    }
+}

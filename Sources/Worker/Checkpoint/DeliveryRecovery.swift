@@ -1,0 +1,104 @@
+import Kafka
+import Logging
+import Metrics
+
+/// The way back from a delivery the broker refused for good (authorization, a deleted topic, a record it
+/// rejects): the worker returns to its last written checkpoint in process, waits out a back-off and reads
+/// again from there. Applying and sending again re-emits the same events with the same ids (they derive from
+/// the input offsets), so nothing is lost and no id names two events.
+///
+/// Owned by the loop's thread: it runs when the lifecycle answers a refusal with
+/// ``WorkerLifecycle/Action/rewind(reason:refusals:delay:)``.
+final class DeliveryRecovery {
+    private let applyThreads: ApplyThreads
+    private let devices: HeldDevices
+    private let ledger: OffsetLedger
+    private let checkpoints: CheckpointCoordinator
+    private let metricsFactory: any MetricsFactory
+    private let logger: Logger
+
+    init(
+        applyThreads: ApplyThreads,
+        devices: HeldDevices,
+        ledger: OffsetLedger,
+        checkpoints: CheckpointCoordinator,
+        metricsFactory: any MetricsFactory,
+        logger: Logger
+    ) {
+        self.applyThreads = applyThreads
+        self.devices = devices
+        self.ledger = ledger
+        self.checkpoints = checkpoints
+        self.metricsFactory = metricsFactory
+        self.logger = logger
+    }
+
+    /// Rewinds to the last written checkpoint, backs off and resumes reading there.
+    ///
+    /// The rewind: the shards finish what they were handed; new producers (the old ones' queues purged, so
+    /// nothing sent after the refused records gets out); the devices as stored; the merges emptied and what
+    /// was released or applied since the checkpoint forgotten; the checkpoints writable again. Then no polls
+    /// until the back-off is over (the group keeps the member for `max.poll.interval.ms`, longer than the
+    /// longest back-off; a stop request ends the wait at once), and each assigned partition is sought back to
+    /// its stored offset, or the first offset it gave since its assignment.
+    ///
+    /// - Returns: the lifecycle's next action: consume, or finish when a stop came during the back-off.
+    /// - Throws: ``WorkerError`` when a new producer cannot start or the store cannot be read.
+    func recover(
+        after reason: WorkerError,
+        refusals: Int,
+        delay: Duration,
+        clients: KafkaClients,
+        consumer: Consumer,
+        merge: inout InputMerge<ConsumerRecord>,
+        lifecycle: LifecycleShell,
+        clock: any WorkerClock,
+        stopRequested: () -> Bool
+    ) throws(WorkerError) -> WorkerLifecycle.Action {
+        logger.error(
+            "delivery refused; rewinding to the last checkpoint",
+            metadata: [LogKey.error: "\(reason)", LogKey.refusals: "\(refusals)", LogKey.retryIn: "\(delay)"]
+        )
+        if let refusal = reason.underlying as? DeliveryRefusal { recordDeliveryFailures(refusal.counts) }
+        applyThreads.finish()
+        for round in applyThreads.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
+        ledger.discardUnstored()
+        try clients.replaceProducers()
+        try devices.reload()
+        let restart = ledger.rewindTargets(assigned: consumer.assignment)
+        merge.rewind()
+        checkpoints.rewound()
+
+        var next = lifecycle.report { $0.backoffElapsed(now: clock.now) }
+        while case .backOff(let until) = next {
+            if stopRequested() { return lifecycle.report { $0.stopRequested() } }
+            clock.sleep(for: min(until - clock.now, .milliseconds(50)))
+            next = lifecycle.report { $0.backoffElapsed(now: clock.now) }
+        }
+        guard next == .consume else { return next }
+        do {
+            // Partitions revoked meanwhile are not this member's to move: their next owner starts at the stored
+            // offset anyway.
+            let assigned = consumer.assignment
+            try consumer.seek(restart.filter { assigned.contains($0.key) })
+        } catch {
+            logger.warning("rewinding the read positions", metadata: [LogKey.error: "\(error)"])
+        }
+        logger.info("resuming after a refused delivery")
+        return next
+    }
+
+    /// Counts records the broker refused, by topic and librdkafka error name.
+    private func recordDeliveryFailures(_ counts: [String: [String: Int]]) {
+        for (topic, errors) in counts {
+            for (error, count) in errors {
+                Counter(
+                    label: MetricName.deliveryFailures,
+                    dimensions: [("topic", topic), ("error", error)],
+                    factory: metricsFactory
+                )
+                .increment(by: count)
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+public import Countries
+import Foundation
+public import GeoCore
+import Logging
+
+/// Settings of a ``Worker``.
+public struct WorkerConfiguration: Sendable {
+    /// The topics the worker reads and writes.
+    public struct Topics: Hashable, Sendable {
+        /// Device positions, keyed by device id. Default: `positions`.
+        public var positions: String
+        /// Track and untrack commands, keyed by device id, co-partitioned with positions. Default: `commands`.
+        public var commands: String
+        /// Where the events go (CloudEvents, keyed by device id). Default: `events`.
+        public var events: String
+        /// Where messages that cannot be decoded or carried out go. Default: `geoworker-dead-letters`.
+        public var deadLetters: String
+        /// The device-state changelog (``DeviceChangelog``); nil for the group's default,
+        /// `<groupId>-device-state-changelog` (see ``WorkerConfiguration/changelogTopic``).
+        public var changelog: String?
+
+        public init(
+            positions: String = "positions",
+            commands: String = "commands",
+            events: String = "events",
+            deadLetters: String = "geoworker-dead-letters",
+            changelog: String? = nil
+        ) {
+            self.positions = positions
+            self.commands = commands
+            self.events = events
+            self.deadLetters = deadLetters
+            self.changelog = changelog
+        }
+
+        /// The input topic of messages of this kind.
+        public func input(_ kind: InputKind) -> String {
+            switch kind {
+            case .positions: positions
+            case .commands: commands
+            }
+        }
+    }
+
+    /// Initial Kafka brokers, `host:port[,host:port…]`. Default: `localhost:9092`.
+    public var brokers: String
+    /// Input and output topics; see ``Topics`` for their defaults.
+    public var topics: Topics
+    /// The consumer group both input topics are read in. Default: `geoworker`.
+    public var groupID: String
+    /// Where the SQLite state (devices, pins, input offsets) lives. Default: `./geoworker-state`.
+    public var stateDirectory: String
+    /// How long a partition pair waits for a side with nothing buffered before going on without it.
+    /// Default: 200 ms.
+    public var mergeWait: Duration
+    /// How often state and offsets are persisted (after the events so far are delivered). Longer means
+    /// fewer SQLite writes and a longer replay after a crash (with the same event ids). Default: 1 s.
+    public var checkpointInterval: Duration
+    /// Most messages taken from librdkafka per poll. Default: 10,000.
+    public var maximumBatch: Int
+    /// How many threads apply messages at once. The devices are split among them by a hash of the device id
+    /// (the message key), so each poll's messages spread over all of them. Default: the number of
+    /// processors, at most 8.
+    public var applyThreads: Int
+    /// Exit once every assigned partition has been processed to its end (replays, benchmarks). Default: false.
+    public var untilCaughtUp: Bool
+    /// How far out to sea a position still gets the nearest country, in metres (0 turns it off).
+    /// Default: 22,224 (12 nautical miles).
+    public var coastalTolerance: Double
+    public var tracker: TrackerConfiguration
+    /// After the broker refuses a delivery for good, the worker rewinds to its last checkpoint and waits this
+    /// long before retrying: `initialBackoff` (default 1 s), doubling with each refusal in a row up to
+    /// `maximumBackoff` (default 60 s).
+    public var deliveryRetry: DeliveryRetry
+    /// How much of a refused message its dead letter carries; see ``DeadLetter/Limits``. Read from the
+    /// configuration, the default leaves room under the producer's `message.max.bytes`.
+    public var deadLetters: DeadLetter.Limits
+    /// The device-state changelog: whether the worker keeps one, and how it creates a missing one.
+    public var changelog: Changelog
+    /// Raw librdkafka properties (SASL/SSL, tuning). Never logged. A key goes to both the consumer and the
+    /// producer, unless it starts with `consumer.` or `producer.`: then it goes to that client only, without
+    /// the prefix (see ``kafkaProperties(for:)``).
+    public var kafkaProperties: [String: String]
+
+    public init(
+        brokers: String = "localhost:9092",
+        topics: Topics = Topics(),
+        groupID: String = "geoworker",
+        stateDirectory: String = "./geoworker-state",
+        mergeWait: Duration = .milliseconds(200),
+        checkpointInterval: Duration = .seconds(1),
+        maximumBatch: Int = 10_000,
+        applyThreads: Int = WorkerConfiguration.defaultApplyThreads,
+        untilCaughtUp: Bool = false,
+        coastalTolerance: Double = CountryIndex.territorialSea,
+        tracker: TrackerConfiguration = TrackerConfiguration(),
+        deliveryRetry: DeliveryRetry = DeliveryRetry(),
+        deadLetters: DeadLetter.Limits = DeadLetter.Limits(),
+        changelog: Changelog = Changelog(),
+        kafkaProperties: [String: String] = [:]
+    ) {
+        self.brokers = brokers
+        self.topics = topics
+        self.groupID = groupID
+        self.stateDirectory = stateDirectory
+        self.mergeWait = mergeWait
+        self.checkpointInterval = checkpointInterval
+        self.maximumBatch = maximumBatch
+        self.applyThreads = applyThreads
+        self.untilCaughtUp = untilCaughtUp
+        self.coastalTolerance = coastalTolerance
+        self.tracker = tracker
+        self.deliveryRetry = deliveryRetry
+        self.deadLetters = deadLetters
+        self.changelog = changelog
+        self.kafkaProperties = kafkaProperties
+    }
+
+    /// The changelog topic's name: ``Topics/changelog``, else `<groupId>-device-state-changelog`.
+    public var changelogTopic: String { topics.changelog ?? DeviceChangelog.defaultTopic(groupID: groupID) }
+}
+
+extension WorkerConfiguration {
+    /// The device-state changelog's settings.
+    public struct Changelog: Hashable, Sendable {
+        /// Whether each checkpoint's changed devices go to the changelog topic and assigned partitions are
+        /// restored from it. Default: true. Off, each instance knows only the devices it processed itself:
+        /// acceptable for a single instance only, and every instance of a group must agree.
+        public var enabled: Bool
+        /// The replication factor of a changelog topic the worker creates; -1 takes the broker's
+        /// `default.replication.factor`. Default: -1.
+        public var replicationFactor: Int
+
+        public init(enabled: Bool = true, replicationFactor: Int = -1) {
+            self.enabled = enabled
+            self.replicationFactor = replicationFactor
+        }
+    }
+}
+
+extension WorkerConfiguration {
+    /// How the worker backs off after a refused delivery.
+    public struct DeliveryRetry: Hashable, Sendable {
+        /// The wait after the first refusal. Default: 1 s.
+        public var initialBackoff: Duration
+        /// The longest wait, reached by doubling. Default: 60 s. At most 240 s: the worker does not poll while
+        /// it waits, and the group drops a member that does not poll within `max.poll.interval.ms` (300 s).
+        public var maximumBackoff: Duration
+
+        public init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60)) {
+            self.initialBackoff = initialBackoff
+            self.maximumBackoff = maximumBackoff
+        }
+    }
+}
+
+extension WorkerConfiguration {
+    /// One apply thread per processor, up to 8 (beyond that, the single polling thread and the broker
+    /// connections limit more than applying does).
+    public static var defaultApplyThreads: Int { min(ProcessInfo.processInfo.activeProcessorCount, 8) }
+}
+
+extension WorkerConfiguration {
+    /// The worker's two Kafka clients.
+    public enum KafkaClient: String, Sendable, CaseIterable {
+        case consumer
+        case producer
+    }
+
+    /// The librdkafka properties of one client (see ``kafkaProperties(_:for:)``).
+    public func kafkaProperties(for client: KafkaClient) -> [String: String] {
+        Self.kafkaProperties(kafkaProperties, for: client)
+    }
+
+    /// The properties of `properties` that go to `client`: the unprefixed ones, and those prefixed with the
+    /// client's name (without the prefix), which win over an unprefixed one of the same key. librdkafka warns
+    /// about a consumer-only property given to the producer and the other way round; the prefix avoids that.
+    public static func kafkaProperties(_ properties: [String: String], for client: KafkaClient) -> [String: String] {
+        var shared: [String: String] = [:]
+        var own: [String: String] = [:]
+        for (key, value) in properties {
+            guard let prefixed = KafkaClient.allCases.first(where: { key.hasPrefix($0.rawValue + ".") }) else {
+                shared[key] = value
+                continue
+            }
+            if prefixed == client { own[String(key.dropFirst(client.rawValue.count + 1))] = value }
+        }
+        return shared.merging(own) { $1 }
+    }
+}
+
+extension WorkerConfiguration {
+    /// What the worker logs of its configuration when it starts: where it reads and writes, as whom.
+    var summary: Logger.Metadata {
+        [
+            LogKey.brokers: "\(brokers)", LogKey.group: "\(groupID)",
+            LogKey.positionsTopic: "\(topics.positions)", LogKey.commandsTopic: "\(topics.commands)",
+            LogKey.eventsTopic: "\(topics.events)", LogKey.applyThreads: "\(applyThreads)",
+        ]
+    }
+}

@@ -1,0 +1,239 @@
+/// The worker's life as a state machine whose every transition returns what the loop does next (the
+/// SwiftNIO style). Pure: the loop and its coordinators report what happened and carry out the action they
+/// get back; the health probes read ``phase`` (through ``LifecycleShell``).
+///
+/// ```
+/// starting ──clientsReady──> running ──stopRequested / caughtUp──> stopping ──finished──> stopped
+///     │           assigned │ ^ restored                              │
+///     │                restoring                                    │
+///     │   checkpointFailed │     ^ backoffElapsed                     │
+///     │    (delivery)      v     │                                    │
+///     │                   backingOff ──stopRequested──> stopping      │
+///     └───────────────────────────────────────failed──────────────────┴──> failed
+/// ```
+/// A stop asked for while starting is kept: the loop stops as soon as the clients are up. The first failure
+/// is the one reported. A delivery the broker refused rewinds the worker to its last checkpoint and backs off
+/// before it retries: 1 s, doubling up to 60 s (``Backoff``), counted from the last refusal until a
+/// checkpoint is written again.
+///
+/// Newly assigned partitions are restored from the changelog inside the assignment (a rebalance hook run by
+/// the poll): `running ──assigned──> restoring ──restored──> running`; not ready meanwhile.
+struct WorkerLifecycle {
+    enum State: Equatable {
+        /// Loading state, connecting, checking the topics.
+        case starting(stopRequested: Bool)
+        /// Consuming.
+        case running
+        /// Bringing newly assigned partitions' devices up to the changelog's end before their input is read.
+        case restoring
+        /// A delivery was refused: the worker has rewound to its last checkpoint and waits until `until`
+        /// before it reads and sends again; `refusals` in a row since the last written checkpoint.
+        case backingOff(reason: WorkerError, refusals: Int, until: ContinuousClock.Instant)
+        /// Finishing the batch in flight and the last checkpoint; `caughtUp` when every assigned partition
+        /// was processed to its end (``WorkerConfiguration/untilCaughtUp``) rather than a stop asked for.
+        case stopping(caughtUp: Bool)
+        /// Stopped after the last checkpoint.
+        case stopped(caughtUp: Bool)
+        /// Stopped by this error.
+        case failed(WorkerError)
+    }
+
+    /// What the loop (or the rebalance hook that reported the event) does next.
+    enum Action: Equatable {
+        /// Poll and apply.
+        case consume
+        /// Take the assignment: restore its partitions from the changelog and load their devices.
+        case restore
+        /// Take no part in the assignment: the worker is not running (starting, or leaving the group).
+        case ignoreAssignment
+        /// Rewind to the last checkpoint (stored state and offsets, new producers) and back off `delay`;
+        /// `refusals` in a row so far.
+        case rewind(reason: WorkerError, refusals: Int, delay: Duration)
+        /// Read and send nothing until `until`, then report ``WorkerLifecycle/backoffElapsed(now:)`` again.
+        case backOff(until: ContinuousClock.Instant)
+        /// Take the last checkpoint, wait until it is written, leave the group.
+        case finish(caughtUp: Bool)
+        /// Return from the loop: stopped.
+        case exit
+        /// Stop with this error (the first one met).
+        case fail(WorkerError)
+        /// Nothing changes.
+        case none
+    }
+
+    private(set) var state = State.starting(stopRequested: false)
+    let backoff: Backoff
+    /// Refusals since the last checkpoint written after one; the next back-off grows with it.
+    private var refusals = 0
+
+    /// How long to wait before retrying after refusals in a row: `initial`, doubling, at most `maximum`.
+    struct Backoff: Hashable, Sendable {
+        var initial: Duration
+        var maximum: Duration
+
+        func delay(afterRefusals count: Int) -> Duration {
+            var delay = initial
+            for _ in 1..<max(1, count) where delay < maximum { delay *= 2 }
+            return min(delay, maximum)
+        }
+    }
+
+    init(backoff: Backoff = Backoff(initial: .seconds(1), maximum: .seconds(60))) {
+        self.backoff = backoff
+    }
+
+    /// The Kafka clients are up and the topics checked.
+    mutating func clientsReady() -> Action {
+        switch state {
+        case .starting(stopRequested: false):
+            state = .running
+            return .consume
+        case .starting(stopRequested: true):
+            state = .stopping(caughtUp: false)
+            return .finish(caughtUp: false)
+        case .failed(let error):
+            return .fail(error)
+        case .running, .restoring, .backingOff, .stopping, .stopped:
+            preconditionFailure("clients ready twice")
+        }
+    }
+
+    /// Someone asked the worker to stop (a signal, a test, the service group). While backing off there is
+    /// nothing new to checkpoint: it stops at once, its state as last stored.
+    mutating func stopRequested() -> Action {
+        switch state {
+        case .starting:
+            state = .starting(stopRequested: true)
+            return .none
+        case .running, .restoring, .backingOff:
+            state = .stopping(caughtUp: false)
+            return .finish(caughtUp: false)
+        case .stopping, .stopped, .failed:
+            return .none
+        }
+    }
+
+    /// Every assigned partition has been processed to its end, and the worker was asked to stop there.
+    mutating func caughtUp() -> Action {
+        guard case .running = state else { return .none }
+        state = .stopping(caughtUp: true)
+        return .finish(caughtUp: true)
+    }
+
+    /// The group assigned partitions (inside a poll). Only a running worker takes them; one that is starting
+    /// or stopping (the consumer's close serves a last rebalance) has no use for them.
+    mutating func assigned() -> Action {
+        guard case .running = state else { return .ignoreAssignment }
+        state = .restoring
+        return .restore
+    }
+
+    /// The assignment's partitions are restored and their devices loaded: their input may be read.
+    mutating func restored() -> Action {
+        guard case .restoring = state else { return .none }
+        state = .running
+        return .consume
+    }
+
+    /// A poll returned (its rebalance hooks included): go on, unless a hook met a failure.
+    func polled() -> Action {
+        switch state {
+        case .running, .restoring: .consume
+        case .failed(let error): .fail(error)
+        case .starting, .backingOff, .stopping, .stopped: .none
+        }
+    }
+
+    /// A checkpoint was written: deliveries go through again, the next refusal starts the back-off afresh.
+    mutating func checkpointWritten() -> Action {
+        refusals = 0
+        switch state {
+        case .running, .restoring: return .consume
+        case .starting, .backingOff, .stopping, .stopped, .failed: return .none
+        }
+    }
+
+    /// A checkpoint could not be written. A delivery the broker refused for good rewinds and backs off,
+    /// longer with each refusal in a row; while stopping there is no going back: the stop goes on, nothing
+    /// after the last written checkpoint stored (a restart replays it). Any other failure (the store) is
+    /// final.
+    mutating func checkpointFailed(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
+        guard error.code == .delivery else { return failed(error) }
+        switch state {
+        case .running, .restoring, .backingOff:
+            refusals += 1
+            let delay = backoff.delay(afterRefusals: refusals)
+            state = .backingOff(reason: error, refusals: refusals, until: now + delay)
+            return .rewind(reason: error, refusals: refusals, delay: delay)
+        case .starting, .stopping, .stopped, .failed:
+            return .none
+        }
+    }
+
+    /// The loop checks whether the back-off is over at `now`: consume again, or go on waiting.
+    mutating func backoffElapsed(now: ContinuousClock.Instant) -> Action {
+        guard case .backingOff(_, _, let until) = state else { return .none }
+        guard now >= until else { return .backOff(until: until) }
+        state = .running
+        return .consume
+    }
+
+    /// Something failed for good (also from inside a rebalance hook, where it cannot be thrown).
+    mutating func failed(_ error: WorkerError) -> Action {
+        switch state {
+        case .failed(let first):
+            return .fail(first)
+        case .stopped:
+            return .none
+        case .starting, .running, .restoring, .backingOff, .stopping:
+            state = .failed(error)
+            return .fail(error)
+        }
+    }
+
+    /// The last checkpoint is written (or refused) and the group left.
+    mutating func finished() -> Action {
+        switch state {
+        case .stopping(let caughtUp):
+            state = .stopped(caughtUp: caughtUp)
+            return .exit
+        case .stopped:
+            return .exit
+        case .failed(let error):
+            return .fail(error)
+        case .starting, .running, .restoring, .backingOff:
+            preconditionFailure("finished without stopping")
+        }
+    }
+
+    /// Whether the worker stopped because it caught up with its input.
+    var stoppedCaughtUp: Bool { state == .stopped(caughtUp: true) }
+
+    /// The error the worker failed with, if it did.
+    var failure: WorkerError? {
+        if case .failed(let error) = state { return error }
+        return nil
+    }
+
+    /// Why the worker is not healthy, for the probes: the refused delivery while backing off, the failure.
+    var reason: String? {
+        switch state {
+        case .backingOff(let error, let refusals, _): "\(error) (refusal \(refusals) in a row; rewound, retrying)"
+        case .failed(let error): "\(error)"
+        case .starting, .running, .restoring, .stopping, .stopped: nil
+        }
+    }
+
+    /// The phase the health probes report.
+    var phase: WorkerHealth.Phase {
+        switch state {
+        case .starting: .starting
+        case .running: .running
+        case .restoring: .restoring
+        case .backingOff: .backingOff
+        case .stopping: .stopping
+        case .stopped: .stopped
+        case .failed: .failed
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Kafka
+public import Metrics
+import Synchronization
+
+/// The events the worker produces, offered to live watchers (the page's Server-Sent Events stream) as they
+/// are sent, and the most recent of them, which a new watcher gets first (what just happened).
+///
+/// A watcher never slows the worker: each has a bounded buffer, and when it does not keep up the oldest
+/// events it has not taken are dropped and counted (``Subscription/missed``, and the
+/// `geoworker_event_stream_missed_total` metric). Offering retains the records' bytes, copies nothing and
+/// takes one lock per batch; with nobody watching it touches only the batch's last events.
+public final class EventFeed: Sendable {
+    /// One event: its device's id (the record key) and its CloudEvent JSON, as the events topic got them.
+    public struct Item: Sendable {
+        public let key: [UInt8]
+        public let json: [UInt8]
+
+        public var deviceId: String { String(decoding: key, as: UTF8.self) }
+
+        /// Not an event: a reminder to the stream's writer that the client is still there (an idle
+        /// connection is written to now and then, so that a client that went is noticed and proxies keep it).
+        public var isKeepAlive: Bool { key.isEmpty }
+        static let keepAlive = Item(key: [], json: [])
+    }
+
+    /// One watcher's view of the feed.
+    public final class Subscription: Sendable {
+        /// The recent events, then each new one, in the order they were sent, as this watcher takes them.
+        public let items: AsyncStream<Item>
+        let continuation: AsyncStream<Item>.Continuation
+        /// The device this watcher follows, or nil for all.
+        public let deviceId: String?
+        private let missedCount = Atomic<Int>(0)
+
+        fileprivate init(deviceId: String?, capacity: Int) {
+            self.deviceId = deviceId
+            (items, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingNewest(capacity))
+        }
+
+        /// How many events this watcher missed because its buffer was full.
+        public var missed: Int { missedCount.load(ordering: .relaxed) }
+
+        /// Puts a keep-alive reminder in the stream (``Item/isKeepAlive``).
+        public func keepAlive() { continuation.yield(.keepAlive) }
+
+        /// Ends the stream: its reader takes what is buffered, then stops.
+        public func finish() { continuation.finish() }
+
+        /// Whether the item was dropped for want of room (the watcher's own device filter drops nothing).
+        fileprivate func offer(_ item: Item) -> Bool {
+            if let deviceId, !item.key.elementsEqual(deviceId.utf8) { return false }
+            if case .dropped = continuation.yield(item) {
+                missedCount.add(1, ordering: .relaxed)
+                return true
+            }
+            return false
+        }
+    }
+
+    /// Events a watcher may have waiting before the oldest are dropped.
+    public let capacity: Int
+    /// How many of the latest events a new watcher gets first.
+    public let recentCapacity: Int
+    private struct State {
+        var watchers: [ObjectIdentifier: Subscription] = [:]
+        /// The latest events, oldest first, at most `recentCapacity`.
+        var recent: [Item] = []
+        /// Set by ``finish()``: the worker stopped, no stream starts or goes on.
+        var finished = false
+    }
+    private let state = Mutex(State())
+    /// `state.watchers.count`, read without the lock by ``offer(_:)``.
+    private let watcherCount = Atomic<Int>(0)
+    private let missedCounter: Counter
+
+    /// - Parameters:
+    ///   - capacity: events each watcher may have waiting.
+    ///   - recent: the latest events kept for new watchers (0: none).
+    ///   - metricsFactory: where the missed-events counter goes. Default: the process's factory.
+    public init(capacity: Int = 1000, recent: Int = 100, metricsFactory: any MetricsFactory = MetricsSystem.factory) {
+        precondition(capacity > 0, "a watcher buffers at least one event")
+        self.capacity = capacity
+        self.recentCapacity = max(0, recent)
+        missedCounter = Counter(label: MetricName.eventStreamMissed, factory: metricsFactory)
+    }
+
+    /// Whether anybody watches.
+    public var isWatched: Bool { watcherCount.load(ordering: .relaxed) > 0 }
+
+    /// A new watcher of every event, or of one device's: it gets the recent events first, then each new one,
+    /// until its stream is dropped or finished.
+    public func subscribe(deviceId: String? = nil) -> Subscription {
+        let subscription = Subscription(deviceId: deviceId, capacity: capacity)
+        let id = ObjectIdentifier(subscription)
+        let finished = state.withLock { state in
+            // Under the lock, so that no new event overtakes the recent ones.
+            for item in state.recent { _ = subscription.offer(item) }
+            if !state.finished {
+                state.watchers[id] = subscription
+                watcherCount.store(state.watchers.count, ordering: .relaxed)
+            }
+            return state.finished
+        }
+        if finished { subscription.finish() }
+        subscription.continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            state.withLock { state in
+                state.watchers[id] = nil
+                watcherCount.store(state.watchers.count, ordering: .relaxed)
+            }
+        }
+        return subscription
+    }
+
+    /// Offers the events sent to every watcher and keeps the latest.
+    func offer(_ events: RecordBuffer) {
+        // Every event for watchers; else only the latest ones the feed keeps, found from the batch's end.
+        let wanted = min(events.count, isWatched ? events.count : recentCapacity)
+        var items: [Item] = []
+        items.reserveCapacity(wanted)
+        for index in stride(from: events.count - 1, through: events.count - wanted, by: -1) {
+            items.append(Item(key: Array(events.key(at: index)), json: Array(events.value(at: index))))
+        }
+        guard !items.isEmpty else { return }
+        items.reverse()
+        let missed = state.withLock { state in
+            var missed = 0
+            for watcher in state.watchers.values {
+                for item in items where watcher.offer(item) { missed += 1 }
+            }
+            guard recentCapacity > 0 else { return missed }
+            state.recent.append(contentsOf: items.suffix(recentCapacity))
+            if state.recent.count > recentCapacity { state.recent.removeFirst(state.recent.count - recentCapacity) }
+            return missed
+        }
+        if missed > 0 { missedCounter.increment(by: missed) }
+    }
+
+    /// Ends every watcher's stream, and those of watchers that come later (the worker has stopped): a stream
+    /// that waited for events would hold the HTTP server's graceful stop up.
+    public func finish() {
+        let watchers = state.withLock { state in
+            state.finished = true
+            return Array(state.watchers.values)
+        }
+        for watcher in watchers { watcher.finish() }
+    }
+}

@@ -1,0 +1,36 @@
+/// The name of every metric the worker exposes on `/metrics`, in one place: the code that records them, the
+/// operations server's bucket settings and the tests all use these.
+public enum MetricName {
+    /// Positions applied (a rewind's replays count again).
+    public static let positions = "geoworker_positions_consumed_total"
+    /// Commands applied.
+    public static let commands = "geoworker_commands_consumed_total"
+    /// Events produced, by CloudEvents `type`.
+    public static let events = "geoworker_events_produced_total"
+    /// Messages sent to the dead-letter topic, by `reason`.
+    public static let deadLettered = "geoworker_dead_lettered_total"
+    /// Positions older than the newest applied for their device.
+    public static let stale = "geoworker_stale_positions_total"
+    /// Positions as old as the newest applied for their device.
+    public static let duplicates = "geoworker_duplicate_positions_total"
+    /// Messages whose Kafka key is not their device id.
+    public static let keyNotDeviceId = "geoworker_key_not_device_id_total"
+    /// Messages skipped because their device's state already reflected them.
+    public static let alreadyApplied = "geoworker_already_applied_total"
+    /// From a poll's return until its messages were applied and sent.
+    public static let batchDuration = "geoworker_batch_duration_seconds"
+    /// Per input partition (`topic`, `partition`): its high watermark less the stored next offset.
+    public static let lag = "geoworker_consumer_lag"
+    /// Devices held.
+    public static let devices = "geoworker_devices"
+    /// Tracked pins held.
+    public static let pins = "geoworker_pins"
+    /// Records the broker refused for good, by `topic` and librdkafka `error` name.
+    public static let deliveryFailures = "geoworker_delivery_failures_total"
+    /// Changelog records restored, by changelog `partition`.
+    public static let changelogRestored = "geoworker_changelog_restored_records_total"
+    /// Changelog records left to restore, by changelog `partition`.
+    public static let changelogRestoreRemaining = "geoworker_changelog_restore_remaining_records"
+    /// Events a live watcher of the event stream missed because it read too slowly.
+    public static let eventStreamMissed = "geoworker_event_stream_missed_total"
+}

@@ -1,0 +1,126 @@
+public import Hummingbird
+public import Logging
+import NIOCore
+public import Prometheus
+
+/// The HTTP endpoints operators and orchestrators poll:
+/// - `GET /metrics`: the Prometheus text exposition of `registry`;
+/// - `GET /health`: 200 unless the worker has failed or backs off from a refused delivery (a broker outage
+///   is neither: deliveries wait);
+/// - `GET /ready`: readiness, 200 only while the worker is consuming.
+/// Both probes answer with the worker's phase as the body, and the reason on a second line when there is one.
+/// None of them shows device data; the device endpoints and the page (``DeviceEndpoints``) are off unless
+/// enabled.
+public enum OperationsServer {
+    /// Settings of the HTTP endpoints.
+    public struct Configuration: Sendable {
+        /// The address to listen on. Default: `0.0.0.0` (every interface, as a container needs).
+        public var host: String
+        /// The port to listen on; 0 takes any free port (logged, and passed to `onListening`). Default: 8080.
+        public var port: Int
+        /// Whether the device endpoints and the page are served (`/`, `/devices/{id}`, `/map/devices`,
+        /// `/events/stream`). They show device positions, which are personal data. Default: false.
+        public var devices: Bool
+        /// The bearer token the device endpoints and the page require, when set: `Authorization: Bearer
+        /// TOKEN`, or the page's `geoworker_token` cookie. A secret: never logged. Default: none.
+        public var token: String?
+        /// Events each live stream client may have waiting before its oldest are dropped (and counted).
+        /// Default: 1000.
+        public var streamBuffer: Int
+        /// How many of the latest events a new stream client (the page, when it opens) gets first. Default: 100.
+        public var recentEvents: Int
+        /// The most devices one map answer holds; more in view are sampled evenly. Default: 2000.
+        public var mapLimit: Int
+
+        public init(
+            host: String = "0.0.0.0",
+            port: Int = 8080,
+            devices: Bool = false,
+            token: String? = nil,
+            streamBuffer: Int = 1000,
+            recentEvents: Int = 100,
+            mapLimit: Int = 2000
+        ) {
+            self.host = host
+            self.port = port
+            self.devices = devices
+            self.token = token
+            self.streamBuffer = streamBuffer
+            self.recentEvents = recentEvents
+            self.mapLimit = mapLimit
+        }
+    }
+
+    /// The HTTP server as a service for a `ServiceGroup`: it runs until the group shuts down.
+    ///
+    /// - Parameter onListening: called with the port once the server accepts connections.
+    /// - Parameter devices: what the device endpoints read, served when `configuration.devices` is on.
+    public static func application(
+        configuration: Configuration,
+        health: WorkerHealth,
+        registry: PrometheusCollectorRegistry,
+        devices: DeviceEndpoints.Sources? = nil,
+        logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let router = Router()
+        DeviceEndpoints(
+            access: DeviceEndpoints.Access(
+                enabled: configuration.devices && devices != nil,
+                token: configuration.token
+            ),
+            sources: devices,
+            mapLimit: configuration.mapLimit
+        ).register(on: router)
+        router.get("metrics") { _, _ -> Response in
+            var text: [UInt8] = []
+            registry.emit(into: &text)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: text))
+            )
+        }
+        router.get("health") { _, _ in
+            probeResponse(health.isHealthy, phase: health.phase, reason: health.reason)
+        }
+        router.get("ready") { _, _ in
+            probeResponse(health.isReady, phase: health.phase, reason: health.reason)
+        }
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "geoworker"
+            ),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                logger.info("HTTP endpoints listening", metadata: ["port": "\(port)"])
+                await onListening(port)
+            },
+            logger: logger
+        )
+    }
+
+    private static func probeResponse(_ isOK: Bool, phase: WorkerHealth.Phase, reason: String?) -> Response {
+        Response(
+            status: isOK ? .ok : .serviceUnavailable,
+            headers: [.contentType: "text/plain; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "\(phase)\n" + (reason.map { $0 + "\n" } ?? "")))
+        )
+    }
+}
+
+extension OperationsServer {
+    /// A Prometheus factory for swift-metrics with the worker's histogram buckets (batch durations from
+    /// 100 µs to 5 s), emitting into `registry`.
+    public static func metricsFactory(registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[MetricName.batchDuration] = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        return factory
+    }
+}

@@ -1,0 +1,107 @@
+import GeoCore
+import Kafka
+
+/// One apply thread's devices: those ``DeviceRouting`` gives its index, the messages handed to it for them
+/// and not yet applied, and what it sent since the last checkpoint.
+///
+/// Shards share nothing, so the worker processes them in parallel (``ShardedDevices``, ``ApplyThreads``). A
+/// device's messages reach its shard in merge order, so they are applied in that order on one thread.
+final class DeviceShard: @unchecked Sendable {
+    // @unchecked: `processor` and `deliveries` belong to the shard's apply thread while it has messages to
+    // process or changes to take (``ApplyThreads``), to the loop otherwise: it touches them only once
+    // ``ApplyThreads/finish()`` returned.
+    private(set) var processor: InputProcessor
+    /// A message queued for the apply thread (``ShardedDevices/enqueue(_:kind:origin:)``); `decoded` when routing
+    /// had to decode it.
+    struct Message {
+        let record: ConsumerRecord
+        let kind: InputKind
+        let origin: MessageOrigin
+        let decoded: Result<InputMessage, DecodingFailure>?
+    }
+    /// What was sent since the last checkpoint.
+    private var deliveries: [DeliveryBatch] = []
+
+    /// What a shard sent and changed since the last checkpoint: its part of the next ``Checkpoint``.
+    struct Changes: Sendable {
+        /// Everything sent: events and dead letters.
+        var deliveries: [DeliveryBatch]
+        /// The devices changed, as they are now, encoded, in device-id order.
+        var devices: [EncodedDevice]
+    }
+
+    init(processor: InputProcessor) {
+        self.processor = processor
+    }
+
+    /// On the apply thread: has the processor apply `messages` in order, sends the resulting events and dead
+    /// letters, and offers the events to the live feed.
+    func process(_ messages: [Message], producer: Producer, feed: EventFeed) {
+        // The processor and the deliveries passed in place for the whole round: reached through the object at
+        // each message, each access was an exclusivity check.
+        Self.process(messages, with: &processor, deliveries: &deliveries, producer: producer, feed: feed)
+    }
+
+    private static func process(
+        _ messages: [Message],
+        with processor: inout InputProcessor,
+        deliveries: inout [DeliveryBatch],
+        producer: Producer,
+        feed: EventFeed
+    ) {
+        // Read in place: a copy of a message, or a call on its record, would retain (and then release) its
+        // record's batch, whose count the loop's thread changes too.
+        messages.withUnsafeBufferPointer { messages in
+            guard var message = messages.baseAddress else { return }
+            for _ in messages.indices {
+                ConsumerRecord.withKeyAndValue(ofRecordAt: message.pointer(to: \.record)!) { key, value in
+                    processor.process(
+                        value: value,
+                        key: key,
+                        kind: message.pointee.kind,
+                        origin: message.pointee.origin,
+                        decoded: message.pointee.decoded
+                    )
+                }
+                if processor.outputEventBytes >= eventBytesPerSend {
+                    send(&processor, deliveries: &deliveries, producer: producer, feed: feed)
+                }
+                message += 1
+            }
+        }
+        send(&processor, deliveries: &deliveries, producer: producer, feed: feed)
+    }
+
+    /// How many bytes of events the shard encodes before it sends them. A catch-up round hands a shard thousands
+    /// of messages with a few events each: sent only at the round's end, they grew the buffer to tens of
+    /// megabytes, held until the round was done. Sent at this size, the buffer stays small and in the core's
+    /// cache while librdkafka copies the events out.
+    static let eventBytesPerSend = 256 * 1024
+
+    /// Sends what the processor gave since the last send and offers the events to the live feed.
+    private static func send(
+        _ processor: inout InputProcessor,
+        deliveries: inout [DeliveryBatch],
+        producer: Producer,
+        feed: EventFeed
+    ) {
+        processor.withOutput { output in
+            if !output.events.isEmpty {
+                feed.offer(output.events)
+                deliveries.append(producer.send(output.events))
+            }
+            if !output.deadLetters.isEmpty { deliveries.append(producer.send(output.deadLetters)) }
+        }
+    }
+
+    /// What was sent and changed since the last call, and forgets it: on the apply thread, so that the shards
+    /// encode at once (``ApplyThreads/takeChanges(of:)``) and the checkpoint thread, alone on one core at the
+    /// end of a catch-up, only sends and writes them. Sorted here for the same reason: the store writes rows in
+    /// key order, and sorted runs merge in one pass.
+    func takeChanges() -> Changes {
+        var devices = processor.takeEncodedChanges()
+        devices.sort { $0.deviceId < $1.deviceId }
+        defer { deliveries = [] }
+        return Changes(deliveries: deliveries, devices: devices)
+    }
+}

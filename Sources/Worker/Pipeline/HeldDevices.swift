@@ -1,0 +1,67 @@
+import GeoCore
+import Kafka
+import StateStore
+
+/// The devices this instance holds, split among its apply threads, and what survives when they are replaced:
+/// an assignment loads its partitions' devices from the store, and a rewind after a refused delivery puts
+/// them back as stored. The counters of the shards replaced are kept (metrics only grow).
+///
+/// Owned by the loop's thread; each shard's processor is its apply thread's while it processes
+/// (``ApplyThreads``), so replacing or reading the shards comes after ``ApplyThreads/finish()``.
+final class HeldDevices {
+    /// The shards: their queues are the loop's (it hands each released message to its shard's queue), the
+    /// rest only after ``ApplyThreads/finish()``.
+    var shards: ShardedDevices
+    /// The input partition numbers whose devices are held.
+    private(set) var partitions: Set<Int32> = []
+    /// What the shards replaced so far had counted.
+    private var countedByReplaced = ProcessingCounters()
+    private let store: StateStore
+    /// Splits devices among the apply threads, each with its processor.
+    private let makeShards: ([DeviceState]) -> ShardedDevices
+
+    init(store: StateStore, makeShards: @escaping ([DeviceState]) -> ShardedDevices) {
+        self.store = store
+        self.makeShards = makeShards
+        // Devices are loaded per partition as the group assigns them.
+        shards = makeShards([])
+    }
+
+    /// Replaces the shards with the devices of these input partitions as stored.
+    ///
+    /// - Throws: ``WorkerError`` `state` when the store cannot be read; the shards are left as they were.
+    func load(partitions: Set<Int32>) throws(WorkerError) {
+        let states: [DeviceState]
+        do {
+            states = partitions.isEmpty ? [] : try store.loadDevices(partitions: partitions)
+        } catch {
+            throw WorkerError(.state, "cannot read the stored devices", underlying: error)
+        }
+        countedByReplaced += shards.counters
+        shards = makeShards(states)
+        self.partitions = partitions
+    }
+
+    /// Puts the held partitions' devices back as stored (a rewind).
+    func reload() throws(WorkerError) {
+        try load(partitions: partitions)
+    }
+
+    /// What has been processed so far (messages applied again after a rewind count again).
+    var counters: ProcessingCounters {
+        var counters = countedByReplaced
+        counters += shards.counters
+        return counters
+    }
+
+    /// Answers the operations endpoints' waiting questions from the devices held (after
+    /// ``ApplyThreads/finish()``).
+    ///
+    /// - Parameter inputPartitionCount: the input topics' partition count, to say where a device not held is.
+    func answer(_ queries: DeviceQueries, inputPartitionCount: Int) {
+        queries.answerPending { shards.answer($0, held: partitions, inputPartitionCount: inputPartitionCount) }
+    }
+
+    /// How many devices and tracked pins are held.
+    var holdings: (devices: Int, pins: Int) { shards.holdings }
+}

@@ -1,0 +1,124 @@
+import GeoCore
+import Kafka
+
+/// What the merge stage needs of a consumed record.
+protocol MergeableRecord {
+    var partition: Int32 { get }
+    var offset: Int64 { get }
+    /// Milliseconds since the epoch; a record without one sorts first.
+    var timestampMilliseconds: Int64? { get }
+}
+
+extension ConsumerRecord: MergeableRecord {}
+
+/// The worker loop's merge stage: one ``PartitionPairMerge`` per co-partitioned pair (positions partition p
+/// with commands partition p), which releases records in timestamp order, and the next input offset of every
+/// partition with records released since the offsets were last taken (handed to the ``OffsetLedger``).
+///
+/// Pure, like the pair merges: the caller passes in the time and the partitions known to be at their end.
+struct InputMerge<Record: MergeableRecord> {
+    let topics: WorkerConfiguration.Topics
+    /// The input topics' names as the released messages' origins carry them.
+    private let positionsName: TopicName
+    private let commandsName: TopicName
+    /// How long a pair waits for a side with nothing buffered (``WorkerConfiguration/mergeWait``).
+    let mergeWait: Duration
+    /// How long a pair waits for a side that has given nothing since the assignment.
+    let unfetchedSideWait: Duration
+    /// Each pair's merge, at its partition number.
+    private var pairs: [PartitionPairMerge<Record>] = []
+    /// The next offset after the records released since ``takeReleasedOffsets()``, per partition.
+    private var released: [TopicPartition: Int64] = [:]
+
+    /// How long a pair waits, by default, for a side that has given nothing since the assignment (see
+    /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
+    /// does not stop its partner for ever.
+    static let defaultUnfetchedSideWait: Duration = .seconds(30)
+
+    init(
+        topics: WorkerConfiguration.Topics,
+        mergeWait: Duration,
+        unfetchedSideWait: Duration = Self.defaultUnfetchedSideWait
+    ) {
+        self.topics = topics
+        positionsName = TopicName(topics.positions)
+        commandsName = TopicName(topics.commands)
+        self.mergeWait = mergeWait
+        self.unfetchedSideWait = unfetchedSideWait
+    }
+
+    /// Nothing buffered waits to be released.
+    var isEmpty: Bool { pairs.allSatisfy(\.isEmpty) }
+
+    /// Buffers a record in its pair's merge.
+    mutating func append(_ record: consuming Record, kind: InputKind) {
+        let pair = Int(record.partition)
+        if pair >= pairs.count { pairs += Array(repeating: PartitionPairMerge(), count: pair + 1 - pairs.count) }
+        let timestamp = record.timestampMilliseconds ?? 0
+        pairs[pair].append(consume record, timestamp: timestamp, side: kind)
+    }
+
+    /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, and `sink`
+    /// to put it in; notes the next offsets.
+    ///
+    /// The sink is passed in rather than captured: the loop's shards, captured by the closure, were a property
+    /// of the worker reached through its exclusivity check, and the shard a retain and a release, at every
+    /// record.
+    mutating func release<Sink>(
+        atEnd: Set<TopicPartition>,
+        now: ContinuousClock.Instant,
+        into sink: inout Sink,
+        _ body: (_ sink: inout Sink, _ record: consuming Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
+    ) {
+        for pair in pairs.indices where !pairs[pair].isEmpty {
+            let number = Int32(pair)
+            // The next offsets after what is released, noted once per pair rather than per record.
+            var nextOffsets: (positions: Int64?, commands: Int64?)
+            // Looked up once per pair: each lookup hashes a topic name.
+            let positionsAtEnd = atEnd.contains(TopicPartition(topics.positions, number))
+            let commandsAtEnd = atEnd.contains(TopicPartition(topics.commands, number))
+            while let (record, kind, timestamp) = pairs[pair].next(
+                positionsAtEnd: positionsAtEnd,
+                commandsAtEnd: commandsAtEnd,
+                now: now,
+                maximumWait: mergeWait,
+                unfetchedSideWait: unfetchedSideWait
+            ) {
+                let origin = MessageOrigin(
+                    topic: kind == .positions ? positionsName : commandsName,
+                    partition: number,
+                    offset: record.offset,
+                    timestamp: timestamp
+                )
+                switch kind {
+                case .positions: nextOffsets.positions = origin.offset + 1
+                case .commands: nextOffsets.commands = origin.offset + 1
+                }
+                // Handed over, not copied: a copy is a retain and a release of what the record holds (its batch).
+                body(&sink, consume record, kind, origin)
+            }
+            if let next = nextOffsets.positions { released[TopicPartition(topics.positions, number)] = next }
+            if let next = nextOffsets.commands { released[TopicPartition(topics.commands, number)] = next }
+        }
+    }
+
+    /// The next offset of every partition with records released since the last call (the ``OffsetLedger``'s
+    /// released stage), and forgets them.
+    mutating func takeReleasedOffsets() -> [TopicPartition: Int64] {
+        defer { released = [:] }
+        return released
+    }
+
+    /// Drops what is buffered for a revoked pair (its next owner reads it again from the checkpoint).
+    mutating func removeAll(partition: Int32) {
+        guard Int(partition) < pairs.count else { return }
+        pairs[Int(partition)].removeAll()
+    }
+
+    /// Drops everything buffered and released since the offsets were last taken (a rewind: the consumer is
+    /// taken back to the stored offsets and reads it all again).
+    mutating func rewind() {
+        for pair in pairs.indices { pairs[pair].removeAll() }
+        released = [:]
+    }
+}

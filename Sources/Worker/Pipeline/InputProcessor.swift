@@ -1,0 +1,197 @@
+public import GeoCore
+public import Kafka
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns input messages into state changes and output records: the worker's core step, without I/O.
+///
+/// Each message is decoded from its bytes and applied to its device through the ``DeviceRegistry``; the
+/// events it causes become CloudEvents records for the events topic (key = device id), and a message that
+/// cannot be decoded or carried out becomes a dead-letter record holding its original key and bytes and
+/// the reason. Nothing is published here: the caller sends the ``Output`` (``withOutput(_:)``) and checkpoints.
+public struct InputProcessor: Sendable {
+    public private(set) var registry: DeviceRegistry
+    public let topics: WorkerConfiguration.Topics
+    /// How much of a refused message its dead letter carries.
+    public let deadLetterLimits: DeadLetter.Limits
+    /// What was applied since the start, the events by type included.
+    public var counters: ProcessingCounters {
+        var counters = counted
+        for (number, count) in eventsByTypeNumber.enumerated() where count > 0 {
+            counters.events[DeviceEvent.types[number], default: 0] += count
+        }
+        return counters
+    }
+    /// The counters but for the events, which are counted by ``DeviceEvent/typeNumber`` in
+    /// `eventsByTypeNumber`: a dictionary keyed by name would hash the name at every event.
+    private var counted = ProcessingCounters()
+    private var eventsByTypeNumber = [Int](repeating: 0, count: DeviceEvent.types.count)
+    private let encoder: CloudEventEncoder
+    private var decoder = InputDecoder()
+    private var output: Output
+    /// The events of the message being applied, before they are encoded.
+    private var events: [DeviceEvent] = []
+
+    /// What the messages applied since the output was last handed out gave.
+    public struct Output: Sendable {
+        /// The events for the events topic, each encoded in place (key: the device id; the CloudEvents
+        /// content type as a header), in the order their messages were applied.
+        public internal(set) var events: RecordBuffer
+        /// A record for the dead-letter topic per message that could not be decoded or carried out.
+        public internal(set) var deadLetters: [ProducerRecord] = []
+
+        public var isEmpty: Bool { events.isEmpty && deadLetters.isEmpty }
+    }
+
+    /// The bytes of the events applied since the output was last handed out.
+    public var outputEventBytes: Int { output.events.byteCount }
+
+    public init(
+        registry: DeviceRegistry,
+        topics: WorkerConfiguration.Topics,
+        deadLetterLimits: DeadLetter.Limits = DeadLetter.Limits(),
+        encoder: CloudEventEncoder = CloudEventEncoder()
+    ) {
+        self.registry = registry
+        self.topics = topics
+        self.deadLetterLimits = deadLetterLimits
+        self.encoder = encoder
+        self.output = Output(
+            events: RecordBuffer(
+                topic: topics.events,
+                headers: [KafkaHeader(name: "content-type", value: CloudEventEncoder.contentType)]
+            )
+        )
+    }
+
+    /// Applies one input message.
+    ///
+    /// - Parameters:
+    ///   - value: the message's bytes (nil for a tombstone).
+    ///   - key: the message's key, kept on a dead-letter record.
+    ///   - kind: which input topic it comes from, which says how to read it.
+    ///   - decoded: the message already decoded from `value` (the worker decodes a keyless message to find
+    ///     its device's apply thread), so that no message is decoded twice; nil to decode it here.
+    public mutating func process(
+        value: UnsafeRawBufferPointer?,
+        key: UnsafeRawBufferPointer?,
+        kind: InputKind,
+        origin: MessageOrigin,
+        decoded: Result<InputMessage, DecodingFailure>? = nil
+    ) {
+        guard let value, value.count > 0 else {
+            deadLetter(value: value, key: key, origin: origin, reason: "empty-message", error: "the message is empty")
+            return
+        }
+        events.removeAll(keepingCapacity: true)
+        let outcome: DeviceRegistry.Outcome
+        switch decoded ?? InputMessage.decode(json: value, as: kind, by: &decoder) {
+        case .success(.position(let position)):
+            counted.positions += 1
+            if !Self.isKey(key, of: position.deviceId) { counted.keyNotDeviceId += 1 }
+            outcome = registry.apply(position, origin: origin, events: &events)
+        case .success(.command(let command)):
+            counted.commands += 1
+            if !Self.isKey(key, of: command.deviceId) { counted.keyNotDeviceId += 1 }
+            outcome = registry.apply(command, origin: origin, events: &events)
+        case .failure(let failure):
+            deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
+            return
+        }
+        switch outcome {
+        case .tracked(.applied), .tracked(.appliedWithoutGeofences): break
+        case .tracked(.stale): counted.stalePositions += 1
+        case .alreadyApplied: counted.alreadyApplied += 1
+        case .tracked(.duplicate): counted.duplicatePositions += 1
+        case .tracked(.rejected(let why)):
+            deadLetter(value: value, key: key, origin: origin, reason: "rejected", error: why)
+        }
+        let encoder = encoder
+        for event in events {
+            eventsByTypeNumber[event.typeNumber] += 1
+            output.events.append(key: event.deviceId) { encoder.append(event, to: &$0) }
+        }
+    }
+
+    /// Whether a message's key is its device id, as the contract wants: the partitioner and the worker's
+    /// apply threads place devices by key, so other keys can split one device's messages.
+    private static func isKey(_ key: UnsafeRawBufferPointer?, of deviceId: String) -> Bool {
+        guard let key else { return false }
+        var deviceId = deviceId
+        return deviceId.withUTF8 { id in
+            id.count == key.count && (id.isEmpty || memcmp(id.baseAddress!, key.baseAddress!, id.count) == 0)
+        }
+    }
+
+    /// Hands what was applied since the last call to `body` (which sends it), then empties the output and
+    /// keeps its storage for the next messages.
+    public mutating func withOutput<Result>(_ body: (Output) throws -> Result) rethrows -> Result {
+        defer {
+            output.events.removeAll()
+            output.deadLetters.removeAll(keepingCapacity: true)
+        }
+        return try body(output)
+    }
+
+    /// The devices whose state changed since the last call (see ``DeviceRegistry/takeChanges()``).
+    public mutating func takeChanges() -> [DeviceState] { registry.takeChanges() }
+
+    /// The devices whose state changed since the last call, encoded (see ``DeviceRegistry/takeEncodedChanges()``).
+    mutating func takeEncodedChanges() -> [EncodedDevice] { registry.takeEncodedChanges() }
+
+    private mutating func deadLetter(
+        value: UnsafeRawBufferPointer?,
+        key: UnsafeRawBufferPointer?,
+        origin: MessageOrigin,
+        reason: String,
+        error: String
+    ) {
+        counted.deadLettered[reason, default: 0] += 1
+        output.deadLetters.append(
+            DeadLetter.record(
+                topic: topics.deadLetters,
+                value: value,
+                key: key,
+                origin: origin,
+                reason: reason,
+                error: error,
+                limits: deadLetterLimits
+            )
+        )
+    }
+}
+
+/// What the worker has processed since it started, for metrics and the end-of-run summary.
+public struct ProcessingCounters: Hashable, Sendable {
+    public var positions = 0
+    public var commands = 0
+    /// Positions older than (or as old as) the newest applied for their device: applied as no-ops.
+    public var stalePositions = 0
+    public var duplicatePositions = 0
+    /// Messages skipped because their device's state already reflected them (a replay after a crash, or
+    /// input that another instance applied before this one restored the device from the changelog).
+    public var alreadyApplied = 0
+    /// Applied messages whose Kafka key is missing or is not their deviceId (the contract keys both input
+    /// topics by deviceId; other keys can split a device between apply threads or instances).
+    public var keyNotDeviceId = 0
+    /// Events produced, by CloudEvents type.
+    public var events: [String: Int] = [:]
+    /// Messages sent to the dead-letter topic, by reason.
+    public var deadLettered: [String: Int] = [:]
+
+    public init() {}
+
+    /// Adds another set of counters (the worker sums its shards' counters).
+    public static func += (total: inout ProcessingCounters, part: ProcessingCounters) {
+        total.positions += part.positions
+        total.commands += part.commands
+        total.stalePositions += part.stalePositions
+        total.duplicatePositions += part.duplicatePositions
+        total.alreadyApplied += part.alreadyApplied
+        total.keyNotDeviceId += part.keyNotDeviceId
+        total.events.merge(part.events, uniquingKeysWith: +)
+        total.deadLettered.merge(part.deadLettered, uniquingKeysWith: +)
+    }
+}

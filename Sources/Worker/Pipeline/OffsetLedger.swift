@@ -1,0 +1,129 @@
+import GeoCore
+import Kafka
+
+/// Every input partition's offsets on their way from the consumer to the group, in one place.
+///
+/// Each stage is the offset of the next message to read after what reached it:
+/// - **read**: the first offset read since the partition was assigned (``noteRead(partition:kind:offset:)``):
+///   where a rewind takes a partition that has nothing stored yet;
+/// - **released**: the merge released the messages before it, in a round the apply threads have not all
+///   finished (``noteReleased(_:inRound:)``);
+/// - **applied**: every shard applied that round and every round before it (``noteApplied(throughRound:)``):
+///   what the next checkpoint may store (``takeApplied()``);
+/// - **stored**: a written checkpoint holds it, or an assignment moved the store up to it (``noteStored(_:)``):
+///   what a restart and a rewind resume from;
+/// - **committed**: the consumer group acknowledged it; the ledger says which stored offsets the group
+///   lacks (``uncommitted(of:acknowledged:)``).
+///
+/// Offsets only move forward through the stages, and a later stage never passes an earlier one: a checkpoint
+/// stores only applied offsets, and the group is sent only stored ones. A rewind forgets what was released
+/// and applied but not stored (``discardUnstored()``); a revocation forgets what was read
+/// (``forgetRead(partition:)``).
+///
+/// Owned by the loop's thread: the loop, the checkpoint, the rebalance hooks (inside the poll) and the
+/// recovery from a refused delivery all run there, and all ask this type.
+final class OffsetLedger {
+    let topics: WorkerConfiguration.Topics
+    /// The first offset read per side since assignment, at each pair's partition number: noted for every
+    /// message, so an array rather than a dictionary hashed by topic name.
+    private var firstRead: [(positions: Int64?, commands: Int64?)] = []
+    /// Released offsets per round, oldest first, until the round is applied.
+    private var releasedRounds: [(round: Int, offsets: [TopicPartition: Int64])] = []
+    /// Applied since the last ``takeApplied()``.
+    private(set) var applied: [TopicPartition: Int64] = [:]
+    /// What the store holds.
+    private(set) var stored: [TopicPartition: Int64]
+
+    /// - Parameter stored: the offsets the store holds at the start.
+    init(topics: WorkerConfiguration.Topics, stored: [TopicPartition: Int64]) {
+        self.topics = topics
+        self.stored = stored
+    }
+
+    // MARK: Read
+
+    /// A message was read: the first one of its partition since assignment is remembered.
+    func noteRead(partition: Int32, kind: InputKind, offset: Int64) {
+        let pair = Int(partition)
+        if pair >= firstRead.count { firstRead += Array(repeating: (nil, nil), count: pair + 1 - firstRead.count) }
+        switch kind {
+        case .positions: if firstRead[pair].positions == nil { firstRead[pair].positions = offset }
+        case .commands: if firstRead[pair].commands == nil { firstRead[pair].commands = offset }
+        }
+    }
+
+    /// The first offset read from each input partition since it was assigned.
+    var read: [TopicPartition: Int64] {
+        var result: [TopicPartition: Int64] = [:]
+        for (pair, first) in firstRead.enumerated() {
+            if let offset = first.positions { result[TopicPartition(topics.positions, Int32(pair))] = offset }
+            if let offset = first.commands { result[TopicPartition(topics.commands, Int32(pair))] = offset }
+        }
+        return result
+    }
+
+    /// The pair's partitions were revoked: what is read from them next is read anew.
+    func forgetRead(partition: Int32) {
+        guard Int(partition) < firstRead.count else { return }
+        firstRead[Int(partition)] = (nil, nil)
+    }
+
+    // MARK: Released and applied
+
+    /// The merge released messages up to these next offsets, handed to the apply threads as `round`.
+    func noteReleased(_ offsets: [TopicPartition: Int64], inRound round: Int) {
+        releasedRounds.append((round, offsets))
+    }
+
+    /// The apply threads finished every round up to and including `round`.
+    func noteApplied(throughRound round: Int) {
+        while let first = releasedRounds.first, first.round <= round {
+            releasedRounds.removeFirst()
+            // Later offsets of a partition supersede earlier ones.
+            applied.merge(first.offsets) { _, later in later }
+        }
+    }
+
+    /// The applied offsets not yet in a checkpoint, for the next one; forgets them.
+    func takeApplied() -> [TopicPartition: Int64] {
+        defer { applied = [:] }
+        return applied
+    }
+
+    /// A rewind: what was released or applied and not stored will be read and applied again.
+    func discardUnstored() {
+        releasedRounds = []
+        applied = [:]
+    }
+
+    // MARK: Stored and committed
+
+    /// The store holds these next offsets now (a written checkpoint's, or an assignment's starts).
+    func noteStored(_ offsets: [TopicPartition: Int64]) {
+        stored.merge(offsets) { $1 }
+    }
+
+    /// The stored offset of each of `partitions` that the group has not acknowledged.
+    func uncommitted(
+        of partitions: some Sequence<TopicPartition>,
+        acknowledged: [TopicPartition: Int64]
+    ) -> [TopicPartition: Int64] {
+        var offsets: [TopicPartition: Int64] = [:]
+        for partition in partitions {
+            if let offset = stored[partition], acknowledged[partition] != offset { offsets[partition] = offset }
+        }
+        return offsets
+    }
+
+    /// Where each of the `assigned` partitions reads again from after a rewind: its stored offset, else
+    /// (nothing stored for it yet) the first offset read from it since it was assigned. A partition with
+    /// neither has given nothing, and its position is still where it started.
+    func rewindTargets(assigned: Set<TopicPartition>) -> [TopicPartition: Int64] {
+        let read = read
+        var offsets: [TopicPartition: Int64] = [:]
+        for partition in assigned {
+            if let offset = stored[partition] ?? read[partition] { offsets[partition] = offset }
+        }
+        return offsets
+    }
+}

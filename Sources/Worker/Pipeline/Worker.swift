@@ -1,0 +1,249 @@
+import Foundation
+import GeoCore
+import Kafka
+public import Logging
+public import Metrics
+import Synchronization
+import Threads
+
+/// The geoworker service: consumes positions and commands, applies them, publishes events, and persists
+/// state and offsets so that a restart neither loses nor re-announces anything.
+///
+/// This type is the loop; docs/ARCHITECTURE.md draws the whole. On the thread that calls ``run()``: poll a
+/// batch; merge each co-partitioned pair by timestamp (``InputMerge``) and hand what the merges release to its
+/// device's shard (``ShardedDevices``); the ``ApplyThreads`` apply and send while the loop polls on. Every
+/// ``WorkerConfiguration/checkpointInterval`` the ``CheckpointCoordinator`` takes a checkpoint; the group's
+/// rebalances run inside the poll (``RebalanceCoordinator``); a delivery the broker refused takes the worker
+/// back to its last checkpoint (``DeliveryRecovery``). What the loop does next is always the answer of the
+/// ``WorkerLifecycle`` to what just happened; the loop is a `switch` over those answers. ``WorkerAssembly``
+/// builds and wires the parts; the ``OffsetLedger`` is where every input offset stands.
+public final class Worker: @unchecked Sendable {
+    // @unchecked: everything below is the loop thread's (the rebalance hooks run inside its poll), but the
+    // atomic `stopRequested`, the thread-safe `health`, `feed` and `queries`, and what the apply threads have
+    // to themselves between an `ApplyThreads.start` and the next `finish`.
+    public let configuration: WorkerConfiguration
+    private let logger: Logger
+    private let clock: any WorkerClock
+    private let stopRequested = Atomic<Bool>(false)
+    /// Where the worker is in its life, for health and readiness probes.
+    public let health = WorkerHealth()
+    /// The events as they are sent, for live watchers (the operations page).
+    public let feed: EventFeed
+    /// The operations endpoints' questions about the devices held, answered by the loop.
+    public let queries = DeviceQueries()
+    private let parts: WorkerAssembly
+    private var merge: InputMerge<ConsumerRecord>
+    private var metrics: WorkerMetrics
+
+    /// Opens the state directory and loads the country index; devices are loaded as partitions are assigned.
+    ///
+    /// - Parameters:
+    ///   - metricsFactory: where the metrics go. Default: the process's bootstrapped factory.
+    ///   - feed: where sent events are offered to live watchers. Default: a feed of its own.
+    ///   - clock: when checkpoints fall due and back-offs end. Default: the system's monotonic clock.
+    /// - Throws: ``WorkerError`` when the state directory or the country data cannot be read.
+    public init(
+        configuration: WorkerConfiguration,
+        logger: Logger = Logger(label: "geoworker"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        feed: EventFeed? = nil,
+        clock: any WorkerClock = SystemClock()
+    ) throws(WorkerError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+        self.feed = feed ?? EventFeed(metricsFactory: metricsFactory)
+        metrics = WorkerMetrics(factory: metricsFactory)
+        merge = InputMerge(topics: configuration.topics, mergeWait: configuration.mergeWait)
+        parts = try WorkerAssembly(configuration, health: health, logger: logger, metricsFactory: metricsFactory)
+    }
+
+    deinit {
+        parts.checkpoints.stop()
+    }
+
+    /// What has been processed so far (messages applied again after a rewind count again).
+    public var counters: ProcessingCounters { parts.devices.counters }
+
+    /// Asks ``run()`` to finish: it completes the batch in flight, checkpoints, leaves the group and returns.
+    /// Safe from any thread (a signal handler's task, for example).
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+    }
+
+    /// Runs until ``stop()`` (or, with ``WorkerConfiguration/untilCaughtUp``, until every assigned partition
+    /// has been processed to its end). Blocks the calling thread: give it a thread of its own.
+    ///
+    /// - Throws: ``WorkerError`` when the topics are missing or not co-partitioned, Kafka fails for good, or
+    ///   the state cannot be written. What was checkpointed stays valid; a restart resumes from there.
+    @available(*, noasync, message: "blocks the calling thread for the worker's lifetime; use the async run")
+    public func run() throws(WorkerError) {
+        do {
+            try consumeUntilStopped()
+        } catch {
+            // The first failure is the one reported: one met inside a rebalance hook came first.
+            if case .fail(let first) = parts.lifecycle.report({ $0.failed(error) }) { throw first }
+            throw error
+        }
+    }
+
+    /// ``run()`` on a thread of its own (never on Swift's cooperative pool), suspending until it returns.
+    public func run() async throws(WorkerError) {
+        try await DedicatedThread.runOnce(name: "geoworker") { [self] () throws(WorkerError) in try run() }
+    }
+
+    private func consumeUntilStopped() throws(WorkerError) {
+        let (clients, group, consumer) = try parts.connect(logger: logger)
+        defer {
+            // A failure can leave the loop while the shards apply: they finish before the clients go. The
+            // consumer's close serves a last revocation, which checkpoints with the producers still there.
+            parts.applyThreads.finish()
+            group.leave()
+            clients.close()
+        }
+        let lifecycle = parts.lifecycle
+        var next = lifecycle.report { $0.clientsReady() }
+        if stopRequested.load(ordering: .acquiring) { next = lifecycle.report { $0.stopRequested() } }
+        logger.info("geoworker running", metadata: configuration.summary)
+        var pace = Pace(lastCheckpoint: clock.now)
+        while true {
+            switch next {
+            case .consume:
+                next = consumeOnce(consumer, clients: clients, group: group, pace: &pace)
+            case .rewind(let reason, let refusals, let delay):
+                next = try parts.recovery.recover(
+                    after: reason,
+                    refusals: refusals,
+                    delay: delay,
+                    clients: clients,
+                    consumer: consumer,
+                    merge: &merge,
+                    lifecycle: lifecycle,
+                    clock: clock
+                ) { stopRequested.load(ordering: .acquiring) }
+            case .finish(let caughtUp):
+                next = finish(consumer, clients: clients, caughtUp: caughtUp, firstMessage: pace.firstMessage)
+            case .exit:
+                return
+            case .fail(let error):
+                throw error
+            case .restore, .ignoreAssignment, .backOff, .none:
+                preconditionFailure("the loop was given \(next), which only a hook or the recovery takes")
+            }
+        }
+    }
+
+    /// One round: poll (the rebalance hooks inside), merge and route while the shards apply the previous
+    /// rounds, checkpoint when due, answer the operations endpoints, hand the round to the shards.
+    private func consumeOnce(
+        _ consumer: Consumer,
+        clients: KafkaClients,
+        group: RebalanceCoordinator,
+        pace: inout Pace
+    ) -> WorkerLifecycle.Action {
+        let lifecycle = parts.lifecycle
+        let batch: ConsumerBatch
+        do {
+            batch = try consumer.poll(maxMessages: configuration.maximumBatch, timeout: .milliseconds(100))
+        } catch { return lifecycle.report { $0.failed(WorkerError(.kafka, "consumer failed", underlying: error)) } }
+        // A rebalance hook inside the poll, or the checkpoint thread, may have met a failure.
+        let afterPoll = lifecycle.report { $0.polled() }
+        guard afterPoll == .consume else { return afterPoll }
+        if let failure = parts.checkpoints.failure {
+            return lifecycle.report { $0.checkpointFailed(failure, now: clock.now) }
+        }
+        for partition in group.takeRevoked() { merge.removeAll(partition: partition) }
+        let polledAt = clock.now
+        if pace.firstMessage == nil && !batch.isEmpty { pace.firstMessage = polledAt }
+        let ledger = parts.ledger
+        for record in batch {
+            let kind: InputKind = record.topic == configuration.topics.commands ? .commands : .positions
+            ledger.noteRead(partition: record.partition, kind: kind, offset: record.offset)
+            merge.append(record, kind: kind)
+        }
+        merge.release(atEnd: consumer.partitionsAtEnd, now: polledAt, into: &parts.devices.shards) {
+            $0.enqueue($1, kind: $2, origin: $3)
+        }
+        for round in parts.applyThreads.takeAppliedRounds() {
+            ledger.noteApplied(throughRound: round.number)
+            if let duration = round.duration { metrics.recordBatch(duration) }
+        }
+        // The counters are read only while the shards are still: whenever they are (a steady stream leaves
+        // them idle between polls), and at every checkpoint (which stops them; a catch-up keeps them busy).
+        let checkpointDue = clock.now - pace.lastCheckpoint >= configuration.checkpointInterval
+        if checkpointDue {
+            parts.applyThreads.finish()
+            metrics.publish(counters)
+            do {
+                let wrote = try parts.checkpoints.checkpoint(changelog: clients.changelogSink, consumer: consumer)
+                pace.lastCheckpoint = clock.now
+                if wrote {
+                    let afterWrite = lifecycle.report { $0.checkpointWritten() }
+                    guard afterWrite == .consume else { return afterWrite }
+                }
+            } catch {
+                return lifecycle.report { $0.checkpointFailed(error, now: clock.now) }
+            }
+        } else if parts.applyThreads.hasFinished {
+            metrics.publish(counters)
+        }
+        if queries.hasPending {
+            parts.applyThreads.finish()
+            parts.devices.answer(queries, inputPartitionCount: clients.inputPartitionCount)
+        }
+        var next = WorkerLifecycle.Action.consume
+        if stopRequested.load(ordering: .acquiring) {
+            next = lifecycle.report { $0.stopRequested() }
+        } else if configuration.untilCaughtUp && merge.isEmpty && consumer.hasReachedEndOfAssignment {
+            next = lifecycle.report { $0.caughtUp() }
+        }
+        let round = parts.applyThreads.start(
+            &parts.devices.shards,
+            polledAt: polledAt,
+            producer: clients.producer,
+            feed: feed
+        )
+        ledger.noteReleased(merge.takeReleasedOffsets(), inRound: round)
+        return next
+    }
+
+    /// The last checkpoint, with what the last poll released applied first; the group's offsets committed,
+    /// waiting for the answer; the run summed up.
+    private func finish(
+        _ consumer: Consumer,
+        clients: KafkaClients,
+        caughtUp: Bool,
+        firstMessage: ContinuousClock.Instant?
+    ) -> WorkerLifecycle.Action {
+        let lifecycle = parts.lifecycle
+        do {
+            try parts.checkpoints.submit(changelog: clients.changelogSink)
+            try parts.checkpoints.waitUntilWritten()
+        } catch {
+            let afterFailure = lifecycle.report { $0.checkpointFailed(error, now: clock.now) }
+            if case .fail = afterFailure { return afterFailure }
+            // No going back while stopping: the stored state stays as it was, and a restart replays the rest.
+            logger.warning("stopping with records the broker refused; the state stays as last stored: \(error)")
+        }
+        parts.checkpoints.commitStored(of: consumer.assignment, consumer: consumer, waitForAnswer: true)
+        if caughtUp {
+            // From the first message to the last checkpoint: what replays and benchmarks want to know.
+            let counters = counters
+            logger.info(
+                "caught up with every assigned partition",
+                metadata: [
+                    LogKey.positions: "\(counters.positions)", LogKey.commands: "\(counters.commands)",
+                    LogKey.elapsed: "\(firstMessage.map { clock.now - $0 } ?? .zero)",
+                ]
+            )
+        }
+        logger.info("geoworker stopped", metadata: [LogKey.devices: "\(parts.devices.holdings.devices)"])
+        return lifecycle.report { $0.finished() }
+    }
+
+    /// When the loop last checkpointed, and when it met its first message.
+    private struct Pace {
+        var lastCheckpoint: ContinuousClock.Instant
+        var firstMessage: ContinuousClock.Instant?
+    }
+}

@@ -1,0 +1,296 @@
+import Foundation
+import GeoCore
+import Kafka
+import Logging
+import Metrics
+import Testing
+
+@testable import Worker
+
+/// The shards apply on their own threads while the worker's loop reads and merges the next batch: what the loop
+/// queues meanwhile waits for the next round, and a checkpoint may only store the offsets of applied messages.
+@Suite("Applying on the shards' threads while the loop reads on")
+struct ApplyThreadsTests {
+    static let quiet = Logger.quiet("test.shard-application")
+    let topics = WorkerConfiguration.Topics(
+        positions: "positions",
+        commands: "commands",
+        events: "events",
+        deadLetters: "dl"
+    )
+    let partition = TopicPartition("positions", 0)
+
+    func shards() -> ShardedDevices {
+        let tracker = DeviceTracker(configuration: TrackerConfiguration(), countries: InputProcessorTests.OneCountry())
+        return ShardedDevices(states: [], routing: DeviceRouting(shardCount: 2)) {
+            InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: topics)
+        }
+    }
+
+    /// Queues positions read from the positions topic's partition 0 as the loop does.
+    func enqueue(_ records: some Sequence<ConsumerRecord>, on shards: inout ShardedDevices) {
+        for record in records {
+            shards.enqueue(
+                record,
+                kind: .positions,
+                origin: MessageOrigin(topic: topics.positions, partition: 0, offset: record.offset, timestamp: 0)
+            )
+        }
+    }
+
+    /// A mock cluster with `topics` (one partition each) and a producer for it.
+    func clusterAndProducer(topics: [String]) throws -> (MockCluster, Producer) {
+        let cluster = try MockCluster(brokers: 1, logger: Self.quiet)
+        for topic in topics { try cluster.createTopic(topic, partitions: 1) }
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: Self.quiet
+        )
+        return (cluster, producer)
+    }
+
+    /// A position of each of `devices` devices (six unless told), then `extra` messages, read back from the
+    /// broker as the worker reads them.
+    func consumedPositions(
+        _ cluster: MockCluster,
+        producer: Producer,
+        devices: Int = 6,
+        extra: [String] = []
+    ) throws -> [ConsumerRecord] {
+        let records =
+            (0..<devices).map { device in
+                ProducerRecord(
+                    topic: topics.positions,
+                    partition: 0,
+                    key: "device-\(device)",
+                    value:
+                        #"{"deviceId":"device-\#(device)","lat":48.85,"lon":2.35,"timestamp":1795000000000,"accuracy":5}"#
+                )
+            } + extra.map { ProducerRecord(topic: topics.positions, partition: 0, key: "device-0", value: $0) }
+        let reports = producer.send(records).wait()
+        try #require(reports.allSatisfy { $0.isDelivered })
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "readers"),
+            subscription: .partitions([partition: .beginning]),
+            logger: Self.quiet
+        )
+        defer { consumer.close() }
+        var consumed: [ConsumerRecord] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while consumed.count < records.count && ContinuousClock.now < deadline {
+            consumed += try consumer.poll(timeout: .milliseconds(200))
+        }
+        try #require(consumed.count == records.count)
+        return consumed
+    }
+
+    @Test("a round's offsets count once every shard applied it; what is queued meanwhile waits; its time ends then")
+    func appliedOffsetsOnly() throws {
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+        defer { producer.close() }
+        let records = try consumedPositions(cluster, producer: producer)
+        var shards = shards()
+        let application = ApplyThreads(threadCount: 2)
+        let ledger = OffsetLedger(topics: topics, stored: [:])
+        let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+
+        enqueue(records[0..<4], on: &shards)
+        let first = application.start(&shards, polledAt: .now, producer: producer, feed: feed)
+        ledger.noteReleased([partition: 4], inRound: first)
+        // Released, not yet applied: nothing a checkpoint may store.
+        #expect(ledger.takeApplied().isEmpty)
+        enqueue(records[4..<6], on: &shards)  // the loop's next batch, queued while the shards apply
+        application.finish()
+        for round in application.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
+        #expect(ledger.takeApplied() == [partition: 4])
+        #expect(shards.counters.positions == 4)
+        #expect(shards.holdings.devices == 4)
+
+        let second = application.start(&shards, polledAt: .now, producer: producer, feed: feed)
+        ledger.noteReleased([partition: 6], inRound: second)
+        // The loop polls meanwhile (up to 100 ms on a quiet topic): no part of how long the round took.
+        Thread.sleep(forTimeInterval: 1)
+        application.finish()
+        let rounds = application.takeAppliedRounds()
+        #expect(rounds.map(\.number) == [second])
+        let took = try #require(rounds.last?.duration)
+        #expect(took < .milliseconds(500))
+        #expect(shards.counters.positions == 6)
+        // A rewind throws the applied state away, and its offsets with it.
+        ledger.noteApplied(throughRound: second)
+        ledger.discardUnstored()
+        #expect(ledger.takeApplied().isEmpty)
+
+        let changes = application.takeChanges(of: shards)
+        #expect(changes.flatMap(\.devices).count == 6)
+        let events = changes.flatMap(\.deliveries).flatMap { $0.wait() }
+        #expect(!events.isEmpty && events.allSatisfy { $0.isDelivered })
+    }
+
+    @Test(
+        "at most roundsInFlight rounds are handed over unapplied: the loop waits before another; offsets count in the rounds' order"
+    )
+    func roundsInFlight() throws {
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+        defer { producer.close() }
+        let records = try consumedPositions(cluster, producer: producer, devices: 3000)
+        var shards = shards()
+        let onShard = Dictionary(grouping: records) { record in
+            shards.routing.shard(ofDevice: record.withKey { String(decoding: $0!, as: UTF8.self) })
+        }
+        let (slow, quick) = (try #require(onShard[0]), try #require(onShard[1]))
+        let application = ApplyThreads(threadCount: 2)
+        let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+        let (first, second) = (TopicPartition("positions", 0), TopicPartition("positions", 1))
+        let inFlight = ApplyThreads.roundsInFlight
+
+        let ledger = OffsetLedger(topics: topics, stored: [:])
+        let half = slow.count / 2
+        func start(_ records: ArraySlice<ConsumerRecord>, _ offsets: [TopicPartition: Int64]) {
+            enqueue(records, on: &shards)
+            ledger.noteReleased(
+                offsets,
+                inRound: application.start(&shards, polledAt: .now, producer: producer, feed: feed)
+            )
+        }
+        func takeApplied() -> [TopicPartition: Int64] {
+            for round in application.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
+            return ledger.takeApplied()
+        }
+
+        // Many messages for shard 0 alone, then one at a time for shard 1: the start that would put more than
+        // `inFlight` rounds in hand waits until fewer are being applied, so the first has been by then.
+        start(slow[..<half], [first: 1])
+        for index in 0..<inFlight { start(quick[index..<index + 1], [second: Int64(index + 1)]) }
+        var counted = takeApplied()
+        #expect(counted[first] == 1, "round \(inFlight + 1) handed over with the first unapplied")
+        application.finish()
+        counted.merge(takeApplied()) { $1 }
+        #expect(counted == [first: 1, second: Int64(inFlight)])
+
+        // Again many for shard 0, then one for shard 1, idle, so likely applied first: its offsets count only
+        // once the round before is applied too.
+        start(slow[half...], [first: 2])
+        start(quick[inFlight..<inFlight + 1], [second: Int64(inFlight + 1)])
+        counted = [:]
+        var countedOutOfOrder = false
+        let deadline = ContinuousClock.now + .seconds(30)
+        while counted[first] == nil && ContinuousClock.now < deadline {
+            counted.merge(takeApplied()) { $1 }
+            if counted[second] != nil && counted[first] == nil { countedOutOfOrder = true }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        #expect(!countedOutOfOrder, "the second round's offsets counted before the first's")
+        application.finish()
+        counted.merge(takeApplied()) { $1 }
+        #expect(counted == [first: 2, second: Int64(inFlight + 1)])
+        #expect(shards.counters.positions == slow.count + inFlight + 1)
+    }
+
+    @Test("the shards encode their changed devices for a checkpoint, each shard's in device-id order, each once")
+    func changesEncodedByTheShards() throws {
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+        defer { producer.close() }
+        let devices = 40
+        let records = try consumedPositions(cluster, producer: producer, devices: devices)
+        let (shards, application) = applyOneBatch(records, producer: producer)
+
+        let checkpoint = Checkpoint(shards: application.takeChanges(of: shards), offsets: [:], changelog: nil)
+        #expect(checkpoint.devices.count == 2)
+        for (shard, encoded) in zip(shards.shards, checkpoint.devices) {
+            let ids = encoded.map(\.deviceId)
+            #expect(ids == ids.sorted(), "in device-id order")
+            #expect(ids.count == shard.processor.registry.count)
+            for device in encoded {
+                let state = try device.bytes.withUnsafeBytes { try DeviceStateEncoding.decode($0) }
+                #expect(state.deviceId == device.deviceId)
+                #expect(state.lastFix?.coordinate.latitude == 48.85)
+                #expect(state.inputPartition == device.partition)
+            }
+        }
+        #expect(Set(checkpoint.devices.joined().map(\.deviceId)) == Set((0..<devices).map { "device-\($0)" }))
+
+        // Taken once: the next checkpoint has no device that did not change since.
+        let next = Checkpoint(shards: application.takeChanges(of: shards), offsets: [:], changelog: nil)
+        #expect(next.devices.joined().isEmpty)
+    }
+
+    @Test(
+        "a batch's events reach the events topic and the live feed; its dead letters reach their topic, never the feed"
+    )
+    func eventsAndDeadLetters() async throws {
+        let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+        let watcher = feed.subscribe()
+        let reports = try applySixPositionsAndABadMessage(feed: feed)
+        feed.finish()
+        #expect(reports.allSatisfy { $0.isDelivered })
+        let sentEvents = reports.filter { $0.topic == topics.events }.count
+        // Each of the six devices gets its first country.
+        #expect(sentEvents == 6, "\(reports)")
+        #expect(reports.filter { $0.topic == topics.deadLetters }.count == 1)
+        var watched: [EventFeed.Item] = []
+        for await item in watcher.items { watched.append(item) }
+        #expect(watched.count == sentEvents)
+        #expect(watched.allSatisfy { String(decoding: $0.json, as: UTF8.self).hasPrefix(#"{"specversion":"1.0""#) })
+        #expect(Set(watched.map(\.deviceId)) == Set((0..<6).map { "device-\($0)" }))
+    }
+
+    @Test("a batch whose events outgrow the send size is sent while it is applied, every event in order")
+    func bigBatchSentInParts() throws {
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+        defer { producer.close() }
+        // Each first position gives its device a country event of a few hundred bytes: together several
+        // times the send size.
+        let devices = 3000
+        let records = try consumedPositions(cluster, producer: producer, devices: devices)
+        let (shards, _) = applyOneBatch(records, producer: producer)
+        var sends = 0
+        var delivered = 0
+        for shard in shards.shards {
+            let changes = shard.takeChanges()
+            sends += changes.deliveries.count
+            let reports = changes.deliveries.flatMap { $0.wait() }
+            #expect(reports.allSatisfy { $0.isDelivered })
+            delivered += reports.count
+            // One producer, one partition: a shard's events keep their order across its sends.
+            let offsets = reports.compactMap(\.offset)
+            #expect(offsets == offsets.sorted() && Set(offsets).count == offsets.count)
+        }
+        #expect(delivered == devices)
+        #expect(sends > shards.count, "the shards sent each batch at its end only")
+    }
+
+    /// Queues `records` on two fresh shards and applies them as one batch; returns the shards and their threads.
+    func applyOneBatch(
+        _ records: [ConsumerRecord],
+        producer: Producer
+    ) -> (ShardedDevices, ApplyThreads) {
+        var shards = shards()
+        let application = ApplyThreads(threadCount: 2)
+        enqueue(records, on: &shards)
+        _ = application.start(
+            &shards,
+            polledAt: .now,
+            producer: producer,
+            feed: EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+        )
+        application.finish()
+        return (shards, application)
+    }
+
+    /// Applies six positions and a message that is not JSON as one batch; returns the delivery reports of what
+    /// the shards sent.
+    func applySixPositionsAndABadMessage(feed: EventFeed) throws -> [DeliveryReport] {
+        let (cluster, producer) = try clusterAndProducer(
+            topics: [topics.positions, topics.events, topics.deadLetters]
+        )
+        defer { producer.close() }
+        let records = try consumedPositions(cluster, producer: producer, extra: ["not json"])
+        var shards = shards()
+        let application = ApplyThreads(threadCount: 2)
+        enqueue(records, on: &shards)
+        _ = application.start(&shards, polledAt: .now, producer: producer, feed: feed)
+        application.finish()
+        return application.takeChanges(of: shards).flatMap(\.deliveries).flatMap { $0.wait() }
+    }
+}

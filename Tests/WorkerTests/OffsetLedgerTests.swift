@@ -1,0 +1,59 @@
+import Kafka
+import Testing
+
+@testable import Worker
+
+/// The offset ledger: each stage in its place, and where a rewind takes each partition.
+@Suite("Input offsets from read to committed")
+struct OffsetLedgerTests {
+    let topics = WorkerConfiguration.Topics(positions: "positions", commands: "commands", events: "events")
+
+    @Test("each assigned partition reads again from its stored offset, else from the first offset it gave")
+    func rewindTargets() {
+        let stored = TopicPartition("positions", 0)
+        let unstored = TopicPartition("commands", 0)
+        let untouched = TopicPartition("positions", 1)
+        let revoked = TopicPartition("positions", 2)
+        let ledger = OffsetLedger(topics: topics, stored: [stored: 120, revoked: 7])
+        for (partition, offset) in [(stored, Int64(100)), (unstored, 40), (revoked, 3), (stored, 130), (unstored, 41)] {
+            ledger.noteRead(
+                partition: partition.partition,
+                kind: partition.topic == "commands" ? .commands : .positions,
+                offset: offset
+            )
+        }
+        #expect(ledger.read == [stored: 100, unstored: 40, revoked: 3], "the first read per partition")
+        let targets = ledger.rewindTargets(assigned: [stored, unstored, untouched])
+        #expect(targets == [stored: 120, unstored: 40], "a partition that gave nothing keeps its position")
+        ledger.forgetRead(partition: 0)
+        #expect(ledger.rewindTargets(assigned: [stored, unstored]) == [stored: 120], "a revocation forgets reads")
+    }
+
+    @Test("released offsets count as applied only through their round, in order; a checkpoint takes them once")
+    func releasedThenApplied() {
+        let first = TopicPartition("positions", 0)
+        let ledger = OffsetLedger(topics: topics, stored: [:])
+        ledger.noteReleased([first: 10], inRound: 0)
+        ledger.noteReleased([first: 20], inRound: 1)
+        #expect(ledger.takeApplied().isEmpty, "released is not applied")
+        ledger.noteApplied(throughRound: 0)
+        #expect(ledger.takeApplied() == [first: 10])
+        #expect(ledger.takeApplied().isEmpty, "taken once")
+        ledger.noteApplied(throughRound: 1)
+        ledger.discardUnstored()
+        #expect(ledger.takeApplied().isEmpty, "a rewind forgets what was applied and not stored")
+    }
+
+    @Test("the group is sent the stored offsets it has not acknowledged, never an offset not stored")
+    func uncommitted() {
+        let (a, b, c) = (TopicPartition("positions", 0), TopicPartition("positions", 1), TopicPartition("commands", 0))
+        let ledger = OffsetLedger(topics: topics, stored: [a: 5])
+        ledger.noteReleased([b: 9], inRound: 0)
+        ledger.noteApplied(throughRound: 0)
+        ledger.noteStored([c: 3])
+        #expect(ledger.uncommitted(of: [a, b, c], acknowledged: [a: 5]) == [c: 3])
+        ledger.noteStored([a: 8])
+        #expect(ledger.stored == [a: 8, c: 3])
+        #expect(ledger.uncommitted(of: [a], acknowledged: [a: 5]) == [a: 8])
+    }
+}
