@@ -33,7 +33,7 @@ struct InputMerge<Record: MergeableRecord> {
     /// How long a pair waits, by default, for a side that has given nothing since the assignment (see
     /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
     /// does not stop its partner for ever.
-    static let defaultUnfetchedSideWait: Duration = .seconds(30)
+    static var defaultUnfetchedSideWait: Duration { .seconds(30) }
 
     init(
         topics: WorkerConfiguration.Topics,
