@@ -75,7 +75,10 @@ struct TopicCheck {
             )
             logger.notice(
                 "created the changelog topic",
-                metadata: ["topic": "\(topic)", "partitions": "\(partitions)", "replicationFactor": "\(replication)"]
+                metadata: [
+                    LogKey.topic: "\(topic)", LogKey.partitions: "\(partitions)",
+                    LogKey.replicationFactor: "\(replication)",
+                ]
             )
         } catch {
             let factor = replication > 0 ? "\(replication)" : "<replicas>"
