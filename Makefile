@@ -21,12 +21,13 @@ demo-serve: setup
 	swift build --product geoworker
 	.build/debug/geoworker demo --serve
 
-## Formatting check (swift-format with NIO's configuration), then every test.
+## Formatting and documentation-comment check (swift-format with NIO's configuration), then every test, built with
+## warnings as errors (GEOWORKER_WARNINGS_AS_ERRORS: this package's targets only).
 test:
 	@scripts/setup.sh test
 	@$(MAKE) --no-print-directory lint
-	swift build --build-tests
-	swift test
+	GEOWORKER_WARNINGS_AS_ERRORS=1 swift build --build-tests
+	GEOWORKER_WARNINGS_AS_ERRORS=1 swift test --skip-build
 
 lint:
 	swift format lint --strict --recursive $(SWIFT_FORMAT_PATHS)

@@ -1,10 +1,19 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-let strictSwift: [SwiftSetting] = [
+// `make test` builds with GEOWORKER_WARNINGS_AS_ERRORS=1: a warning fails the tests, as review would. Only this
+// package's targets get the flag (dependencies build with their warnings suppressed), and a user's `make demo` on a
+// newer toolchain is not stopped by a warning it may bring.
+let warningsAsErrors: [SwiftSetting] =
+    Context.environment["GEOWORKER_WARNINGS_AS_ERRORS"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
+
+let strictSwift: [SwiftSetting] = warningsAsErrors + [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // A member is visible only where its module is imported, not through another import that happens to
+    // bring it: each file's imports say what it uses.
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(
@@ -107,6 +116,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -1,9 +1,11 @@
 import Foundation
 import PackagePlugin
 
-/// Writes the operations page's country outlines at build time: `country-outlines` simplifies the rings of
-/// the bundled country index (`Sources/Countries/Resources/countries.idx`) into `country-outlines.json`,
-/// which the target gets as a resource. Rebuilt only when the index changes.
+/// Writes the operations page's country outlines at build time: `country-outlines` simplifies the rings of the bundled
+/// country index (`Sources/Countries/Resources/countries.idx`) into `country-outlines.json`, which the target gets as a
+/// resource.
+///
+/// Rebuilt only when the index changes.
 @main
 struct CountryOutlinesPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {

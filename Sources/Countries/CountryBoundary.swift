@@ -1,8 +1,9 @@
 public import Foundation
 
-/// One country's boundary: its code, its English name, and its rings (outer rings and holes alike, in
-/// degrees as longitude/latitude pairs). A point is in the country when it is inside an odd number of
-/// its rings, which is what polygons with holes mean.
+/// One country's boundary: its code, its English name, and its rings (outer rings and holes alike, in degrees as
+/// longitude/latitude pairs).
+///
+/// A point is in the country when it is inside an odd number of its rings, which is what polygons with holes mean.
 public struct CountryBoundary: Sendable {
     public let code: String
     public let name: String
@@ -14,9 +15,10 @@ public struct CountryBoundary: Sendable {
         self.rings = rings
     }
 
-    /// Reads a GeoJSON FeatureCollection: one Feature per country with `properties.code` (ISO 3166-1
-    /// alpha-2) and optionally `properties.name`, and a Polygon or MultiPolygon geometry. Features with the
-    /// same code are merged.
+    /// Reads a GeoJSON FeatureCollection: one Feature per country with `properties.code` (ISO 3166-1 alpha-2) and
+    /// optionally `properties.name`, and a Polygon or MultiPolygon geometry.
+    ///
+    /// Features with the same code are merged.
     ///
     /// - Throws: ``CountryIndexError`` naming the feature that is not of this shape.
     public static func decodeGeoJSON(_ data: Data) throws(CountryIndexError) -> [CountryBoundary] {

@@ -38,7 +38,9 @@ extension CountryIndex {
 }
 
 extension CountryIndex {
-    /// ``country(at:within:)``, and, when the disc lies in one country's land, how far from the point no
+    /// The country of a fix's disc, with the clearance around the point where no boundary lies.
+    ///
+    /// As ``country(at:within:)``, and, when the disc lies in one country's land, how far from the point no
     /// boundary lies (its clearance, up to `reach` metres, measured as ``country(at:within:)`` measures): any
     /// disc within that circle lies in the same country, so a caller that sees its next fixes stay inside it
     /// knows their country without looking it up (``CountryArea``). nil clearance at sea, near a boundary,

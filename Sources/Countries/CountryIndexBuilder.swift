@@ -188,7 +188,9 @@ private struct Geometry {
         return result
     }
 
-    /// For each grid line x_j (j = 0 ... lineCount - 1) on row line `row`, the countries (sorted) that
+    /// The countries along one row line of the grid, at each of its grid lines.
+    ///
+    /// For each grid line x_j (j from 0 to lineCount - 1) on row line `row`, the countries (sorted) that
     /// contain the reference point (x_j + ε², y + ε): those with an odd number of edges crossing its east ray.
     func countriesAlongRowLine(_ row: Int, edges: [Int], lineCount: Int) -> [[UInt16]] {
         let y = FixedPoint.minimumY + Int64(row) * FixedPoint.subcellSize

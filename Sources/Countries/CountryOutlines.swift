@@ -4,8 +4,10 @@
 /// the rings are read back from its vertex table without the source boundaries. Simplified with
 /// Douglas-Peucker to `tolerance` degrees, they stay recognisable at a fraction of the size.
 public enum CountryOutlines {
-    /// The rings as JSON, `{"precision": 100, "rings": [[x0, y0, x1, y1, ...], ...]}`: each ring's vertices
-    /// as longitude and latitude in hundredths of a degree, closed. The same index gives the same bytes.
+    /// The rings as JSON, `{"precision": 100, "rings": [[x0, y0, x1, y1, ...], ...]}`: each ring's vertices as
+    /// longitude and latitude in hundredths of a degree, closed.
+    ///
+    /// The same index gives the same bytes.
     public static func json(of index: CountryIndex, tolerance: Double = 0.05) -> [UInt8] {
         let precision = 100.0
         var text = "{\"precision\":\(Int(precision)),\"rings\":["

@@ -22,11 +22,12 @@ struct Vertex: Hashable, Sendable {
     var y: Int32
 }
 
-/// The two crossing predicates the index is built and queried with. Together they reproduce global
-/// even-odd ray casting exactly, with a symbolic perturbation that keeps every case in general position:
-/// the query point is taken to lie an infinitesimal ε north of where it is, and a reference point of a
-/// grid line an infinitesimal ε² east of it. No vertex can then lie on a ray or on a path, so parities
-/// add up exactly (Jordan), and points exactly on a boundary get a fixed, deterministic answer.
+/// The two crossing predicates the index is built and queried with.
+///
+/// Together they reproduce global even-odd ray casting exactly, with a symbolic perturbation that keeps every case in
+/// general position: the query point is taken to lie an infinitesimal ε north of where it is, and a reference point of
+/// a grid line an infinitesimal ε² east of it. No vertex can then lie on a ray or on a path, so parities add up exactly
+/// (Jordan), and points exactly on a boundary get a fixed, deterministic answer.
 enum Crossing {
     /// Whether edge `a`-`b` crosses the ray going east from (`x`, `y` + ε) to infinity.
     @inline(__always)

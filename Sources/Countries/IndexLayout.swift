@@ -1,4 +1,6 @@
-/// The index's arrays, and their file format (little-endian):
+/// The index's arrays, and their file format.
+///
+/// Little-endian:
 ///
 ///     "GWCI", version (u32), counts: countries, blocks, mixed subcells, record words, vertices (u32 each)
 ///     countries: code length (u8), code, name length (u16), name (UTF-8)
@@ -43,6 +45,7 @@ struct IndexLayout {
     }
 
     /// The first word of a candidate in a subcell record: country | insideAtReference << 16 | runs << 17.
+    ///
     /// The candidate takes ``wordCount`` words: this one, then (first vertex, edge count) for each run.
     struct CandidateHeader {
         let word: UInt32

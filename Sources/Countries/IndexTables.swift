@@ -6,13 +6,15 @@ struct IndexTables: Sendable {
     let recordStarts: [UInt32]
     let records: [UInt32]
     let vertices: [Vertex]
-    /// Derived at load, for the coastal search: for each row of each block, which of its 16 subcells are mixed
-    /// (low 16 bits) and how many mixed subcells the block has before the row (high 16 bits). A mixed
-    /// subcell's number is its block base plus its rank in the block, so the search reads one word per row
+    /// Derived at load, for the coastal search: for each row of each block, which of its 16 subcells are mixed (low 16
+    /// bits) and how many mixed subcells the block has before the row (high 16 bits).
+    ///
+    /// A mixed subcell's number is its block base plus its rank in the block, so the search reads one word per row
     /// instead of 16 subcell entries.
     let mixedRows: [UInt32]
-    /// Derived at load: the one country whose edges a mixed subcell holds, or `severalCountries`. When every
-    /// subcell within reach of a point at sea holds one and the same country, the first edge within the
+    /// Derived at load: the one country whose edges a mixed subcell holds, or `severalCountries`.
+    ///
+    /// When every subcell within reach of a point at sea holds one and the same country, the first edge within the
     /// tolerance settles the answer.
     let mixedCountry: [UInt16]
     static let severalCountries: UInt16 = .max

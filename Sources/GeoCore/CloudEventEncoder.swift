@@ -11,10 +11,14 @@ public struct CloudEventEncoder: Sendable {
     /// The `content-type` header of a structured-mode CloudEvent.
     public static let contentType = "application/cloudevents+json; charset=UTF-8"
 
-    /// The CloudEvents `source` (a URI reference naming this producer). Default: `/geoworker`.
+    /// The CloudEvents `source` (a URI reference naming this producer).
+    ///
+    /// Default: `/geoworker`.
     public let source: String
-    /// The envelope's fixed text between the event's id and its subject, by ``DeviceEvent/typeNumber``: the
-    /// source and the type. Written member by member, the envelope was a third of an event's appends.
+    /// The envelope's fixed text between the event's id and its subject, by ``DeviceEvent/typeNumber``: the source and
+    /// the type.
+    ///
+    /// Written member by member, the envelope was a third of an event's appends.
     private let sourceAndType: [[UInt8]]
 
     public init(source: String = "/geoworker") {

@@ -7,6 +7,7 @@ extension Coordinate {
     }
 
     /// A coordinate written `lat,lon` in degrees, read in place (see ``init(latLon:)-(ArraySlice<UInt8>)``).
+    ///
     /// Numbers are decimal (``DecimalNumber``'s lenient grammar: `+1.5`, `.5` and `1e-3` too).
     public init?(latLon text: UnsafeRawBufferPointer) {
         var position = 0

@@ -1,5 +1,6 @@
-/// A point on the Earth in WGS 84 degrees. Always valid: latitude in -90...90, longitude in -180...180,
-/// both finite.
+/// A point on the Earth in WGS 84 degrees.
+///
+/// Always valid: latitude in -90...90, longitude in -180...180, both finite.
 public struct Coordinate: Hashable, Sendable, CustomStringConvertible {
     public let latitude: Double
     public let longitude: Double

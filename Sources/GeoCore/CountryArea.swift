@@ -4,10 +4,11 @@ import Glibc
 import Darwin
 #endif
 
-/// Where a device's country was last looked up, and how far around that point no border or coast lies (the
-/// resolver's clearance): while the accuracy disc of each next fix stays inside that circle, the fix decides
-/// the same country, and the tracker skips the lookup. Most fixes of a moving device fall well inside a
-/// country: their lookups took a tenth of an apply thread's time.
+/// Where a device's country was last looked up, and how far around that point no border or coast lies (the resolver's
+/// clearance): while the accuracy disc of each next fix stays inside that circle, the fix decides the same country, and
+/// the tracker skips the lookup.
+///
+/// Most fixes of a moving device fall well inside a country: their lookups took a tenth of an apply thread's time.
 ///
 /// Not part of the device's state: nothing stores it, and a device restored from the store or the changelog
 /// starts without one (its next fix looks its country up). 16 bytes, kept beside each device's state.
@@ -33,10 +34,11 @@ public struct CountryArea: Sendable {
         self.clearance = Float(clearance)
     }
 
-    /// Whether a fix at `coordinate` whose accuracy is `accuracy` metres lies with its whole disc inside the
-    /// area. Measured as the resolver measures (a local frame at the centre), with room for the centre's
-    /// rounding (a metre) and for the fix's own frame, which the resolver measures its disc in (1 %: at most
-    /// 0.2 % apart within the 2 km areas the tracker asks for, below 80° of latitude).
+    /// Whether a fix at `coordinate` whose accuracy is `accuracy` metres lies with its whole disc inside the area.
+    ///
+    /// Measured as the resolver measures (a local frame at the centre), with room for the centre's rounding (a metre)
+    /// and for the fix's own frame, which the resolver measures its disc in (1 %: at most 0.2 % apart within the 2 km
+    /// areas the tracker asks for, below 80° of latitude).
     func holds(_ coordinate: Coordinate, accuracy: Double) -> Bool {
         guard clearance > 0 else { return false }
         let north = (coordinate.latitude - Double(latitude)) * LocalPlane.metresPerDegree

@@ -22,6 +22,7 @@ enum DecimalNumber {
     }
 
     /// Reads the number that starts at `start` in `bytes`; returns its value and the offset just past it.
+    ///
     /// What follows the number is left to the caller.
     @inline(__always)
     static func scan(
@@ -117,8 +118,10 @@ enum DecimalNumber {
     @inline(__always)
     static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 
-    /// 10^0 ... 10^22, each exactly representable as a Double. Written out: a literal array is laid out when
-    /// the program loads, with no lazy initialisation to check at each number.
+    /// The powers of ten from 10^0 to 10^22, each exactly representable as a Double.
+    ///
+    /// Written out: a literal array is laid out when the program loads, with no lazy initialisation to check at each
+    /// number.
     private static let powersOfTen: [Double] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
         1e20, 1e21, 1e22,

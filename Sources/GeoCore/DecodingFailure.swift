@@ -1,5 +1,7 @@
-/// Why a message could not be decoded: data, not an exception. `reason` is a short stable code for
-/// metrics labels; `description` says what was wrong in words, for the dead-letter header.
+/// Why a message could not be decoded: data, not an exception.
+///
+/// `reason` is a short stable code for metrics labels; `description` says what was wrong in words, for the dead-letter
+/// header.
 public struct DecodingFailure: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Reason: String, Hashable, Sendable {
         /// Not JSON text (RFC 8259) at all.

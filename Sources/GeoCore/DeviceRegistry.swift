@@ -119,8 +119,9 @@ public struct DeviceRegistry: Sendable {
     }
 
     /// The devices changed since the last call, each encoded as the store and the changelog keep it
-    /// (``DeviceStateEncoding``), in the order they first changed, and forgets them. Encoded where they lie:
-    /// no state is copied.
+    /// (``DeviceStateEncoding``), in the order they first changed, and forgets them.
+    ///
+    /// Encoded where they lie: no state is copied.
     public mutating func takeEncodedChanges() -> [EncodedDevice] {
         takeChanges { state in
             EncodedDevice(
@@ -176,16 +177,19 @@ public struct DeviceRegistry: Sendable {
 }
 
 extension DeviceState {
-    /// Whether the state already reflects this message: it comes from the device's input partition at or
-    /// below the last offset applied from that topic. Offsets only grow within a partition, so such a message
-    /// is a replay (after a crash, or of input another instance applied before this one restored the
-    /// device from the changelog).
+    /// Whether the state already reflects this message: it comes from the device's input partition at or below the last
+    /// offset applied from that topic.
+    ///
+    /// Offsets only grow within a partition, so such a message is a replay (after a crash, or of input another instance
+    /// applied before this one restored the device from the changelog).
     func reflects(_ origin: MessageOrigin, kind: InputKind) -> Bool {
         origin.partition == inputPartition && origin.offset <= appliedOffsets[kind]
     }
 
-    /// Notes a message as applied. Offsets are only comparable within one partition: a device whose messages
-    /// move to another partition (its key changed, or the topics were repartitioned) starts counting afresh.
+    /// Notes a message as applied.
+    ///
+    /// Offsets are only comparable within one partition: a device whose messages move to another partition (its key
+    /// changed, or the topics were repartitioned) starts counting afresh.
     mutating func recordApplied(_ origin: MessageOrigin, kind: InputKind) {
         if origin.partition != inputPartition {
             inputPartition = origin.partition

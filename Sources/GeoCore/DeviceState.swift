@@ -15,14 +15,16 @@ public struct DeviceState: Hashable, Sendable {
     public var countryCandidate: String?
     /// How many consecutive fixes placed the device in `countryCandidate`.
     public var countryCandidateFixes: Int
-    /// The partition number its messages arrive on: that of the last message applied to it. Both input topics
-    /// are co-partitioned and keyed by device id, so a device's positions and commands share this number;
-    /// the state changelog keeps the device's record in its partition of the same number, next to the input
-    /// it reflects, so that whoever is assigned that partition restores exactly its devices.
+    /// The partition number its messages arrive on: that of the last message applied to it.
+    ///
+    /// Both input topics are co-partitioned and keyed by device id, so a device's positions and commands share this
+    /// number; the state changelog keeps the device's record in its partition of the same number, next to the input it
+    /// reflects, so that whoever is assigned that partition restores exactly its devices.
     public var inputPartition: Int32
-    /// The offset of the last message applied to the device from each input topic's partition
-    /// `inputPartition`. A message at or below it is one the state already reflects: replayed after a crash or
-    /// after another instance's changelog record was restored, it is skipped, so it never counts twice.
+    /// The offset of the last message applied to the device from each input topic's partition `inputPartition`.
+    ///
+    /// A message at or below it is one the state already reflects: replayed after a crash or after another instance's
+    /// changelog record was restored, it is skipped, so it never counts twice.
     public var appliedOffsets: AppliedOffsets
 
     public init(
@@ -89,16 +91,18 @@ public struct TrackedPin: Hashable, Sendable {
     private var sinceOrMin: Int64
     private var approachArrivalOrMin: Int64
 
-    /// The time (message time, epoch milliseconds) of the fix that decided `membership`; nil while
-    /// undetermined. The start of a visit, which the dwell is measured from.
+    /// The time (message time, epoch milliseconds) of the fix that decided `membership`; nil while undetermined.
+    ///
+    /// The start of a visit, which the dwell is measured from.
     public var since: Int64? {
         get { sinceOrMin == .min ? nil : sinceOrMin }
         set { sinceOrMin = newValue ?? .min }
     }
 
-    /// While an announced approach is under way (the device not inside yet): when it is expected at the pin's
-    /// edge (message time, epoch milliseconds), from the latest fix's distance, speed and direction. What the
-    /// status card's ETA is measured from.
+    /// While an announced approach is under way (the device not inside yet): when it is expected at the pin's edge
+    /// (message time, epoch milliseconds), from the latest fix's distance, speed and direction.
+    ///
+    /// What the status card's ETA is measured from.
     public var approachArrival: Int64? {
         get { approachArrivalOrMin == .min ? nil : approachArrivalOrMin }
         set { approachArrivalOrMin = newValue ?? .min }
@@ -127,8 +131,9 @@ public struct TrackedPin: Hashable, Sendable {
     }
 }
 
-/// Where a device was last announced to be relative to a pin. Persisted, so a restart never announces
-/// the same state twice.
+/// Where a device was last announced to be relative to a pin.
+///
+/// Persisted, so a restart never announces the same state twice.
 public enum Membership: UInt8, Hashable, Sendable {
     /// No fix has decided it yet (none since the pin was tracked, or none accurate enough).
     case undetermined = 0

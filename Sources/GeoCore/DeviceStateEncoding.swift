@@ -1,7 +1,8 @@
-/// The binary form of a ``DeviceState``: one device's whole state (pins with their announced states, last
-/// fix, country, languages, input partition and applied offsets) in a few dozen bytes. The state store keeps
-/// it as each device's row and the changelog carries it as each device's record, the same bytes, so a
-/// restore stores what it reads without decoding and encoding again.
+/// The binary form of a ``DeviceState``: one device's whole state (pins with their announced states, last fix, country,
+/// languages, input partition and applied offsets) in a few dozen bytes.
+///
+/// The state store keeps it as each device's row and the changelog carries it as each device's record, the same bytes,
+/// so a restore stores what it reads without decoding and encoding again.
 ///
 /// Layout, version 3 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
 /// a string is its UTF-8 length as a varint, then its bytes):

@@ -21,6 +21,7 @@ public struct DeviceStatusCard: Sendable {
     public let suggestion: LanguageSuggestion?
 
     /// - Parameters:
+    ///   - state: the device's state.
     ///   - confirmedByFix: whether this instance has applied a position of the device since it took it.
     ///   - tracker: the tracker whose country names and language advice the card uses.
     public init(state: DeviceState, confirmedByFix: Bool, tracker: DeviceTracker) {

@@ -9,9 +9,11 @@ struct FixMotion {
 
     init() {}
 
-    /// The motion at `position`. A derived speed or direction needs a previous fix that moved further than the
-    /// two fixes' accuracies together (anything less may be noise of a device standing still) within
-    /// `maximumGapSeconds` (over a longer gap the straight line says nothing).
+    /// The motion at `position`.
+    ///
+    /// A derived speed or direction needs a previous fix that moved further than the two fixes' accuracies together
+    /// (anything less may be noise of a device standing still) within `maximumGapSeconds` (over a longer gap the
+    /// straight line says nothing).
     init(position: Position, margin: Double, previous: (fix: Fix, margin: Double)?, maximumGapSeconds: Int) {
         if let speed = position.speed {
             self.speed = speed

@@ -1,5 +1,7 @@
-/// The geofence rules for one fix against one pin: membership with hysteresis, dwell, crossings between
-/// sparse fixes, and approaching. Pure, like the ``DeviceTracker`` that calls it for every pin of a device.
+/// The geofence rules for one fix against one pin: membership with hysteresis, dwell, crossings between sparse fixes,
+/// and approaching.
+///
+/// Pure, like the ``DeviceTracker`` that calls it for every pin of a device.
 struct GeofenceEvaluator {
     let configuration: TrackerConfiguration
 

@@ -1,7 +1,7 @@
-/// The hash of a device id: 64-bit multiply-xorshift mixing over its UTF-8 bytes, 8 at a time. The project's
-/// one device-id hash: the registry's index finds devices by it, and the worker splits devices among its
-/// apply threads by it (each with its own seed, so that the ids of one thread still spread over the whole
-/// index).
+/// The hash of a device id: 64-bit multiply-xorshift mixing over its UTF-8 bytes, 8 at a time.
+///
+/// The project's one device-id hash: the registry's index finds devices by it, and the worker splits devices among its
+/// apply threads by it (each with its own seed, so that the ids of one thread still spread over the whole index).
 public struct IDHashing: Sendable {
     public let seed: UInt64
 

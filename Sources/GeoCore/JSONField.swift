@@ -1,5 +1,7 @@
-/// One member of a message object as read so far. JSON lets a name appear twice; as in Foundation's
-/// parser the last occurrence wins, so each occurrence replaces what an earlier one left.
+/// One member of a message object as read so far.
+///
+/// JSON lets a name appear twice; as in Foundation's parser the last occurrence wins, so each occurrence replaces what
+/// an earlier one left.
 enum JSONField<Value> {
     /// Not in the object, or `null`.
     case absent

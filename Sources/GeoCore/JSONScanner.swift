@@ -16,7 +16,9 @@ struct JSONScanner {
         if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { position = 3 }
     }
 
-    /// A member name, located in the input. Names without escapes (nearly all) are compared in place.
+    /// A member name, located in the input.
+    ///
+    /// Names without escapes (nearly all) are compared in place.
     struct Key {
         let start: Int
         let end: Int
@@ -41,6 +43,7 @@ struct JSONScanner {
     }
 
     /// Reads the next member name and its `:`, or returns nil at the object's closing `}`.
+    ///
     /// `first` says whether this is the first member (no comma before it).
     mutating func nextKey(first: Bool) throws(DecodingFailure) -> Key? {
         skipWhitespace()
@@ -239,8 +242,9 @@ struct JSONScanner {
     }
 
     /// Scans the string starting at the current `"`, validating escapes, control characters and UTF-8.
-    /// Returns the content's range (between the quotes) and whether it holds escapes; with `output`,
-    /// also appends the decoded content.
+    ///
+    /// Returns the content's range (between the quotes) and whether it holds escapes; with `output`, also appends the
+    /// decoded content.
     private mutating func scanString(
         decodingInto output: UnsafeMutablePointer<[UInt8]>?
     ) throws(DecodingFailure) -> (Int, Int, Bool) {

@@ -112,7 +112,9 @@ struct JSONWriter {
 
     /// Writes a number of at most 9 decimals between 0.0001 and a million (coordinates, distances, speeds) as
     /// `description` writes it, its shortest form that reads back to the same value, without the general
-    /// shortest-digits search (a sixth of an event's encoding). Returns false, writing nothing, for others.
+    /// shortest-digits search (a sixth of an event's encoding).
+    ///
+    /// Returns false, writing nothing, for others.
     private mutating func appendFewDecimals(_ value: Double) -> Bool {
         let magnitude = abs(value)
         // `description` writes these without an exponent, as this does.

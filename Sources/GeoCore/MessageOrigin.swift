@@ -1,5 +1,6 @@
-/// The Kafka message an input came from. Event ids derive from it, so reprocessing the same message
-/// gives the same ids.
+/// The Kafka message an input came from.
+///
+/// Event ids derive from it, so reprocessing the same message gives the same ids.
 public struct MessageOrigin: Hashable, Sendable {
     public let topicName: TopicName
     public let partition: Int32
@@ -21,8 +22,9 @@ public struct MessageOrigin: Hashable, Sendable {
 
     public var topic: String { topicName.description }
 
-    /// The id of the `index`-th event this message caused: `topic:partition:offset:index`. Kafka topic
-    /// names cannot contain `:`, so ids of different messages never collide.
+    /// The id of the `index`-th event this message caused: `topic:partition:offset:index`.
+    ///
+    /// Kafka topic names cannot contain `:`, so ids of different messages never collide.
     public func eventID(_ index: Int) -> String {
         // Written byte by byte into one allocation: the interpolation grew its string and converted each
         // number through a string of its own, for every event.

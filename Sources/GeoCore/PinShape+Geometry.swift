@@ -13,9 +13,10 @@ extension PinShape {
         }
     }
 
-    /// What a fix with hysteresis `margin` decides: inside when it lies inside at least `margin` from the
-    /// edge, outside when outside more than `margin` from it, nil in between. The same answer as
-    /// ``placement(of:plane:)`` gives, without measuring every edge of a polygon.
+    /// What a fix with hysteresis `margin` decides: inside when it lies inside at least `margin` from the edge, outside
+    /// when outside more than `margin` from it, nil in between.
+    ///
+    /// The same answer as ``placement(of:plane:)`` gives, without measuring every edge of a polygon.
     public func decision(at coordinate: Coordinate, margin: Double, plane: LocalPlane) -> Membership? {
         switch self {
         case .circle(let center, let radius):
@@ -44,8 +45,12 @@ extension PinShape {
 
     /// Whether the point is inside and how far it is from the edge.
     ///
-    /// - Parameter knownInside: whether the point is inside, when the caller has decided it already (a polygon's
-    ///   inside test is then not made again).
+    /// - Parameters:
+    ///   - coordinate: the point.
+    ///   - plane: the plane tangent at the point, in which distances are measured.
+    ///   - knownInside: whether the point is inside, when the caller has decided it already (a polygon's
+    ///     inside test is then not made again).
+    /// - Returns: inside or not, and the distance to the edge in metres.
     func placement(of coordinate: Coordinate, plane: LocalPlane, knownInside: Bool? = nil) -> PinPlacement {
         switch self {
         case .circle(let center, let radius):

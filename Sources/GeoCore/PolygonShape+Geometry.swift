@@ -3,8 +3,10 @@
 
 extension PolygonShape {
     /// Whether the point lies inside the shape (inside an outer ring and in none of its holes), in the
-    /// longitude/latitude plane. Points exactly on an edge may go either way: the geofence rules never decide
-    /// within the fix's accuracy of an edge.
+    /// longitude/latitude plane.
+    ///
+    /// Points exactly on an edge may go either way: the geofence rules never decide within the fix's accuracy of an
+    /// edge.
     public func contains(longitude: Double, latitude: Double) -> Bool {
         guard latitude >= bounds.south && latitude <= bounds.north else { return false }
         return storage.vertices.withUnsafeBufferPointer { vertices in
@@ -33,8 +35,10 @@ extension PolygonShape {
     }
 
     /// Whether some edge lies within `margin` metres of the point (closer than it, or also exactly at it when
-    /// `inclusive`), as ``nearestEdge(to:)`` measures. Faster than measuring: edges whose longitudes or
-    /// latitudes keep them further than `margin` away are passed over by comparing degrees.
+    /// `inclusive`), as ``nearestEdge(to:)`` measures.
+    ///
+    /// Faster than measuring: edges whose longitudes or latitudes keep them further than `margin` away are passed over
+    /// by comparing degrees.
     func hasEdge(within margin: Double, inclusive: Bool, of plane: LocalPlane) -> Bool {
         let latitudeReach = margin / LocalPlane.metresPerDegree * 1.001
         let longitudeReach = plane.metresPerDegreeEast > 0 ? margin / plane.metresPerDegreeEast * 1.001 : 360
@@ -125,6 +129,7 @@ extension PolygonShape {
     }
 
     /// A lower bound of the distance in metres from the point to the shape: its distance to ``bounds``.
+    ///
     /// Cheap, so that pins far from a fix cost no more than a circle's.
     func distanceToBounds(from plane: LocalPlane) -> Double {
         let latitudeGap = max(0, bounds.south - plane.latitude, plane.latitude - bounds.north)
@@ -153,8 +158,10 @@ extension PolygonShape.Bounds {
 }
 
 extension PolygonShape.Bounds {
-    /// Whether the segment (straight in longitude/latitude) meets the box: the segment clipped to the box's four
-    /// sides in turn (Liang-Barsky). Segments across the antimeridian are assumed to meet it.
+    /// Whether the segment (straight in longitude/latitude) meets the box: the segment clipped to the box's four sides
+    /// in turn (Liang-Barsky).
+    ///
+    /// Segments across the antimeridian are assumed to meet it.
     func mayMeetSegment(from start: Coordinate, to end: Coordinate) -> Bool {
         let dx = end.longitude - start.longitude
         let dy = end.latitude - start.latitude

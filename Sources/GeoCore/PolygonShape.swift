@@ -11,13 +11,16 @@ public struct PolygonShape: Hashable, Sendable {
     public var vertices: [Double] { storage.vertices }
     /// Where each ring ends, in vertices (exclusive).
     public var ringEnds: [Int32] { storage.ringEnds }
-    /// Where each polygon ends, in rings (exclusive). A polygon's first ring is its outer boundary, the
-    /// others its holes.
+    /// Where each polygon ends, in rings (exclusive).
+    ///
+    /// A polygon's first ring is its outer boundary, the others its holes.
     public var polygonEnds: [Int32] { storage.polygonEnds }
     /// Whether the command gave a MultiPolygon (written back as one, even with a single polygon).
     public var isMulti: Bool { storage.isMulti }
-    /// The smallest longitude/latitude box holding every vertex. Kept in the pin itself: it decides most
-    /// fixes, far from the pin, without following the reference to the vertices.
+    /// The smallest longitude/latitude box holding every vertex.
+    ///
+    /// Kept in the pin itself: it decides most fixes, far from the pin, without following the reference to the
+    /// vertices.
     public let bounds: Bounds
     /// A box wholly inside the shape, when one was found: a fix inside it, further than its accuracy from its
     /// sides, is inside without looking at any edge (most fixes of a device parked in a depot).

@@ -92,8 +92,9 @@ extension JSONScanner {
         throw DecodingFailure(.notAnObject, "\(what) must be a JSON object")
     }
 
-    /// Reads `languages`: an array of BCP 47 tags (letters, digits and hyphens, at most 35 characters). The
-    /// same text as `recent`'s gives `recent`'s array; another valid list becomes `recent`.
+    /// Reads `languages`: an array of BCP 47 tags (letters, digits and hyphens, at most 35 characters).
+    ///
+    /// The same text as `recent`'s gives `recent`'s array; another valid list becomes `recent`.
     mutating func languagesField(recent: inout RecentLanguages) throws(DecodingFailure) -> JSONField<[String]> {
         if try consumeNull() { return .absent }
         skipWhitespace()

@@ -1,30 +1,46 @@
 /// Rules of the ``DeviceTracker`` that an operator may tune.
 public struct TrackerConfiguration: Hashable, Sendable {
-    /// The most pins one device may track; a `track` beyond it is refused. Default: 100.
+    /// The most pins one device may track; a `track` beyond it is refused.
+    ///
+    /// Default: 100.
     public var maximumPinsPerDevice: Int
-    /// Fixes reporting a worse accuracy (in metres) are not used for geofence decisions at all; they
-    /// still count as the device's latest position and for its country. Default: 500 m.
+    /// Fixes reporting a worse accuracy (in metres) are not used for geofence decisions at all; they still count as the
+    /// device's latest position and for its country.
+    ///
+    /// Default: 500 m.
     public var maximumAccuracy: Double
-    /// The hysteresis margin, in metres, for fixes that report no accuracy. Default: 10 m.
+    /// The hysteresis margin, in metres, for fixes that report no accuracy.
+    ///
+    /// Default: 10 m.
     public var assumedAccuracy: Double
-    /// How many deciding fixes in a row (each with its whole accuracy disc in the other country) must place a
-    /// device in another country before it is announced there. The accuracy rule alone keeps a device along
-    /// a border from flapping, so one is enough; more delay every crossing. The first country is announced at
-    /// the first fix. Default: 1.
+    /// How many deciding fixes in a row (each with its whole accuracy disc in the other country) must place a device in
+    /// another country before it is announced there.
+    ///
+    /// The accuracy rule alone keeps a device along a border from flapping, so one is enough; more delay every
+    /// crossing. The first country is announced at the first fix. Default: 1.
     public var countryConfirmations: Int
-    /// The most vertices one polygon pin may have (closing positions not counted); a `track` of a larger
-    /// shape is refused. Each fix near a polygon costs time in proportion. Default: 1,000.
+    /// The most vertices one polygon pin may have (closing positions not counted); a `track` of a larger shape is
+    /// refused.
+    ///
+    /// Each fix near a polygon costs time in proportion. Default: 1,000.
     public var maximumVerticesPerPin: Int
-    /// The most polygon vertices all the pins of one device may have together. Default: 10,000.
+    /// The most polygon vertices all the pins of one device may have together.
+    ///
+    /// Default: 10,000.
     public var maximumVerticesPerDevice: Int
     /// Two fixes further apart in time than this (seconds) say nothing about the path between them: no
-    /// `geofence.crossed` is inferred and no speed derived from them. Default: 600 (10 minutes).
+    /// `geofence.crossed` is inferred and no speed derived from them.
+    ///
+    /// Default: 600 (10 minutes).
     public var maximumFixGapSeconds: Int
-    /// How far (degrees) a device's heading may point from the direction of a pin for it to count as heading
-    /// towards it (`geofence.approaching`). Heading more than 90 degrees away counts as moving away, which
-    /// re-arms the announcement. Default: 45.
+    /// How far (degrees) a device's heading may point from the direction of a pin for it to count as heading towards it
+    /// (`geofence.approaching`).
+    ///
+    /// Heading more than 90 degrees away counts as moving away, which re-arms the announcement. Default: 45.
     public var approachHeadingTolerance: Double
-    /// Below this speed (metres per second) a device is approaching nothing. Default: 1 m/s.
+    /// Below this speed (metres per second) a device is approaching nothing.
+    ///
+    /// Default: 1 m/s.
     public var approachMinimumSpeed: Double
 
     public init(

@@ -32,7 +32,10 @@ public final class Consumer: Sendable {
     /// Creates a consumer and subscribes it.
     ///
     /// - Parameters:
+    ///   - configuration: the brokers, the group and librdkafka's properties.
+    ///   - subscription: a group's topics, or partitions named outright.
     ///   - rebalanceHandler: hooks run when the group assigns or revokes partitions (group mode only).
+    ///   - logger: where librdkafka's logs and the consumer's go.
     /// - Throws: ``KafkaError`` when a property is refused, librdkafka cannot start the client, or the
     ///   subscription is refused (for example an empty topic list).
     public init(
@@ -160,10 +163,11 @@ public final class Consumer: Sendable {
         try Self.check(err, list: list, operation: "commit offsets")
     }
 
-    /// Sends a commit of `offsets` (the next offset to read, per partition) to the consumer group and returns
-    /// without waiting for the broker's answer. A refused commit is logged at debug level when a later poll
-    /// serves the answer: for a caller whose own store is the source of truth and who commits again soon, a
-    /// commit is a lag signal that need not hold up its loop.
+    /// Sends a commit of `offsets` (the next offset to read, per partition) to the consumer group and returns without
+    /// waiting for the broker's answer.
+    ///
+    /// A refused commit is logged at debug level when a later poll serves the answer: for a caller whose own store is
+    /// the source of truth and who commits again soon, a commit is a lag signal that need not hold up its loop.
     ///
     /// Call it from the consumer's thread, like the blocking API: it only queues a request, but it belongs to
     /// the same sequence of commits.
@@ -188,10 +192,11 @@ public final class Consumer: Sendable {
         }
     }
 
-    /// The offset `position` stands for in each of `partitions` (``StartOffset/beginning``: the oldest offset
-    /// the broker still has; ``StartOffset/end``: the next one to be written), asked in one request per
-    /// leader. Starting a partition at the number rather than at the logical offset spares librdkafka its own
-    /// query, which waits half a second whenever the partition's leader is not known yet.
+    /// The offset `position` stands for in each of `partitions` (``StartOffset/beginning``: the oldest offset the
+    /// broker still has; ``StartOffset/end``: the next one to be written), asked in one request per leader.
+    ///
+    /// Starting a partition at the number rather than at the logical offset spares librdkafka its own query, which
+    /// waits half a second whenever the partition's leader is not known yet.
     @available(*, noasync, message: "blocks the calling thread")
     public func offsets(
         _ position: StartOffset,
@@ -232,8 +237,10 @@ public final class Consumer: Sendable {
         try handle.partitionCount(topic: topic, timeout: timeout)
     }
 
-    /// Leaves the group (the revoke hook runs for the partitions held), commits nothing by itself, and
-    /// stops the consumer. Later polls throw `invalidState`.
+    /// Leaves the group (the revoke hook runs for the partitions held), commits nothing by itself, and stops the
+    /// consumer.
+    ///
+    /// Later polls throw `invalidState`.
     @available(*, noasync, message: "blocks the calling thread; use the async close")
     public func close() {
         closeNow()
@@ -278,16 +285,20 @@ public final class Consumer: Sendable {
         return Set(TopicPartition.array(from: list))
     }
 
-    /// The offsets the group coordinator has acknowledged from this consumer's commits, per partition, since
-    /// the partition was last assigned: what the group is known to hold. A commit refused (during a rebalance,
-    /// say) leaves a partition's entry as it was, so the caller can tell what still needs committing.
+    /// The offsets the group coordinator has acknowledged from this consumer's commits, per partition, since the
+    /// partition was last assigned: what the group is known to hold.
+    ///
+    /// A commit refused (during a rebalance, say) leaves a partition's entry as it was, so the caller can tell what
+    /// still needs committing.
     public var acknowledgedCommits: [TopicPartition: Int64] { state.acknowledgedCommits }
 
     /// The assigned partitions that have been read to their end, with nothing read from them since.
     public var partitionsAtEnd: Set<TopicPartition> { state.partitionsAtEnd }
 
-    /// True when the consumer holds partitions and every one of them has been read to its end: what a
-    /// replay or benchmark waits for. Needs ``ConsumerConfiguration/reportsEndOfPartition``.
+    /// True when the consumer holds partitions and every one of them has been read to its end: what a replay or
+    /// benchmark waits for.
+    ///
+    /// Needs ``ConsumerConfiguration/reportsEndOfPartition``.
     public var hasReachedEndOfAssignment: Bool {
         var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
         guard rd_kafka_assignment(handle.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return false }
@@ -311,9 +322,10 @@ public final class Consumer: Sendable {
         try handle.watermarks(of: partition, timeout: timeout)
     }
 
-    /// The high watermark (the offset the next message produced will get) of each partition, as last seen in
-    /// a fetch response; partitions not fetched yet are left out. Answers from librdkafka's cache without a
-    /// broker round trip, so it is cheap enough for a lag metric.
+    /// The high watermark (the offset the next message produced will get) of each partition, as last seen in a fetch
+    /// response; partitions not fetched yet are left out.
+    ///
+    /// Answers from librdkafka's cache without a broker round trip, so it is cheap enough for a lag metric.
     public func cachedHighWatermarks(for partitions: some Sequence<TopicPartition>) -> [TopicPartition: Int64] {
         var watermarks: [TopicPartition: Int64] = [:]
         for partition in partitions {
@@ -328,6 +340,7 @@ public final class Consumer: Sendable {
     // MARK: Async API, run on the consumer's own thread
 
     /// Returns the messages available now, up to `maxMessages`; waits up to `timeout` only when none are.
+    ///
     /// See ``poll(maxMessages:timeout:)``.
     public func nextBatch(
         maxMessages: Int = 10_000,
@@ -336,12 +349,16 @@ public final class Consumer: Sendable {
         try await thread.run { [self] () throws(KafkaError) in try poll(maxMessages: maxMessages, timeout: timeout) }
     }
 
-    /// Commits offsets to the consumer group and waits for the broker's answer. See ``commit(_:)``.
+    /// Commits offsets to the consumer group and waits for the broker's answer.
+    ///
+    /// See ``commit(_:)``.
     public func commit(_ offsets: [TopicPartition: Int64]? = nil) async throws(KafkaError) {
         try await thread.run { [self] () throws(KafkaError) in try commit(offsets) }
     }
 
-    /// The group's committed offsets for `partitions`. See ``committedOffsets(for:timeout:)``.
+    /// The group's committed offsets for `partitions`.
+    ///
+    /// See ``committedOffsets(for:timeout:)``.
     public func committedOffsets(
         for partitions: [TopicPartition],
         timeout: Duration = .seconds(10)
@@ -349,7 +366,9 @@ public final class Consumer: Sendable {
         try await thread.run { [self] () throws(KafkaError) in try committedOffsets(for: partitions, timeout: timeout) }
     }
 
-    /// Where `position` stands in each of `partitions`. See ``offsets(_:of:timeout:)``.
+    /// Where `position` stands in each of `partitions`.
+    ///
+    /// See ``offsets(_:of:timeout:)``.
     public func offsets(
         _ position: StartOffset,
         of partitions: [TopicPartition],
@@ -358,7 +377,9 @@ public final class Consumer: Sendable {
         try await thread.run { [self] () throws(KafkaError) in try offsets(position, of: partitions, timeout: timeout) }
     }
 
-    /// The partition's low and high watermarks. See ``watermarks(of:timeout:)``.
+    /// The partition's low and high watermarks.
+    ///
+    /// See ``watermarks(of:timeout:)``.
     public func watermarks(
         of partition: TopicPartition,
         timeout: Duration = .seconds(10)
@@ -367,14 +388,18 @@ public final class Consumer: Sendable {
         }
     }
 
-    /// The number of partitions of `topic`. See ``partitionCount(topic:timeout:)``.
+    /// The number of partitions of `topic`.
+    ///
+    /// See ``partitionCount(topic:timeout:)``.
     public func partitionCount(topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int {
         try await thread.run { [handle] () throws(KafkaError) in
             try handle.partitionCount(topic: topic, timeout: timeout)
         }
     }
 
-    /// Leaves the group and stops the consumer. See ``close()``.
+    /// Leaves the group and stops the consumer.
+    ///
+    /// See ``close()``.
     public func close() async {
         try? await thread.run { [self] () throws(KafkaError) in closeNow() }
     }

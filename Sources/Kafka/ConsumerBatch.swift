@@ -14,8 +14,10 @@ public final class ConsumerBatch: RandomAccessCollection, @unchecked Sendable {
 
     /// Partitions that this poll read to their current end (nothing more to read there for now).
     public let partitionsReachedEnd: [TopicPartition]
-    /// Non-fatal errors the poll reported (a subscribed topic that does not exist, a broker that went
-    /// away); librdkafka keeps retrying what can be retried. Fatal errors are thrown by the poll instead.
+    /// Non-fatal errors the poll reported (a subscribed topic that does not exist, a broker that went away); librdkafka
+    /// keeps retrying what can be retried.
+    ///
+    /// Fatal errors are thrown by the poll instead.
     public let errors: [KafkaError]
 
     public let startIndex = 0

@@ -1,5 +1,7 @@
-/// Settings of a ``Consumer``. Typed settings cover what geoworker relies on; `properties` passes any
-/// other librdkafka property through (SASL/SSL, tuning), see librdkafka's CONFIGURATION.md.
+/// Settings of a ``Consumer``.
+///
+/// Typed settings cover what geoworker relies on; `properties` passes any other librdkafka property through (SASL/SSL,
+/// tuning), see librdkafka's CONFIGURATION.md.
 ///
 /// Offsets are never stored or committed behind the caller's back (`enable.auto.offset.store` and
 /// `enable.auto.commit` are off): a stream worker stores an offset only once the message's effects are
@@ -15,22 +17,35 @@ public struct ConsumerConfiguration: Sendable {
 
     /// Initial brokers, as `host:port[,host:port…]`.
     public var bootstrapServers: String
-    /// The consumer group (`group.id`). Members of one group share the partitions between them.
+    /// The consumer group (`group.id`).
+    ///
+    /// Members of one group share the partitions between them.
     public var groupID: String
-    /// Shown in broker logs and metrics. Default: `geoworker`.
+    /// Shown in broker logs and metrics.
+    ///
+    /// Default: `geoworker`.
     public var clientID: String
-    /// How long the group waits for a member that stopped heartbeating before giving its partitions
-    /// to others (`session.timeout.ms`). Default: 45 s.
+    /// How long the group waits for a member that stopped heartbeating before giving its partitions to others
+    /// (`session.timeout.ms`).
+    ///
+    /// Default: 45 s.
     public var sessionTimeout: Duration
-    /// How often the member tells the group it is alive (`heartbeat.interval.ms`); keep it well under
-    /// a third of `sessionTimeout`. Default: 3 s.
+    /// How often the member tells the group it is alive (`heartbeat.interval.ms`); keep it well under a third of
+    /// `sessionTimeout`.
+    ///
+    /// Default: 3 s.
     public var heartbeatInterval: Duration
-    /// Where to start in a partition without a committed offset. Default: `.earliest`.
+    /// Where to start in a partition without a committed offset.
+    ///
+    /// Default: `.earliest`.
     public var offsetReset: OffsetReset
     /// Report when an assigned partition has been read to its end (`enable.partition.eof`), which
-    /// ``Consumer/hasReachedEndOfAssignment`` relies on. Default: true.
+    /// ``Consumer/hasReachedEndOfAssignment`` relies on.
+    ///
+    /// Default: true.
     public var reportsEndOfPartition: Bool
     /// Raw librdkafka properties, applied after the typed settings so they can override them.
+    ///
     /// Values are never logged: they may hold credentials.
     public var properties: [String: String]
 

@@ -21,8 +21,9 @@ public struct ConsumerRecord: @unchecked Sendable {
         return timestamp >= 0 ? timestamp : nil
     }
 
-    /// Calls `body` with the payload bytes in place (nil for a null value). The bytes are valid only
-    /// during the call.
+    /// Calls `body` with the payload bytes in place (nil for a null value).
+    ///
+    /// The bytes are valid only during the call.
     public func withValue<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R {
         guard let payload = message.pointee.payload else { return try body(nil) }
         return try withExtendedLifetime(batch) { () throws(E) -> R in
@@ -30,8 +31,9 @@ public struct ConsumerRecord: @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with the key bytes in place (nil when the message has no key). The bytes are valid
-    /// only during the call.
+    /// Calls `body` with the key bytes in place (nil when the message has no key).
+    ///
+    /// The bytes are valid only during the call.
     public func withKey<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R {
         guard let key = message.pointee.key else { return try body(nil) }
         return try withExtendedLifetime(batch) { () throws(E) -> R in
@@ -39,8 +41,10 @@ public struct ConsumerRecord: @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with the key and the payload bytes in place (nil for no key, a null value): for the hot path,
-    /// one call rather than two nested ones. The bytes are valid only during the call.
+    /// Calls `body` with the key and the payload bytes in place (nil for no key, a null value): for the hot path, one
+    /// call rather than two nested ones.
+    ///
+    /// The bytes are valid only during the call.
     public func withKeyAndValue<Result>(
         _ body: (_ key: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?) -> Result
     ) -> Result {
@@ -52,10 +56,11 @@ public struct ConsumerRecord: @unchecked Sendable {
         )
     }
 
-    /// ``withKeyAndValue(_:)`` for a record read in place, in memory the caller keeps alive (a buffer of records
-    /// it owns) for the whole call. A call on the record itself retains and releases the record's batch
-    /// around it, and a batch's count is shared by every thread holding its records: on an apply thread, one
-    /// contended atomic increment and decrement per message.
+    /// ``withKeyAndValue(_:)`` for a record read in place, in memory the caller keeps alive (a buffer of records it
+    /// owns) for the whole call.
+    ///
+    /// A call on the record itself retains and releases the record's batch around it, and a batch's count is shared by
+    /// every thread holding its records: on an apply thread, one contended atomic increment and decrement per message.
     public static func withKeyAndValue<Result>(
         ofRecordAt record: UnsafePointer<ConsumerRecord>,
         _ body: (_ key: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?) -> Result

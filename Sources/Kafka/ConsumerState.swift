@@ -2,8 +2,9 @@ import CRdKafka
 import Logging
 import Synchronization
 
-/// Which of a consumer's partitions it has read to their end, and the rebalance steps that change what
-/// it holds. Updated on the polling thread, read from anywhere.
+/// Which of a consumer's partitions it has read to their end, and the rebalance steps that change what it holds.
+///
+/// Updated on the polling thread, read from anywhere.
 final class ConsumerState: Sendable {
     /// A partition as a message names it: by librdkafka topic handle, cheaper to hash than a topic name.
     struct MessagePartition: Hashable {

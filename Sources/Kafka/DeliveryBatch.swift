@@ -100,9 +100,10 @@ public final class DeliveryBatch: @unchecked Sendable {
         return allReports()
     }
 
-    /// Blocks until every message has its report, then returns the reports of those that were not delivered,
-    /// in send order: none when every one was. What a writer that only goes on once all arrived needs, without a
-    /// report made for each message that did.
+    /// Blocks until every message has its report, then returns the reports of those that were not delivered, in send
+    /// order: none when every one was.
+    ///
+    /// What a writer that only goes on once all arrived needs, without a report made for each message that did.
     @available(*, noasync, message: "blocks the calling thread")
     public func waitForRefusals() -> [DeliveryReport] {
         condition.lock()
@@ -151,7 +152,9 @@ public final class DeliveryBatch: @unchecked Sendable {
         }
     }
 
-    /// Records the report of message `index`. Each message is reported exactly once.
+    /// Records the report of message `index`.
+    ///
+    /// Each message is reported exactly once.
     func complete(index: Int, partition: Int32, offset: Int64?, error: KafkaError?) {
         condition.lock()
         precondition(!slots[index].isReported, "message \(index) reported twice")

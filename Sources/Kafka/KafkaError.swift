@@ -61,8 +61,9 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
-    /// Codes that describe a passing condition rather than a wrong request. librdkafka says so itself
-    /// for `rd_kafka_error_t` values; for bare codes this is the same judgement.
+    /// Codes that describe a passing condition rather than a wrong request.
+    ///
+    /// librdkafka says so itself for `rd_kafka_error_t` values; for bare codes this is the same judgement.
     private static let retriableCodes: Set<Code> = [
         .timedOut, .queueFull, .transport, .allBrokersDown,
         Code(rawValue: RD_KAFKA_RESP_ERR__RESOLVE.rawValue),

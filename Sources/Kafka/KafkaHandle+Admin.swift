@@ -1,8 +1,9 @@
 import CRdKafka
 
 extension KafkaHandle {
-    /// Asks the cluster to create `topic` (librdkafka's Admin API, CreateTopics) and waits for the answer. A
-    /// topic that exists already is not an error.
+    /// Asks the cluster to create `topic` (librdkafka's Admin API, CreateTopics) and waits for the answer.
+    ///
+    /// A topic that exists already is not an error.
     ///
     /// - Throws: ``KafkaError`` with the broker's reason (no authorization, a replication factor the cluster
     ///   cannot meet) or librdkafka's (a broker without CreateTopics: `unsupportedFeature`), or `timedOut`.

@@ -10,8 +10,10 @@ import Logging
 final class KafkaHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     let context: ClientContext
-    /// A consumer's message queue (`rd_kafka_queue_t *`), which its main queue is forwarded to, so one
-    /// batch poll serves messages, rebalances and errors alike. Nil for producers.
+    /// A consumer's message queue (`rd_kafka_queue_t *`), which its main queue is forwarded to, so one batch poll
+    /// serves messages, rebalances and errors alike.
+    ///
+    /// Nil for producers.
     let consumerQueue: OpaquePointer?
 
     /// Creates a client from librdkafka properties, applied in order.
@@ -130,7 +132,9 @@ final class ClientContext: Sendable {
     }
 }
 
-/// librdkafka's log lines, at their syslog level, into swift-log. Called on librdkafka's threads.
+/// librdkafka's log lines, at their syslog level, into swift-log.
+///
+/// Called on librdkafka's threads.
 private func kafkaLogCallback(
     handle: OpaquePointer?,
     level: Int32,
@@ -154,8 +158,10 @@ private func kafkaLogCallback(
     )
 }
 
-/// Client-level errors (brokers unreachable, authentication, fatal errors). librdkafka recovers from
-/// most of them by itself; they are logged so that an operator sees why progress stalls.
+/// Client-level errors (brokers unreachable, authentication, fatal errors).
+///
+/// librdkafka recovers from most of them by itself; they are logged so that an operator sees why progress
+/// stalls.
 private func kafkaErrorCallback(
     handle: OpaquePointer?,
     err: Int32,

@@ -54,6 +54,7 @@ public final class MockCluster: @unchecked Sendable {
     }
 
     /// Takes broker `id` down: its connections close and it refuses new ones, as if the process died.
+    ///
     /// What it stored is kept for when it comes back.
     public func takeBrokerDown(_ id: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_down(cluster, id)

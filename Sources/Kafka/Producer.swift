@@ -117,8 +117,10 @@ public final class Producer: Sendable {
         await send([record]).reports()[0]
     }
 
-    /// Delivers what is queued (up to `timeout`), then stops the producer. Messages still undelivered at
-    /// the deadline are purged and their reports say so. Sends after closing fail with `invalidState`.
+    /// Delivers what is queued (up to `timeout`), then stops the producer.
+    ///
+    /// Messages still undelivered at the deadline are purged and their reports say so. Sends after closing fail with
+    /// `invalidState`.
     @available(*, noasync, message: "blocks the calling thread; use the async close")
     public func close(timeout: Duration = .seconds(10)) {
         shutDown(timeout: timeout)
@@ -148,10 +150,17 @@ public final class Producer: Sendable {
         }
     }
 
-    /// Asks the cluster to create `topic` with these settings and waits for its answer; a topic that exists
-    /// already is not an error. Blocks the calling thread up to `timeout` and a second.
+    /// Asks the cluster to create `topic` with these settings and waits for its answer; a topic that exists already is
+    /// not an error.
     ///
-    /// - Parameter replicationFactor: -1 takes the broker's `default.replication.factor`.
+    /// Blocks the calling thread up to `timeout` and a second.
+    ///
+    /// - Parameters:
+    ///   - topic: the topic's name.
+    ///   - partitions: how many partitions it gets.
+    ///   - replicationFactor: -1 takes the broker's `default.replication.factor`.
+    ///   - configuration: topic-level settings (`cleanup.policy`, for example).
+    ///   - timeout: how long the cluster may take to answer.
     /// - Throws: ``KafkaError`` with the cluster's reason, `unsupportedFeature` from a broker that has no
     ///   CreateTopics, or `timedOut`.
     @available(*, noasync, message: "blocks the calling thread")
@@ -229,13 +238,20 @@ public final class Producer: Sendable {
         }
     }
 
-    /// Hands one message to librdkafka, which copies key and value and takes `headers` over once it has
-    /// queued the message; nil when it was queued. Both send paths come through here.
+    /// Hands one message to librdkafka, which copies key and value and takes `headers` over once it has queued the
+    /// message; nil when it was queued.
+    ///
+    /// Both send paths come through here.
     ///
     /// - Parameters:
+    ///   - topic: the topic's handle.
     ///   - partition: nil lets the partitioner choose from the key.
-    ///   - key, value: nil for none (a null value is a tombstone).
+    ///   - key: nil for none.
+    ///   - value: nil for none (a tombstone).
+    ///   - headers: librdkafka's header list, taken over once the message is queued.
     ///   - timestampMilliseconds: nil lets librdkafka stamp the send time.
+    ///   - opaque: what the delivery report hands back.
+    /// - Returns: nil when the message was queued, else why not.
     private func produce(
         topic: TopicHandle,
         partition: Int32?,

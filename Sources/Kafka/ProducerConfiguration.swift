@@ -1,19 +1,29 @@
-/// Settings of a ``Producer``. Typed settings cover what geoworker relies on; `properties` passes any
-/// other librdkafka property through (SASL/SSL, tuning), see librdkafka's CONFIGURATION.md.
+/// Settings of a ``Producer``.
+///
+/// Typed settings cover what geoworker relies on; `properties` passes any other librdkafka property through (SASL/SSL,
+/// tuning), see librdkafka's CONFIGURATION.md.
 public struct ProducerConfiguration: Sendable {
     /// Initial brokers, as `host:port[,host:port…]`.
     public var bootstrapServers: String
-    /// Shown in broker logs and metrics. Default: `geoworker`.
+    /// Shown in broker logs and metrics.
+    ///
+    /// Default: `geoworker`.
     public var clientID: String
-    /// Idempotent producer (`enable.idempotence`, which implies `acks=all`): no duplicates from
-    /// internal retries and per-partition order kept. Default: true.
+    /// Idempotent producer (`enable.idempotence`, which implies `acks=all`): no duplicates from internal retries and
+    /// per-partition order kept.
+    ///
+    /// Default: true.
     public var isIdempotent: Bool
-    /// How long librdkafka waits to fill a batch before sending it (`linger.ms`). Default: 5 ms.
+    /// How long librdkafka waits to fill a batch before sending it (`linger.ms`).
+    ///
+    /// Default: 5 ms.
     public var linger: Duration
-    /// How long a message may take, retries included, before its delivery report says it failed
-    /// (`message.timeout.ms`). Default: 300 s.
+    /// How long a message may take, retries included, before its delivery report says it failed (`message.timeout.ms`).
+    ///
+    /// Default: 300 s.
     public var deliveryTimeout: Duration
     /// Raw librdkafka properties, applied after the typed settings so they can override them.
+    ///
     /// Values are never logged: they may hold credentials.
     public var properties: [String: String]
 

@@ -3,14 +3,16 @@
 /// Both hooks run synchronously on the thread that polls, inside the poll during which the group
 /// rebalanced, so they are ordered with the batches that thread processes.
 public struct RebalanceHandler: Sendable {
-    /// Called once partitions are assigned and before any of them is read. Return the offset to start
-    /// each partition at (the offset of the next message to read) for the partitions whose progress the
-    /// caller keeps itself; the others start at the group's committed offset, or per `auto.offset.reset`.
+    /// Called once partitions are assigned and before any of them is read.
+    ///
+    /// Return the offset to start each partition at (the offset of the next message to read) for the partitions whose
+    /// progress the caller keeps itself; the others start at the group's committed offset, or per `auto.offset.reset`.
     public var onAssign: @Sendable (_ partitions: [TopicPartition]) -> [TopicPartition: Int64]
-    /// Called before partitions are taken away: the consumer still owns them until this returns, so this
-    /// is where a batch in flight is finished and its progress stored. `isLost` is true when the group
-    /// already gave them to another member (this one missed its session timeout): finishing is then
-    /// pointless, as the other member may be processing them.
+    /// Called before partitions are taken away: the consumer still owns them until this returns, so this is where a
+    /// batch in flight is finished and its progress stored.
+    ///
+    /// `isLost` is true when the group already gave them to another member (this one missed its session timeout):
+    /// finishing is then pointless, as the other member may be processing them.
     ///
     /// Group commits from this hook reach real brokers during an eager rebalance, but librdkafka's mock
     /// cluster refuses them (`REBALANCE_IN_PROGRESS`) while the group is joining: callers that must not

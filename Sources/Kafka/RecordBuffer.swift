@@ -25,8 +25,9 @@ public struct RecordBuffer: Sendable {
     /// The bytes of all keys and values.
     public var byteCount: Int { bytes.count }
 
-    /// Appends a record: `key`'s bytes, then what `writeValue` appends to the buffer (the value). Records
-    /// without a key or with a null value are not what this buffer is for: use ``ProducerRecord``.
+    /// Appends a record: `key`'s bytes, then what `writeValue` appends to the buffer (the value).
+    ///
+    /// Records without a key or with a null value are not what this buffer is for: use ``ProducerRecord``.
     public mutating func append(key: String, value writeValue: (inout [UInt8]) -> Void) {
         let start = bytes.count
         bytes.append(contentsOf: key.utf8)

@@ -20,13 +20,14 @@ public final class StateStore: Sendable {
 
     private let database: DatabasePool
 
-    /// How many pages (4 KiB each) the write-ahead log takes before the commit that passes them copies it into
-    /// the database file: 64 MiB, where SQLite's default is 4 MiB. A worker rewrites the same rows checkpoint
-    /// after checkpoint (every device that moved), and a copy costs the distinct pages in the log, however
-    /// often each was written: with 50k devices changed per checkpoint (17 MB of rows), the default copied at
-    /// every commit, 15-45 ms each (the last checkpoint of a catch-up included), where this copies once in
-    /// four. The log grows to about 64 MB on disk (more while a long read holds an older snapshot, which a
-    /// copy may not overtake); closing the store copies the rest.
+    /// How many pages (4 KiB each) the write-ahead log takes before the commit that passes them copies it into the
+    /// database file: 64 MiB, where SQLite's default is 4 MiB.
+    ///
+    /// A worker rewrites the same rows checkpoint after checkpoint (every device that moved), and a copy costs the
+    /// distinct pages in the log, however often each was written: with 50k devices changed per checkpoint (17 MB of
+    /// rows), the default copied at every commit, 15-45 ms each (the last checkpoint of a catch-up included), where
+    /// this copies once in four. The log grows to about 64 MB on disk (more while a long read holds an older snapshot,
+    /// which a copy may not overtake); closing the store copies the rest.
     static let logCheckpointPages = 16_384
 
     /// Opens (creating if needed) the store in `directory`, and brings its schema up to date.
@@ -127,7 +128,8 @@ public final class StateStore: Sendable {
     ///     each one's row is replaced.
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
     ///   - changelogOffsets: for each changelog partition written to (or restored from), the next offset.
-    ///   - removing: ids of devices to forget (a changelog tombstone).
+    ///   - removed: ids of devices to forget (a changelog tombstone).
+    /// - Throws: ``StateStoreError`` `write`; nothing of it is written then.
     public func commit(
         devices: some Sequence<EncodedDevice>,
         offsets: [TopicPartition: Int64],
@@ -150,10 +152,11 @@ public final class StateStore: Sendable {
     ///   - devices: devices whose state changed, encoded, each at most once (they are written in key order);
     ///     each one's row is replaced.
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
-    ///   - removing: ids of devices to forget (a changelog tombstone).
+    ///   - removed: ids of devices to forget (a changelog tombstone).
     ///   - confirm: called once, inside the transaction, after the device rows are written: the next offset of
     ///     each changelog partition written to (or restored from), or nil to write nothing.
     /// - Returns: whether the transaction was committed (false: `confirm` returned nil).
+    /// - Throws: ``StateStoreError`` `write`; nothing of it is written then.
     @discardableResult
     public func commit(
         devices: some Sequence<EncodedDevice>,

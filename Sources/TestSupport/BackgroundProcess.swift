@@ -1,7 +1,8 @@
 import Foundation
 
-/// A program started by a test that runs while the test goes on: to be signalled (SIGTERM, SIGKILL) and
-/// waited for. Its standard error goes to a file (no pipe to fill up and block it).
+/// A program started by a test that runs while the test goes on: to be signalled (SIGTERM, SIGKILL) and waited for.
+///
+/// Its standard error goes to a file (no pipe to fill up and block it).
 public final class BackgroundProcess: @unchecked Sendable {
     // @unchecked: `Process` is a class Foundation does not mark Sendable; this wrapper only reads its state
     // and sends it signals, both safe from any thread.
@@ -11,7 +12,12 @@ public final class BackgroundProcess: @unchecked Sendable {
 
     /// Starts `path` with `arguments`, with `environment` added to this process's environment.
     ///
-    /// - Parameter keepOutput: whether to keep standard output (``output``); discarded otherwise.
+    /// - Parameters:
+    ///   - path: the executable.
+    ///   - arguments: its arguments.
+    ///   - environment: variables added to this process's environment.
+    ///   - keepOutput: whether to keep standard output (``output``); discarded otherwise.
+    /// - Throws: when the process cannot be started.
     public init(
         _ path: String,
         _ arguments: [String],

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Runs other programs from tests: the project's own executables (built beside the test bundle) and
 /// independent tools such as kcat.

@@ -26,7 +26,9 @@ public final class DedicatedThread: @unchecked Sendable {
         thread.start()
     }
 
-    /// Queues a job. Jobs run in the order they were queued.
+    /// Queues a job.
+    ///
+    /// Jobs run in the order they were queued.
     public func execute(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         defer { condition.unlock() }

@@ -290,9 +290,11 @@ if runs("shapes") {
         return (registry, heapPerPin, Double(encoded - empty) / Double(devices * 3))
     }
     let count = 2_000_000
-    /// Two ways devices report. Driving: a fix every 10 s, 150 m on from the last, turning a little, kept
-    /// within 2 km of home. Sparse: a fix anywhere within 2 to 3 km of home every 500 s, so that most paths
-    /// between fixes cross a pin's box and many cross a pin: the most a crossing check can cost.
+    /// Two ways devices report.
+    ///
+    /// Driving: a fix every 10 s, 150 m on from the last, turning a little, kept within 2 km of home. Sparse: a fix
+    /// anywhere within 2 to 3 km of home every 500 s, so that most paths between fixes cross a pin's box and many cross
+    /// a pin: the most a crossing check can cost.
     enum Workload: String, CaseIterable {
         case driving = "driving, a fix every 10 s"
         case sparse = "sparse, a fix anywhere near home every 500 s"

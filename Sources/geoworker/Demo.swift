@@ -1,4 +1,5 @@
 import Foundation
+import GeoCore
 import Kafka
 import Logging
 import Metrics
@@ -27,8 +28,13 @@ enum Demo {
 
     /// Runs the demo, handing each output line to `print`.
     ///
-    /// - Parameter stateDirectory: where the worker keeps its state; a fresh temporary directory by default.
+    /// - Parameters:
+    ///   - stateDirectory: where the worker keeps its state; a fresh temporary directory by default.
+    ///   - serve: keep the worker and the operations page running after the trace, at this address.
+    ///   - logger: where the demo's worker logs.
+    ///   - print: what receives each output line.
     /// - Returns: the events, as CloudEvents JSON values, in event-time order.
+    /// - Throws: the embedded cluster's or the worker's error.
     @discardableResult
     static func run(
         stateDirectory: String? = nil,

@@ -1,6 +1,8 @@
 import Foundation
 
-/// One readable line for an event from the events topic, as an operator tailing the topic wants it:
+/// One readable line for an event from the events topic, as an operator tailing the topic wants it.
+///
+/// For example:
 ///
 ///     2026-11-21T08:37:00Z  truck-17  country.changed     FR -> CH (Switzerland)
 ///

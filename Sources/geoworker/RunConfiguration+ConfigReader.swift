@@ -1,4 +1,5 @@
 import Configuration
+import Kafka
 import Logging
 import Worker
 

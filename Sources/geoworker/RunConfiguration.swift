@@ -3,10 +3,14 @@ import Worker
 
 /// Everything `geoworker run` reads: the worker's settings, the operations port's, and the process's own.
 struct RunConfiguration: Sendable {
-    /// Log lines of this level and above go to standard error. Default: `info`.
+    /// Log lines of this level and above go to standard error.
+    ///
+    /// Default: `info`.
     var logLevel: Logger.Level
-    /// How long a graceful stop (SIGTERM, SIGINT) may take before the process gives up waiting; nothing
-    /// unpersisted is lost, the next start replays it. Default: 30 s.
+    /// How long a graceful stop (SIGTERM, SIGINT) may take before the process gives up waiting; nothing unpersisted is
+    /// lost, the next start replays it.
+    ///
+    /// Default: 30 s.
     var shutdownTimeout: Duration
     var worker: WorkerConfiguration
     var http: OperationsServer.Configuration

@@ -14,6 +14,7 @@ enum Settings {
     ///   - flags: the command's flags by setting key (`topics.events`, ...), nil where the flag is not given.
     ///   - secretKeys: keys whose values are secrets (never logged).
     ///   - configFile: `--config`, if given.
+    /// - Returns: one reader over the flags, the environment and the file, in that order of precedence.
     /// - Throws: `CommandFailure` when the config file cannot be read.
     static func reader(
         flags: [String: ConfigContent?],

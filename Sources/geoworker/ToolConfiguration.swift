@@ -3,13 +3,19 @@ import Worker
 /// What the operator's tools (`geoworker tail`, `geoworker pins`) read: how to reach Kafka, the topics and
 /// the state directory, under the same keys as `geoworker run`, so that they find what the worker uses.
 struct ToolConfiguration: Sendable {
-    /// Kafka bootstrap servers. Default: `localhost:9092`.
+    /// Kafka bootstrap servers.
+    ///
+    /// Default: `localhost:9092`.
     var brokers: String
-    /// Raw librdkafka properties (SASL/SSL); `consumer.`/`producer.` prefixes as for the worker. Never logged.
+    /// Raw librdkafka properties (SASL/SSL); `consumer.`/`producer.` prefixes as for the worker.
+    ///
+    /// Never logged.
     var kafkaProperties: [String: String]
     /// The topics; `tail` reads `events`, `pins track` and `pins untrack` write to `commands`.
     var topics: WorkerConfiguration.Topics
-    /// The worker's state directory, which `pins list` reads. Default: `./geoworker-state`.
+    /// The worker's state directory, which `pins list` reads.
+    ///
+    /// Default: `./geoworker-state`.
     var stateDirectory: String
 
     init(

@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import UnixSignals
 import Worker
 
 /// A worker and its operations endpoints running together until SIGTERM or SIGINT, as `geoworker run` and
@@ -8,8 +9,13 @@ import Worker
 enum WorkerProcess {
     /// Runs both; a graceful stop goes in reverse order: the worker stops first, the endpoints last.
     ///
-    /// - Parameter shutdownTimeout: how long a stop may take before it gives up (nothing unpersisted is
-    ///   lost: the next start replays it).
+    /// - Parameters:
+    ///   - worker: the worker, run as a service.
+    ///   - http: the operations endpoints' server.
+    ///   - shutdownTimeout: how long a stop may take before it gives up (nothing unpersisted is
+    ///     lost: the next start replays it).
+    ///   - logger: where the service group logs.
+    /// - Throws: the worker's error, or the server's.
     static func run(
         worker: Worker,
         http: some ApplicationProtocol,

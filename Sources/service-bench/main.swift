@@ -579,11 +579,12 @@ if options.runs("restore") || options.runs("startup") {
 
 // MARK: Start-up
 
-/// Starts `geoworker run` on `topics` (8 partitions, or the restored store's) where a position that makes an
-/// event is waiting, and times the first event's arrival from the process's start, less the group join: the
-/// time from the worker saying it is running (its consumer subscribed) to the group's assignment reaching it
-/// (the log line of the assignment, less the assignment's own work, which it reports). The event is read by a
-/// bare consumer, whose own hop (a few ms, see the latency floor) is included.
+/// Starts `geoworker run` on `topics` (8 partitions, or the restored store's) where a position that makes an event is
+/// waiting, and times the first event's arrival from the process's start, less the group join: the time from the worker
+/// saying it is running (its consumer subscribed) to the group's assignment reaching it (the log line of the
+/// assignment, less the assignment's own work, which it reports).
+///
+/// The event is read by a bare consumer, whose own hop (a few ms, see the latency floor) is included.
 func timeStartUp(
     _ label: String,
     topics: WorkerConfiguration.Topics,
@@ -685,10 +686,11 @@ if options.runs("startup") {
 
 func nowMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
-/// Reads one topic from its end on a thread of its own and times each message it receives from its
-/// position's produce. On the events topic: geofence events, from the position's time (the event's `time`)
-/// to now and to the worker's send of the event (the record's create time, which librdkafka stamps when the
-/// worker produces it). On a positions topic: from the record's create time to now, the bare hop.
+/// Reads one topic from its end on a thread of its own and times each message it receives from its position's produce.
+///
+/// On the events topic: geofence events, from the position's time (the event's `time`) to now and to the worker's send
+/// of the event (the record's create time, which librdkafka stamps when the worker produces it). On a positions topic:
+/// from the record's create time to now, the bare hop.
 final class LatencyProbe: @unchecked Sendable {
     // @unchecked: `samples` is written by the probe's thread only until `stop()` returns.
     private let consumer: Consumer
@@ -794,9 +796,10 @@ func startProbe(topic: String, readsEvents: Bool, partitions: Int = options.late
     }
 }
 
-/// Produces positions at `options.rate` for `options.seconds`, in 10 ms ticks each stamped with its time:
-/// round 0 far from home (3.7 km east), then home, far, home...: each position after the first crosses its
-/// device's pin. Returns what was sent, how long it took and how many were not delivered.
+/// Produces positions at `options.rate` for `options.seconds`, in 10 ms ticks each stamped with its time: round 0 far
+/// from home (3.7 km east), then home, far, home...: each position after the first crosses its device's pin.
+///
+/// Returns what was sent, how long it took and how many were not delivered.
 func produceSteadily(_ topics: WorkerConfiguration.Topics) -> (sent: Int, seconds: Double, undelivered: Int) {
     let producer = makeProducer(linger: .milliseconds(1))
     let perTick = max(1, options.rate / 100)

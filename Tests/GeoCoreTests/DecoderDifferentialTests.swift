@@ -3,9 +3,10 @@ import GeoCore
 import TestSupport
 import Testing
 
-/// The purpose-built decoder against Foundation's `JSONSerialization` plus the same field rules written
-/// independently over its output. For every input, both must agree: both refuse it, or both accept it and
-/// give the same position.
+/// The purpose-built decoder against Foundation's `JSONSerialization` plus the same field rules written independently
+/// over its output.
+///
+/// For every input, both must agree: both refuse it, or both accept it and give the same position.
 ///
 /// Known, deliberate differences:
 /// - a trailing comma before `}` or `]`: Foundation accepts it, RFC 8259 does not (nor does geoworker);

@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import TestSupport
 import Testing
+import Worker
 
 /// What an operator sees of the devices a running `geoworker run` holds: the status card, the map's device
 /// list and the live event stream on the operations port, and who may see them.

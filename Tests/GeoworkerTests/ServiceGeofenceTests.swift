@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import TestSupport
 import Testing
+import Worker
 
 /// Polygons, dwell, crossings and approaching through the whole service: commands and positions produced to
 /// the mock cluster, `geoworker run` as an operator runs it, restarted in the middle of a dwell and of an

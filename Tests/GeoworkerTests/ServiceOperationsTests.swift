@@ -5,6 +5,7 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import Worker
 #endif
 
 /// What an operator sees of a running `geoworker run`: probes, metrics, shutdown, start-up errors.

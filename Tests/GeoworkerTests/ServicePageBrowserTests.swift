@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import TestSupport
 import Testing
+import Worker
 
 /// The operations page as an operator sees it: a real headless Chromium (Debian's chromium and
 /// chromium-driver, installed by `scripts/setup.sh test`) against `geoworker run` on the mock cluster.

@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import TestSupport
 import Testing
+import Worker
 
 /// `geoworker run` as a child process against the mock cluster: stopped and restarted, killed and restarted.
 @Suite("geoworker run: restarts lose nothing and announce nothing twice", .serialized)

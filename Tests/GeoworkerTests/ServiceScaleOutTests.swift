@@ -5,10 +5,12 @@ import TestSupport
 import Testing
 import Worker
 
-/// Several `geoworker run` processes in one consumer group on the mock cluster, each with its own state
-/// directory: partitions move between them (an instance killed, one added, a rolling restart) and their
-/// devices move with them through the changelog topic. Whatever happens, the deduplicated events of the
-/// whole run are those of one uninterrupted single-instance run, by id and content.
+/// Several `geoworker run` processes in one consumer group on the mock cluster, each with its own state directory:
+/// partitions move between them (an instance killed, one added, a rolling restart) and their devices move with them
+/// through the changelog topic.
+///
+/// Whatever happens, the deduplicated events of the whole run are those of one uninterrupted single-instance run, by id
+/// and content.
 @Suite("geoworker run: several instances in one group share the work and the state", .serialized)
 struct ServiceScaleOutTests {
     /// An instance of the bed's group with a state directory of its own.

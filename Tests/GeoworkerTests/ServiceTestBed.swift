@@ -16,8 +16,12 @@ final class ServiceTestBed: @unchecked Sendable {
     let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID())").path
     static let logger = Logger.quiet("test.service")
 
-    /// - Parameter deadLetterPartitions: more than 1 where the dead letters hold more than the 5 MB the mock
-    ///   broker keeps per partition.
+    /// - Parameters:
+    ///   - partitions: each input topic's partition count.
+    ///   - brokers: how many mock brokers.
+    ///   - deadLetterPartitions: more than 1 where the dead letters hold more than the 5 MB the mock
+    ///     broker keeps per partition.
+    /// - Throws: when the cluster or a topic cannot be made.
     init(partitions: Int = 4, brokers: Int = 1, deadLetterPartitions: Int = 1) throws {
         cluster = try MockCluster(brokers: brokers, logger: Self.logger)
         let suffix = UUID().uuidString.prefix(8)
@@ -43,7 +47,10 @@ final class ServiceTestBed: @unchecked Sendable {
 
     /// Produces `records` and waits until every one is delivered.
     ///
-    /// - Parameter properties: librdkafka producer properties (`message.max.bytes` for large records).
+    /// - Parameters:
+    ///   - records: what to produce.
+    ///   - properties: librdkafka producer properties (`message.max.bytes` for large records).
+    /// - Throws: when a record is not delivered.
     func produce(_ records: [ProducerRecord], properties: [String: String] = [:]) async throws {
         let producer = try Producer(
             configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers, properties: properties),
@@ -58,7 +65,12 @@ final class ServiceTestBed: @unchecked Sendable {
     /// `geoworker run` arguments for this bed: quick group timing, so that a restarted member takes over the
     /// partitions of a killed one within seconds; three apply threads whatever the machine's processor count
     /// (compared with reference runs on one).
-    /// - Parameter omitting: flags left out (with their values), for settings a test gives another way.
+    ///
+    /// - Parameters:
+    ///   - extra: more arguments, at the end.
+    ///   - instance: another instance's topics and group, instead of the bed's own.
+    ///   - omitting: flags left out (with their values), for settings a test gives another way.
+    /// - Returns: the arguments after `run`.
     func runArguments(_ extra: [String] = [], as instance: Instance? = nil, omitting: Set<String> = []) -> [String] {
         let instance = instance ?? Instance(events: topics.events, stateDirectory: stateDirectory, group: group)
         let arguments = [

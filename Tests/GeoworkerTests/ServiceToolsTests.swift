@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import TestSupport
 import Testing
+import Worker
 
 /// The operator's tools around a running service: `geoworker pins` and `geoworker tail`.
 @Suite("geoworker pins and tail", .serialized)

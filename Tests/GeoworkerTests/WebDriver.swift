@@ -145,8 +145,10 @@ final class WebDriver: @unchecked Sendable {
         throw Failure(description: "timed out waiting until \(what)")
     }
 
-    /// One WebDriver command; returns its `value`. Through curl: chromedriver writes its headers without a
-    /// space after the colon, which FoundationNetworking's URLSession refuses ("Failed writing header").
+    /// One WebDriver command; returns its `value`.
+    ///
+    /// Through curl: chromedriver writes its headers without a space after the colon, which FoundationNetworking's
+    /// URLSession refuses ("Failed writing header").
     private func call(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> Any? {
         var arguments = ["curl", "-s", "-m", "60", "-X", method, "-w", "\n%{http_code}"]
         var input: String?

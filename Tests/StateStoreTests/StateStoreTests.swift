@@ -12,8 +12,10 @@ func temporaryDirectory() -> String {
 
 @Suite("State store")
 struct StateStoreTests {
-    /// A device with everything a row holds: pins in tracking order (not name order) in all three announced
-    /// states, a title and metadata to escape, a pending country candidate. The v2 fixture file holds it too.
+    /// A device with everything a row holds: pins in tracking order (not name order) in all three announced states, a
+    /// title and metadata to escape, a pending country candidate.
+    ///
+    /// The v2 fixture file holds it too.
     static func truck() throws -> DeviceState {
         let center = try #require(Coordinate(latitude: 50.85, longitude: 4.35))
         return DeviceState(

@@ -3,6 +3,7 @@ import GeoCore
 import Kafka
 import Logging
 import Metrics
+import TestSupport
 import Testing
 
 @testable import Worker

@@ -1,3 +1,4 @@
+import GeoCore
 import Kafka
 import Testing
 

@@ -1,3 +1,4 @@
+import GeoCore
 import Testing
 
 @testable import Worker

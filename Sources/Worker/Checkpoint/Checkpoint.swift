@@ -1,9 +1,10 @@
 import GeoCore
 import Kafka
 
-/// What one checkpoint covers, taken whole by the ``CheckpointCoordinator``: every record sent since the
-/// previous checkpoint, the devices changed since then, and the next offset of every input partition applied
-/// since then. Written by the ``CheckpointWriter`` in the order of the processing guarantee.
+/// What one checkpoint covers, taken whole by the ``CheckpointCoordinator``: every record sent since the previous
+/// checkpoint, the devices changed since then, and the next offset of every input partition applied since then.
+///
+/// Written by the ``CheckpointWriter`` in the order of the processing guarantee.
 struct Checkpoint: Sendable {
     /// Everything sent since the previous checkpoint: events and dead letters.
     var deliveries: [DeliveryBatch] = []

@@ -86,11 +86,12 @@ final class CheckpointCoordinator {
         ledger.noteStored(offsets)
     }
 
-    /// Commits to the consumer group, on the consumer's thread, the stored offset of each of `partitions` that
-    /// the group has not acknowledged: for lag monitoring and as a fallback, since the store is the source of
-    /// truth. Asked at every checkpoint, with or without new input, so a commit the group refused (while it
-    /// rebalanced) or one that never came (a partition just assigned, with nothing new to read) is made good.
-    /// Without `waitForAnswer` the commit goes out in the background and the loop does not wait a round trip.
+    /// Commits to the consumer group, on the consumer's thread, the stored offset of each of `partitions` that the
+    /// group has not acknowledged: for lag monitoring and as a fallback, since the store is the source of truth.
+    ///
+    /// Asked at every checkpoint, with or without new input, so a commit the group refused (while it rebalanced) or one
+    /// that never came (a partition just assigned, with nothing new to read) is made good. Without `waitForAnswer` the
+    /// commit goes out in the background and the loop does not wait a round trip.
     func commitStored(
         of partitions: some Sequence<TopicPartition>,
         consumer: Consumer,

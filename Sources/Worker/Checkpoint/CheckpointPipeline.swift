@@ -1,8 +1,9 @@
 import Kafka
 
-/// The states of the checkpoint pipeline, as a state machine whose transitions return what to do (the
-/// SwiftNIO style): ``CheckpointWriter`` carries the actions out with a thread, a lock and the store, and this
-/// type decides. Pure, so every order of events is tested without Kafka or SQLite.
+/// The states of the checkpoint pipeline, as a state machine whose transitions return what to do (the SwiftNIO style):
+/// ``CheckpointWriter`` carries the actions out with a thread, a lock and the store, and this type decides.
+///
+/// Pure, so every order of events is tested without Kafka or SQLite.
 ///
 /// One checkpoint at a time is with the writing thread: the loop that submits the next one while the
 /// previous is still being written waits (``SubmitAction/waitForWriter``), so the loop is at most one
@@ -84,8 +85,9 @@ struct CheckpointPipeline {
         }
     }
 
-    /// The writing thread finished a checkpoint: its offsets, or why it could not be written. Waiters are
-    /// woken whatever the result.
+    /// The writing thread finished a checkpoint: its offsets, or why it could not be written.
+    ///
+    /// Waiters are woken whatever the result.
     mutating func writeFinished(_ result: Result<[TopicPartition: Int64], WorkerError>) {
         switch (state, result) {
         case (.writing, .success(let offsets)), (.stopping, .success(let offsets)):
@@ -107,8 +109,10 @@ struct CheckpointPipeline {
         return written
     }
 
-    /// The worker has put its state and input back as of the store: what was refused will be applied and
-    /// sent again, so checkpoints may be written again. Nothing else changes.
+    /// The worker has put its state and input back as of the store: what was refused will be applied and sent again, so
+    /// checkpoints may be written again.
+    ///
+    /// Nothing else changes.
     mutating func rewound() {
         guard case .refused = state else { return }
         state = .idle

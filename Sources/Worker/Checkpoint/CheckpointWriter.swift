@@ -31,7 +31,9 @@ final class CheckpointWriter: @unchecked Sendable {
         self.store = store
     }
 
-    /// The failure that stopped the writing, if any. Cheap enough to ask once per poll.
+    /// The failure that stopped the writing, if any.
+    ///
+    /// Cheap enough to ask once per poll.
     var failed: WorkerError? {
         condition.lock()
         defer { condition.unlock() }

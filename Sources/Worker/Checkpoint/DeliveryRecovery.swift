@@ -2,10 +2,11 @@ import Kafka
 import Logging
 import Metrics
 
-/// The way back from a delivery the broker refused for good (authorization, a deleted topic, a record it
-/// rejects): the worker returns to its last written checkpoint in process, waits out a back-off and reads
-/// again from there. Applying and sending again re-emits the same events with the same ids (they derive from
-/// the input offsets), so nothing is lost and no id names two events.
+/// The way back from a delivery the broker refused for good (authorization, a deleted topic, a record it rejects): the
+/// worker returns to its last written checkpoint in process, waits out a back-off and reads again from there.
+///
+/// Applying and sending again re-emits the same events with the same ids (they derive from the input offsets), so
+/// nothing is lost and no id names two events.
 ///
 /// Owned by the loop's thread: it runs when the lifecycle answers a refusal with
 /// ``WorkerLifecycle/Action/rewind(reason:refusals:delay:)``.

@@ -1,5 +1,5 @@
-public import GeoCore
-public import Kafka
+import GeoCore
+import Kafka
 
 /// The device-state changelog topic: what lets a partition's devices move to whichever instance of the group
 /// is assigned it, the way Kafka Streams backs a state store with a changelog.
@@ -35,8 +35,10 @@ public enum DeviceChangelog {
         }
     }
 
-    /// For each partition the delivered records went to, the offset after the last of them: how far the
-    /// store's copy of that changelog partition reaches once they are written. Waits for every report.
+    /// For each partition the delivered records went to, the offset after the last of them: how far the store's copy of
+    /// that changelog partition reaches once they are written.
+    ///
+    /// Waits for every report.
     static func nextOffsets(after batch: DeliveryBatch) -> [Int32: Int64] {
         Dictionary(uniqueKeysWithValues: batch.waitForNextOffsets().map { ($0.key.partition, $0.value) })
     }

@@ -11,10 +11,11 @@ import Logging
 final class KafkaClients {
     /// Replaced after a refused delivery (``replaceProducers()``): the old one's queue is purged with it.
     private(set) var producer: Producer
-    /// The changelog's own producer; nil without a changelog. A checkpoint sends every changed device at once
-    /// (50,000 records a second at 50k positions/s): on the events' producer those records held up the events
-    /// queued behind them on its connection (service-bench, 64 partitions: an event's send-to-delivery p99 of
-    /// 114-182 ms, 37 ms with a producer of their own). Replaced with ``producer``.
+    /// The changelog's own producer; nil without a changelog.
+    ///
+    /// A checkpoint sends every changed device at once (50,000 records a second at 50k positions/s): on the events'
+    /// producer those records held up the events queued behind them on its connection (service-bench, 64 partitions: an
+    /// event's send-to-delivery p99 of 114-182 ms, 37 ms with a producer of their own). Replaced with ``producer``.
     private(set) var changelogProducer: Producer?
     /// The input topics' partition count (both have it: ``TopicCheck``).
     let inputPartitionCount: Int
@@ -37,9 +38,10 @@ final class KafkaClients {
         "queued.max.messages.kbytes": "524288",
     ]
 
-    /// Creates the producers and checks the topics (``TopicCheck``). Checked before the group's consumer
-    /// exists: a member that joins the group only to fail would take partitions, run the assignment hook
-    /// against topics that are not there, and leave again.
+    /// Creates the producers and checks the topics (``TopicCheck``).
+    ///
+    /// Checked before the group's consumer exists: a member that joins the group only to fail would take partitions,
+    /// run the assignment hook against topics that are not there, and leave again.
     ///
     /// - Throws: ``WorkerError`` `kafka`, with the ``KafkaError`` underneath, when librdkafka refuses a
     ///   property or cannot start a client; `topics` when the topics are not as the worker needs them.
@@ -141,8 +143,9 @@ final class KafkaClients {
     }
 
     /// Closes the producers, purging anything they could not deliver, so that no checkpoint waits for ever.
-    /// Close the group's consumer first: its last revocation checkpoints what was applied, and the producers
-    /// must still be there to deliver it.
+    ///
+    /// Close the group's consumer first: its last revocation checkpoints what was applied, and the producers must still
+    /// be there to deliver it.
     func close() {
         producer.close()
         changelogProducer?.close()

@@ -7,13 +7,21 @@ import Logging
 public struct WorkerConfiguration: Sendable {
     /// The topics the worker reads and writes.
     public struct Topics: Hashable, Sendable {
-        /// Device positions, keyed by device id. Default: `positions`.
+        /// Device positions, keyed by device id.
+        ///
+        /// Default: `positions`.
         public var positions: String
-        /// Track and untrack commands, keyed by device id, co-partitioned with positions. Default: `commands`.
+        /// Track and untrack commands, keyed by device id, co-partitioned with positions.
+        ///
+        /// Default: `commands`.
         public var commands: String
-        /// Where the events go (CloudEvents, keyed by device id). Default: `events`.
+        /// Where the events go (CloudEvents, keyed by device id).
+        ///
+        /// Default: `events`.
         public var events: String
-        /// Where messages that cannot be decoded or carried out go. Default: `geoworker-dead-letters`.
+        /// Where messages that cannot be decoded or carried out go.
+        ///
+        /// Default: `geoworker-dead-letters`.
         public var deadLetters: String
         /// The device-state changelog (``DeviceChangelog``); nil for the group's default,
         /// `<groupId>-device-state-changelog` (see ``WorkerConfiguration/changelogTopic``).
@@ -42,29 +50,43 @@ public struct WorkerConfiguration: Sendable {
         }
     }
 
-    /// Initial Kafka brokers, `host:port[,host:port…]`. Default: `localhost:9092`.
+    /// Initial Kafka brokers, `host:port[,host:port…]`.
+    ///
+    /// Default: `localhost:9092`.
     public var brokers: String
     /// Input and output topics; see ``Topics`` for their defaults.
     public var topics: Topics
-    /// The consumer group both input topics are read in. Default: `geoworker`.
+    /// The consumer group both input topics are read in.
+    ///
+    /// Default: `geoworker`.
     public var groupID: String
-    /// Where the SQLite state (devices, pins, input offsets) lives. Default: `./geoworker-state`.
+    /// Where the SQLite state (devices, pins, input offsets) lives.
+    ///
+    /// Default: `./geoworker-state`.
     public var stateDirectory: String
     /// How long a partition pair waits for a side with nothing buffered before going on without it.
+    ///
     /// Default: 200 ms.
     public var mergeWait: Duration
-    /// How often state and offsets are persisted (after the events so far are delivered). Longer means
-    /// fewer SQLite writes and a longer replay after a crash (with the same event ids). Default: 1 s.
+    /// How often state and offsets are persisted (after the events so far are delivered).
+    ///
+    /// Longer means fewer SQLite writes and a longer replay after a crash (with the same event ids). Default: 1 s.
     public var checkpointInterval: Duration
-    /// Most messages taken from librdkafka per poll. Default: 10,000.
+    /// Most messages taken from librdkafka per poll.
+    ///
+    /// Default: 10,000.
     public var maximumBatch: Int
-    /// How many threads apply messages at once. The devices are split among them by a hash of the device id
-    /// (the message key), so each poll's messages spread over all of them. Default: the number of
-    /// processors, at most 8.
+    /// How many threads apply messages at once.
+    ///
+    /// The devices are split among them by a hash of the device id (the message key), so each poll's messages spread
+    /// over all of them. Default: the number of processors, at most 8.
     public var applyThreads: Int
-    /// Exit once every assigned partition has been processed to its end (replays, benchmarks). Default: false.
+    /// Exit once every assigned partition has been processed to its end (replays, benchmarks).
+    ///
+    /// Default: false.
     public var untilCaughtUp: Bool
     /// How far out to sea a position still gets the nearest country, in metres (0 turns it off).
+    ///
     /// Default: 22,224 (12 nautical miles).
     public var coastalTolerance: Double
     public var tracker: TrackerConfiguration
@@ -72,14 +94,16 @@ public struct WorkerConfiguration: Sendable {
     /// long before retrying: `initialBackoff` (default 1 s), doubling with each refusal in a row up to
     /// `maximumBackoff` (default 60 s).
     public var deliveryRetry: DeliveryRetry
-    /// How much of a refused message its dead letter carries; see ``DeadLetter/Limits``. Read from the
-    /// configuration, the default leaves room under the producer's `message.max.bytes`.
+    /// How much of a refused message its dead letter carries; see ``DeadLetter/Limits``.
+    ///
+    /// Read from the configuration, the default leaves room under the producer's `message.max.bytes`.
     public var deadLetters: DeadLetter.Limits
     /// The device-state changelog: whether the worker keeps one, and how it creates a missing one.
     public var changelog: Changelog
-    /// Raw librdkafka properties (SASL/SSL, tuning). Never logged. A key goes to both the consumer and the
-    /// producer, unless it starts with `consumer.` or `producer.`: then it goes to that client only, without
-    /// the prefix (see ``kafkaProperties(for:)``).
+    /// Raw librdkafka properties (SASL/SSL, tuning).
+    ///
+    /// Never logged. A key goes to both the consumer and the producer, unless it starts with `consumer.` or
+    /// `producer.`: then it goes to that client only, without the prefix (see ``kafkaProperties(for:)``).
     public var kafkaProperties: [String: String]
 
     public init(
@@ -123,12 +147,16 @@ public struct WorkerConfiguration: Sendable {
 extension WorkerConfiguration {
     /// The device-state changelog's settings.
     public struct Changelog: Hashable, Sendable {
-        /// Whether each checkpoint's changed devices go to the changelog topic and assigned partitions are
-        /// restored from it. Default: true. Off, each instance knows only the devices it processed itself:
-        /// acceptable for a single instance only, and every instance of a group must agree.
+        /// Whether each checkpoint's changed devices go to the changelog topic and assigned partitions are restored
+        /// from it.
+        ///
+        /// Default: true. Off, each instance knows only the devices it processed itself: acceptable for a single
+        /// instance only, and every instance of a group must agree.
         public var enabled: Bool
         /// The replication factor of a changelog topic the worker creates; -1 takes the broker's
-        /// `default.replication.factor`. Default: -1.
+        /// `default.replication.factor`.
+        ///
+        /// Default: -1.
         public var replicationFactor: Int
 
         public init(enabled: Bool = true, replicationFactor: Int = -1) {
@@ -141,10 +169,14 @@ extension WorkerConfiguration {
 extension WorkerConfiguration {
     /// How the worker backs off after a refused delivery.
     public struct DeliveryRetry: Hashable, Sendable {
-        /// The wait after the first refusal. Default: 1 s.
+        /// The wait after the first refusal.
+        ///
+        /// Default: 1 s.
         public var initialBackoff: Duration
-        /// The longest wait, reached by doubling. Default: 60 s. At most 240 s: the worker does not poll while
-        /// it waits, and the group drops a member that does not poll within `max.poll.interval.ms` (300 s).
+        /// The longest wait, reached by doubling.
+        ///
+        /// Default: 60 s. At most 240 s: the worker does not poll while it waits, and the group drops a member that
+        /// does not poll within `max.poll.interval.ms` (300 s).
         public var maximumBackoff: Duration
 
         public init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60)) {
@@ -172,8 +204,10 @@ extension WorkerConfiguration {
         Self.kafkaProperties(kafkaProperties, for: client)
     }
 
-    /// The properties of `properties` that go to `client`: the unprefixed ones, and those prefixed with the
-    /// client's name (without the prefix), which win over an unprefixed one of the same key. librdkafka warns
+    /// The properties of `properties` that go to `client`.
+    ///
+    /// The unprefixed ones, and those prefixed with the client's name (without the prefix), which win over an
+    /// unprefixed one of the same key. librdkafka warns
     /// about a consumer-only property given to the producer and the other way round; the prefix avoids that.
     public static func kafkaProperties(_ properties: [String: String], for client: KafkaClient) -> [String: String] {
         var shared: [String: String] = [:]

@@ -5,11 +5,12 @@ import Logging
 import Metrics
 import StateStore
 
-/// Builds the worker's parts from its configuration, once, and wires them to each other: the country data
-/// and the tracker, the state directory's lock and store, the offset ledger, the checkpoint writer and its
-/// coordinator, the apply threads and the devices they hold, the recovery from refused deliveries, and the
-/// hand-over of partitions. A run's Kafka parts (``KafkaClients``, ``RebalanceCoordinator``) are made by
-/// ``connect(logger:)`` when the loop starts.
+/// Builds the worker's parts from its configuration, once, and wires them to each other: the country data and the
+/// tracker, the state directory's lock and store, the offset ledger, the checkpoint writer and its coordinator, the
+/// apply threads and the devices they hold, the recovery from refused deliveries, and the hand-over of partitions.
+///
+/// A run's Kafka parts (``KafkaClients``, ``RebalanceCoordinator``) are made by ``connect(logger:)`` when the loop
+/// starts.
 ///
 /// Every part lives on the loop's thread unless its own documentation says otherwise.
 struct WorkerAssembly {

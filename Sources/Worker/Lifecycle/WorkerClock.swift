@@ -1,8 +1,9 @@
 import Foundation
 
 /// The worker's sense of time: checkpoints fall due, merges stop waiting for a side and back-offs end by it.
-/// The system's clock in service; a clock a test moves by hand, so that a test of a checkpoint or a back-off
-/// waits for an event rather than for time to pass.
+///
+/// The system's clock in service; a clock a test moves by hand, so that a test of a checkpoint or a back-off waits for
+/// an event rather than for time to pass.
 public protocol WorkerClock: Sendable {
     /// Now, on the monotonic clock.
     var now: ContinuousClock.Instant { get }

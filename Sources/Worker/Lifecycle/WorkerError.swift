@@ -1,12 +1,14 @@
-public import Kafka
-public import StateStore
+import Kafka
+import StateStore
 
 /// Why the worker stopped or could not start: what it was doing (``code``, a closed set), what went wrong in
 /// words, and the error underneath it (a ``KafkaError`` or ``StateStoreError`` with its own code), so that a
 /// caller can still ask whether trying again may help.
 public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What the worker was doing. A closed set, like swift-service-lifecycle's `ServiceGroupError.Code`: a
-    /// new case is a new static member, never a value made up by a caller.
+    /// What the worker was doing.
+    ///
+    /// A closed set, like swift-service-lifecycle's `ServiceGroupError.Code`: a new case is a new static member, never
+    /// a value made up by a caller.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case topics, kafka, delivery, state, configuration, countries, changelog
@@ -42,7 +44,9 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
     public let underlying: (any Error & Sendable)?
 
     /// - Parameters:
+    ///   - code: what the worker was doing, as a code.
     ///   - message: what the worker was doing; the underlying error's text is appended.
+    ///   - underlying: the error that caused this one, if another module reported it.
     package init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
         self.code = code
         self.message = underlying.map { "\(message): \($0)" } ?? message
@@ -56,8 +60,10 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// Trying again later may succeed: the underlying Kafka or SQLite error says it is passing (a broker
-    /// unreachable, the database busy). False when there is no underlying error to ask.
+    /// Trying again later may succeed: the underlying Kafka or SQLite error says it is passing (a broker unreachable,
+    /// the database busy).
+    ///
+    /// False when there is no underlying error to ask.
     public var isRetriable: Bool {
         switch underlying {
         case let kafka as KafkaError: return kafka.isRetriable

@@ -1,6 +1,7 @@
-/// The worker's life as a state machine whose every transition returns what the loop does next (the
-/// SwiftNIO style). Pure: the loop and its coordinators report what happened and carry out the action they
-/// get back; the health probes read ``phase`` (through ``LifecycleShell``).
+/// The worker's life as a state machine whose every transition returns what the loop does next (the SwiftNIO style).
+///
+/// Pure: the loop and its coordinators report what happened and carry out the action they get back; the health probes
+/// read ``phase`` (through ``LifecycleShell``).
 ///
 /// ```
 /// starting ──clientsReady──> running ──stopRequested / caughtUp──> stopping ──finished──> stopped
@@ -98,8 +99,9 @@ struct WorkerLifecycle {
         }
     }
 
-    /// Someone asked the worker to stop (a signal, a test, the service group). While backing off there is
-    /// nothing new to checkpoint: it stops at once, its state as last stored.
+    /// Someone asked the worker to stop (a signal, a test, the service group).
+    ///
+    /// While backing off there is nothing new to checkpoint: it stops at once, its state as last stored.
     mutating func stopRequested() -> Action {
         switch state {
         case .starting:
@@ -120,8 +122,10 @@ struct WorkerLifecycle {
         return .finish(caughtUp: true)
     }
 
-    /// The group assigned partitions (inside a poll). Only a running worker takes them; one that is starting
-    /// or stopping (the consumer's close serves a last rebalance) has no use for them.
+    /// The group assigned partitions (inside a poll).
+    ///
+    /// Only a running worker takes them; one that is starting or stopping (the consumer's close serves a last
+    /// rebalance) has no use for them.
     mutating func assigned() -> Action {
         guard case .running = state else { return .ignoreAssignment }
         state = .restoring
@@ -153,10 +157,11 @@ struct WorkerLifecycle {
         }
     }
 
-    /// A checkpoint could not be written. A delivery the broker refused for good rewinds and backs off,
-    /// longer with each refusal in a row; while stopping there is no going back: the stop goes on, nothing
-    /// after the last written checkpoint stored (a restart replays it). Any other failure (the store) is
-    /// final.
+    /// A checkpoint could not be written.
+    ///
+    /// A delivery the broker refused for good rewinds and backs off, longer with each refusal in a row; while stopping
+    /// there is no going back: the stop goes on, nothing after the last written checkpoint stored (a restart replays
+    /// it). Any other failure (the store) is final.
     mutating func checkpointFailed(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
         guard error.code == .delivery else { return failed(error) }
         switch state {

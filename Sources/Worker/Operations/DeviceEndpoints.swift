@@ -3,7 +3,8 @@ import GeoCore
 import Hummingbird
 import NIOCore
 
-/// The endpoints that show devices, on the operations port:
+/// The endpoints that show devices, on the operations port.
+///
 /// - `GET /`: the live map page (HTML, CSS and JavaScript from the binary; nothing loaded from outside);
 /// - `GET /map/countries`: the country outlines it draws (`country-outlines.json`, made by `country-outlines`);
 /// - `GET /devices/{deviceId}`: the device's status card (``DeviceStatusCard``); 404 naming the partition

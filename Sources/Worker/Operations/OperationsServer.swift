@@ -3,7 +3,8 @@ public import Logging
 import NIOCore
 public import Prometheus
 
-/// The HTTP endpoints operators and orchestrators poll:
+/// The HTTP endpoints operators and orchestrators poll.
+///
 /// - `GET /metrics`: the Prometheus text exposition of `registry`;
 /// - `GET /health`: 200 unless the worker has failed or backs off from a refused delivery (a broker outage
 ///   is neither: deliveries wait);
@@ -14,22 +15,35 @@ public import Prometheus
 public enum OperationsServer {
     /// Settings of the HTTP endpoints.
     public struct Configuration: Sendable {
-        /// The address to listen on. Default: `0.0.0.0` (every interface, as a container needs).
+        /// The address to listen on.
+        ///
+        /// Default: `0.0.0.0` (every interface, as a container needs).
         public var host: String
-        /// The port to listen on; 0 takes any free port (logged, and passed to `onListening`). Default: 8080.
+        /// The port to listen on; 0 takes any free port (logged, and passed to `onListening`).
+        ///
+        /// Default: 8080.
         public var port: Int
         /// Whether the device endpoints and the page are served (`/`, `/devices/{id}`, `/map/devices`,
-        /// `/events/stream`). They show device positions, which are personal data. Default: false.
+        /// `/events/stream`).
+        ///
+        /// They show device positions, which are personal data. Default: false.
         public var devices: Bool
-        /// The bearer token the device endpoints and the page require, when set: `Authorization: Bearer
-        /// TOKEN`, or the page's `geoworker_token` cookie. A secret: never logged. Default: none.
+        /// The bearer token the device endpoints and the page require, when set: `Authorization: Bearer TOKEN`, or the
+        /// page's `geoworker_token` cookie.
+        ///
+        /// A secret: never logged. Default: none.
         public var token: String?
         /// Events each live stream client may have waiting before its oldest are dropped (and counted).
+        ///
         /// Default: 1000.
         public var streamBuffer: Int
-        /// How many of the latest events a new stream client (the page, when it opens) gets first. Default: 100.
+        /// How many of the latest events a new stream client (the page, when it opens) gets first.
+        ///
+        /// Default: 100.
         public var recentEvents: Int
-        /// The most devices one map answer holds; more in view are sampled evenly. Default: 2000.
+        /// The most devices one map answer holds; more in view are sampled evenly.
+        ///
+        /// Default: 2000.
         public var mapLimit: Int
 
         public init(
@@ -53,8 +67,14 @@ public enum OperationsServer {
 
     /// The HTTP server as a service for a `ServiceGroup`: it runs until the group shuts down.
     ///
-    /// - Parameter onListening: called with the port once the server accepts connections.
-    /// - Parameter devices: what the device endpoints read, served when `configuration.devices` is on.
+    /// - Parameters:
+    ///   - configuration: the address, the port and what is served.
+    ///   - health: what `/health` and `/ready` answer from.
+    ///   - registry: what `/metrics` shows.
+    ///   - devices: what the device endpoints read, served when `configuration.devices` is on.
+    ///   - logger: where the server logs.
+    ///   - onListening: called with the port once the server accepts connections.
+    /// - Returns: the server, ready to run in a service group.
     public static func application(
         configuration: Configuration,
         health: WorkerHealth,

@@ -6,8 +6,10 @@ extension ShardedDevices {
     /// batches).
     ///
     /// - Parameters:
+    ///   - question: what the endpoint asks.
     ///   - held: the input partition numbers whose devices this instance holds.
     ///   - inputPartitionCount: the input topics' partition count, to say where a device not held is.
+    /// - Returns: the JSON to send, or where the device is when it is not held here.
     func answer(
         _ question: DeviceQueries.Question,
         held: Set<Int32>,

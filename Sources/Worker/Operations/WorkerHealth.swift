@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Where the worker is in its life, for the `/health` and `/ready` probes. Written by the worker's thread,
-/// read by the HTTP server's.
+/// Where the worker is in its life, for the `/health` and `/ready` probes.
+///
+/// Written by the worker's thread, read by the HTTP server's.
 public final class WorkerHealth: Sendable {
     public enum Phase: Int, Sendable {
         /// Loading state, connecting, checking the topics.
@@ -32,11 +33,15 @@ public final class WorkerHealth: Sendable {
     /// Why the worker is not healthy (a refused delivery, a failure), in words; nil when it is.
     public var reason: String? { why.withLock { $0 } }
 
-    /// Healthy: neither failed nor backing off from a refused delivery. A broker outage keeps the worker
-    /// healthy (deliveries wait, then resume), so a liveness probe must not restart it for that.
+    /// Healthy: neither failed nor backing off from a refused delivery.
+    ///
+    /// A broker outage keeps the worker healthy (deliveries wait, then resume), so a liveness probe must not restart it
+    /// for that.
     public var isHealthy: Bool { phase != .failed && phase != .backingOff }
 
-    /// Ready: consuming. Starting, stopping and stopped instances take no part.
+    /// Ready: consuming.
+    ///
+    /// Starting, stopping and stopped instances take no part.
     public var isReady: Bool { phase == .running }
 
     func enter(_ phase: Phase, reason: String? = nil) {

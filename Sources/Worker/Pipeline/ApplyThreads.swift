@@ -72,7 +72,11 @@ final class ApplyThreads: @unchecked Sendable {
     /// Hands every shard's queued messages to its thread as one round, without waiting for them to be
     /// processed; first waits, if ``roundsInFlight`` rounds are still being processed, until the oldest is.
     ///
-    /// - Parameter polledAt: when the poll that brought the messages returned.
+    /// - Parameters:
+    ///   - shards: the shards, whose queued messages are taken.
+    ///   - polledAt: when the poll that brought the messages returned.
+    ///   - producer: where the shards send their events and dead letters.
+    ///   - feed: where the events are offered to live watchers.
     /// - Returns: the round's number (rounds are numbered from 0 in the order they start).
     func start(
         _ shards: inout ShardedDevices,
@@ -135,8 +139,10 @@ final class ApplyThreads: @unchecked Sendable {
         return appliedRounds
     }
 
-    /// What each shard sent and changed since the last call, its devices encoded on its own thread, all at
-    /// once (``DeviceShard/takeChanges()``); waits until every shard has. Call after ``finish()``.
+    /// What each shard sent and changed since the last call, its devices encoded on its own thread, all at once
+    /// (``DeviceShard/takeChanges()``); waits until every shard has.
+    ///
+    /// Call after ``finish()``.
     func takeChanges(of shards: ShardedDevices) -> [DeviceShard.Changes] {
         precondition(shards.count <= threads.count, "more shards than apply threads")
         let taken = Mutex([DeviceShard.Changes?](repeating: nil, count: shards.count))

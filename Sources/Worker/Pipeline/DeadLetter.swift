@@ -34,10 +34,14 @@ public enum DeadLetter {
 
     /// How much of a refused message a dead-letter record carries.
     public struct Limits: Hashable, Sendable {
-        /// The most bytes of the original value kept. Default: what fits under librdkafka's default
-        /// `message.max.bytes` (1,000,000) beside the largest key and headers (``defaults(messageMaxBytes:)``).
+        /// The most bytes of the original value kept.
+        ///
+        /// Default: what fits under librdkafka's default `message.max.bytes` (1,000,000) beside the largest key and
+        /// headers (``defaults(messageMaxBytes:)``).
         public var maxValueBytes: Int
-        /// The most bytes of the original key kept. Default: 16,384.
+        /// The most bytes of the original key kept.
+        ///
+        /// Default: 16,384.
         public var maxKeyBytes: Int
 
         public init(maxValueBytes: Int = Self.defaults().maxValueBytes, maxKeyBytes: Int = Self.defaultKeyBytes) {
@@ -60,9 +64,14 @@ public enum DeadLetter {
     /// The dead-letter record of a message.
     ///
     /// - Parameters:
-    ///   - value, key: the message's bytes and key as they came (nil for none).
+    ///   - topic: the dead-letter topic.
+    ///   - value: the message's bytes as they came (nil for none).
+    ///   - key: the message's key as it came (nil for none).
+    ///   - origin: where the message was read.
     ///   - reason: a short stable code for the header and the metric label.
     ///   - error: what was wrong, in words.
+    ///   - limits: how much of the value and key the record may carry.
+    /// - Returns: the record, its value and key cut to the limits (and the headers saying so).
     public static func record(
         topic: String,
         value: UnsafeRawBufferPointer?,

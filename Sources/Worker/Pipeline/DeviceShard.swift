@@ -72,10 +72,11 @@ final class DeviceShard: @unchecked Sendable {
         send(&processor, deliveries: &deliveries, producer: producer, feed: feed)
     }
 
-    /// How many bytes of events the shard encodes before it sends them. A catch-up round hands a shard thousands
-    /// of messages with a few events each: sent only at the round's end, they grew the buffer to tens of
-    /// megabytes, held until the round was done. Sent at this size, the buffer stays small and in the core's
-    /// cache while librdkafka copies the events out.
+    /// How many bytes of events the shard encodes before it sends them.
+    ///
+    /// A catch-up round hands a shard thousands of messages with a few events each: sent only at the round's end, they
+    /// grew the buffer to tens of megabytes, held until the round was done. Sent at this size, the buffer stays small
+    /// and in the core's cache while librdkafka copies the events out.
     static let eventBytesPerSend = 256 * 1024
 
     /// Sends what the processor gave since the last send and offers the events to the live feed.
@@ -94,10 +95,11 @@ final class DeviceShard: @unchecked Sendable {
         }
     }
 
-    /// What was sent and changed since the last call, and forgets it: on the apply thread, so that the shards
-    /// encode at once (``ApplyThreads/takeChanges(of:)``) and the checkpoint thread, alone on one core at the
-    /// end of a catch-up, only sends and writes them. Sorted here for the same reason: the store writes rows in
-    /// key order, and sorted runs merge in one pass.
+    /// What was sent and changed since the last call, and forgets it: on the apply thread, so that the shards encode at
+    /// once (``ApplyThreads/takeChanges(of:)``) and the checkpoint thread, alone on one core at the end of a catch-up,
+    /// only sends and writes them.
+    ///
+    /// Sorted here for the same reason: the store writes rows in key order, and sorted runs merge in one pass.
     func takeChanges() -> Changes {
         var devices = processor.takeEncodedChanges()
         devices.sort { $0.deviceId < $1.deviceId }

@@ -2,9 +2,11 @@ import GeoCore
 import Kafka
 import StateStore
 
-/// The devices this instance holds, split among its apply threads, and what survives when they are replaced:
-/// an assignment loads its partitions' devices from the store, and a rewind after a refused delivery puts
-/// them back as stored. The counters of the shards replaced are kept (metrics only grow).
+/// The devices this instance holds, split among its apply threads, and what survives when they are replaced: an
+/// assignment loads its partitions' devices from the store, and a rewind after a refused delivery puts them back as
+/// stored.
+///
+/// The counters of the shards replaced are kept (metrics only grow).
 ///
 /// Owned by the loop's thread; each shard's processor is its apply thread's while it processes
 /// (``ApplyThreads``), so replacing or reading the shards comes after ``ApplyThreads/finish()``.
@@ -57,7 +59,9 @@ final class HeldDevices {
     /// Answers the operations endpoints' waiting questions from the devices held (after
     /// ``ApplyThreads/finish()``).
     ///
-    /// - Parameter inputPartitionCount: the input topics' partition count, to say where a device not held is.
+    /// - Parameters:
+    ///   - queries: the questions waiting.
+    ///   - inputPartitionCount: the input topics' partition count, to say where a device not held is.
     func answer(_ queries: DeviceQueries, inputPartitionCount: Int) {
         queries.answerPending { shards.answer($0, held: partitions, inputPartitionCount: inputPartitionCount) }
     }

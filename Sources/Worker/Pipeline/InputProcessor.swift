@@ -72,6 +72,7 @@ public struct InputProcessor: Sendable {
     ///   - value: the message's bytes (nil for a tombstone).
     ///   - key: the message's key, kept on a dead-letter record.
     ///   - kind: which input topic it comes from, which says how to read it.
+    ///   - origin: where it was read: its event ids derive from it.
     ///   - decoded: the message already decoded from `value` (the worker decodes a keyless message to find
     ///     its device's apply thread), so that no message is decoded twice; nil to decode it here.
     public mutating func process(

@@ -34,7 +34,9 @@ final class OffsetLedger {
     /// What the store holds.
     private(set) var stored: [TopicPartition: Int64]
 
-    /// - Parameter stored: the offsets the store holds at the start.
+    /// - Parameters:
+    ///   - topics: the input topics, which name the partitions.
+    ///   - stored: the offsets the store holds at the start.
     init(topics: WorkerConfiguration.Topics, stored: [TopicPartition: Int64]) {
         self.topics = topics
         self.stored = stored
@@ -115,9 +117,10 @@ final class OffsetLedger {
         return offsets
     }
 
-    /// Where each of the `assigned` partitions reads again from after a rewind: its stored offset, else
-    /// (nothing stored for it yet) the first offset read from it since it was assigned. A partition with
-    /// neither has given nothing, and its position is still where it started.
+    /// Where each of the `assigned` partitions reads again from after a rewind: its stored offset, else (nothing stored
+    /// for it yet) the first offset read from it since it was assigned.
+    ///
+    /// A partition with neither has given nothing, and its position is still where it started.
     func rewindTargets(assigned: Set<TopicPartition>) -> [TopicPartition: Int64] {
         let read = read
         var offsets: [TopicPartition: Int64] = [:]

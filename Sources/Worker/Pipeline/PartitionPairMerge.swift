@@ -41,10 +41,13 @@ struct PartitionPairMerge<Record> {
     /// The next record to apply, or nil when there is none or the merge is waiting for the other side.
     ///
     /// - Parameters:
-    ///   - positionsAtEnd, commandsAtEnd: the side's partition has been read to its end, so an empty side
-    ///     has nothing earlier to give.
+    ///   - positionsAtEnd: the positions partition has been read to its end, so an empty positions side has
+    ///     nothing earlier to give.
+    ///   - commandsAtEnd: the same of the commands partition.
+    ///   - now: the time the waits are measured by.
     ///   - maximumWait: how long an empty side that has given records before is waited for.
     ///   - unfetchedSideWait: how long an empty side that has given nothing since the assignment is waited for.
+    /// - Returns: the record, its side and its timestamp; nil when there is none to give now.
     mutating func next(
         positionsAtEnd: Bool,
         commandsAtEnd: Bool,
@@ -84,8 +87,10 @@ struct PartitionPairMerge<Record> {
         return now - since >= maximumWait
     }
 
-    /// A FIFO of records: an array and a read index, compacted when the read part dominates. A record leaves
-    /// by moving out of its slot (which then holds nil), not by a copy that the slot would release later.
+    /// A FIFO of records: an array and a read index, compacted when the read part dominates.
+    ///
+    /// A record leaves by moving out of its slot (which then holds nil), not by a copy that the slot would release
+    /// later.
     private struct RecordQueue {
         private var storage: [(record: Record?, timestamp: Int64)] = []
         private var head = 0

@@ -9,14 +9,16 @@ import Kafka
 struct ShardedDevices {
     let shards: [DeviceShard]
     let routing: DeviceRouting
-    /// Each shard's messages handed over by the loop, in merge order, not yet taken for applying. Kept here, in
-    /// the loop's value, rather than in each shard object: queueing a message there was a retain and a release
-    /// of the object, whose first cache line its apply thread was writing meanwhile, and an exclusivity check.
+    /// Each shard's messages handed over by the loop, in merge order, not yet taken for applying.
+    ///
+    /// Kept here, in the loop's value, rather than in each shard object: queueing a message there was a retain and a
+    /// release of the object, whose first cache line its apply thread was writing meanwhile, and an exclusivity check.
     private var pending: [[DeviceShard.Message]]
 
     /// - Parameters:
     ///   - states: the stored devices; each goes to the shard its messages will go to, whatever the
     ///     thread count was when it was stored.
+    ///   - routing: which shard a device's messages go to.
     ///   - makeProcessor: the processor of one shard, holding the given devices.
     init(
         states: [DeviceState],

@@ -38,6 +38,8 @@ public final class Worker: @unchecked Sendable {
     /// Opens the state directory and loads the country index; devices are loaded as partitions are assigned.
     ///
     /// - Parameters:
+    ///   - configuration: the worker's settings.
+    ///   - logger: where the worker logs.
     ///   - metricsFactory: where the metrics go. Default: the process's bootstrapped factory.
     ///   - feed: where sent events are offered to live watchers. Default: a feed of its own.
     ///   - clock: when checkpoints fall due and back-offs end. Default: the system's monotonic clock.
@@ -66,13 +68,16 @@ public final class Worker: @unchecked Sendable {
     public var counters: ProcessingCounters { parts.devices.counters }
 
     /// Asks ``run()`` to finish: it completes the batch in flight, checkpoints, leaves the group and returns.
+    ///
     /// Safe from any thread (a signal handler's task, for example).
     public func stop() {
         stopRequested.store(true, ordering: .releasing)
     }
 
-    /// Runs until ``stop()`` (or, with ``WorkerConfiguration/untilCaughtUp``, until every assigned partition
-    /// has been processed to its end). Blocks the calling thread: give it a thread of its own.
+    /// Runs until ``stop()`` (or, with ``WorkerConfiguration/untilCaughtUp``, until every assigned partition has been
+    /// processed to its end).
+    ///
+    /// Blocks the calling thread: give it a thread of its own.
     ///
     /// - Throws: ``WorkerError`` when the topics are missing or not co-partitioned, Kafka fails for good, or
     ///   the state cannot be written. What was checkpointed stays valid; a restart resumes from there.

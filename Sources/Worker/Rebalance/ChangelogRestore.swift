@@ -20,10 +20,11 @@ struct ChangelogRestore {
     let consumerConfiguration: ConsumerConfiguration
     let logger: Logger
     let metricsFactory: any MetricsFactory
-    /// Records per poll and per transaction. A restore inserts devices in offset order, which is random key
-    /// order: larger transactions sort more keys together and touch each B-tree page fewer times
-    /// (service-bench, 500k devices: 10,000 per transaction spent 3.9-5.1 s in SQLite, 50,000 spent 1.9-2.6 s;
-    /// 10 MB of records in hand).
+    /// Records per poll and per transaction.
+    ///
+    /// A restore inserts devices in offset order, which is random key order: larger transactions sort more keys
+    /// together and touch each B-tree page fewer times (service-bench, 500k devices: 10,000 per transaction spent
+    /// 3.9-5.1 s in SQLite, 50,000 spent 1.9-2.6 s; 10 MB of records in hand).
     static let batchSize = 50_000
 
     /// What one restore did, per changelog partition.
@@ -35,8 +36,10 @@ struct ChangelogRestore {
 
     /// Restores each of `partitions` whose changelog partition holds records past the store's copy.
     ///
-    /// - Parameter consumer: a consumer that asks the changelog partitions' low and high watermarks (the
-    ///   worker's group consumer).
+    /// - Parameters:
+    ///   - partitions: the assigned input partition numbers, which are the changelog's.
+    ///   - consumer: a consumer that asks the changelog partitions' low and high watermarks (the
+    ///     worker's group consumer).
     /// - Returns: the partitions that were behind, with the records each restored.
     /// - Throws: ``WorkerError`` `changelog` for a record that cannot be restored, `kafka` when the changelog
     ///   cannot be read, `state` when the store cannot be written.

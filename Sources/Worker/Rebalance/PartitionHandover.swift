@@ -47,9 +47,11 @@ struct PartitionHandover {
     /// Takes a new assignment: restores what is behind, and says where to start.
     ///
     /// - Parameters:
+    ///   - partitions: the partitions assigned.
     ///   - consumer: the group's consumer, for the changelog's watermarks and the group's committed offsets.
     ///   - held: the input partition numbers whose devices are in memory now.
     ///   - storedOffsets: the next offsets the store holds.
+    /// - Returns: what the assignment restored, whether devices must be loaded, and where each partition starts.
     /// - Throws: ``WorkerError`` from the restore.
     func assign(
         _ partitions: [TopicPartition],

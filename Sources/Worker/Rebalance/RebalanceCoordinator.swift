@@ -150,8 +150,10 @@ final class RebalanceCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Reports a failure met in a hook to the lifecycle. Its action, to fail (or nothing once stopped), is
-    /// carried out by the loop after the poll: its answer to ``WorkerLifecycle/polled()`` says the same.
+    /// Reports a failure met in a hook to the lifecycle.
+    ///
+    /// Its action, to fail (or nothing once stopped), is carried out by the loop after the poll: its answer to
+    /// ``WorkerLifecycle/polled()`` says the same.
     private func abandon(with error: WorkerError) {
         let action = lifecycle.report { $0.failed(error) }
         assert(action == .fail(error) || action == .none, "a failure's action is to fail")
