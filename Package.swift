@@ -7,14 +7,15 @@ import PackageDescription
 let warningsAsErrors: [SwiftSetting] =
     Context.environment["GEOWORKER_WARNINGS_AS_ERRORS"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
 
-let strictSwift: [SwiftSetting] = warningsAsErrors + [
-    .swiftLanguageMode(.v6),
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
-    // A member is visible only where its module is imported, not through another import that happens to
-    // bring it: each file's imports say what it uses.
-    .enableUpcomingFeature("MemberImportVisibility"),
-]
+let strictSwift: [SwiftSetting] =
+    warningsAsErrors + [
+        .swiftLanguageMode(.v6),
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        // A member is visible only where its module is imported, not through another import that happens to
+        // bring it: each file's imports say what it uses.
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
 
 let package = Package(
     name: "geoworker",
