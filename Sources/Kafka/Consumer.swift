@@ -410,7 +410,7 @@ public final class Consumer: Sendable {
         guard !isClosed.exchange(true) else { return }
         let err = rd_kafka_consumer_close(handle.pointer)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            logger.warning("Consumer close reported an error", metadata: ["kafka.error": "\(KafkaError(err))"])
+            logger.warning("Consumer close reported an error", metadata: [LogKey.kafkaError: "\(KafkaError(err))"])
         }
     }
 
@@ -451,7 +451,7 @@ public final class Consumer: Sendable {
         )
         for error in errors {
             if error.isFatal { throw error }
-            logger.warning("Consumer error", metadata: ["kafka.error": "\(error)"])
+            logger.warning("Consumer error", metadata: [LogKey.kafkaError: "\(error)"])
         }
         return batch
     }
@@ -485,7 +485,7 @@ private func offsetCommitCallback(
     if err == RD_KAFKA_RESP_ERR_NO_ERROR, let offsets { context.committed?(offsets) }
     // Nothing to commit is not a failure.
     guard err != RD_KAFKA_RESP_ERR_NO_ERROR, err != RD_KAFKA_RESP_ERR__NO_OFFSET else { return }
-    context.logger.debug("Group offset commit refused", metadata: ["kafka.error": "\(KafkaError(err))"])
+    context.logger.debug("Group offset commit refused", metadata: [LogKey.kafkaError: "\(KafkaError(err))"])
 }
 
 /// librdkafka's rebalance callback, run inside a poll on the polling thread.

@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Configuration
+import Kafka
 import Logging
 import Metrics
 import Prometheus
@@ -128,13 +129,13 @@ struct RunCommand: AsyncParsableCommand {
         do {
             try await runService(configuration, logger: logger)
         } catch let error as WorkerError {
-            logger.critical("\(error)", metadata: ["code": "\(error.code)"])
+            logger.critical("\(error)", metadata: [LogKey.code: "\(error.code)"])
             throw ExitCode.failure
         }
     }
 
     private func runService(_ configuration: RunConfiguration, logger: Logger) async throws {
-        logger.info("memory allocator", metadata: ["allocator": "\(MemoryAllocator.name)"])
+        logger.info("memory allocator", metadata: [LogKey.allocator: "\(MemoryAllocator.name)"])
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(OperationsServer.metricsFactory(registry: registry))
         let worker = try Worker(

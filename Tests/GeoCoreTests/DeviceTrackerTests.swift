@@ -210,10 +210,10 @@ struct CountryRuleTests {
         let events = device.move(from: Self.inAA, at: 1, languages: ["de-CH", "en"])
         #expect(events.map(\.summary) == ["country nil->AA", "language de-AA"])
         #expect(events.map(\.id) == ["positions:0:0:0", "positions:0:0:1"])
-        guard case .countryChanged(let change) = events[0].payload else { return }
+        let change = try #require(events.first?.payload.countryChange)
         #expect(change.countryName == "Country AA")
         #expect(change.position.coordinate == Self.inAA)
-        guard case .languageSuggested(let suggestion) = events[1].payload else { return }
+        let suggestion = try #require(events.dropFirst().first?.payload.languageSuggestion)
         #expect(suggestion.basis == .deviceLanguage)
         #expect(suggestion.alternatives == ["fr-AA"])
     }

@@ -190,7 +190,7 @@ struct ApproachRuleTests {
         #expect(device.move(north: -2000, at: 0, speed: 20, heading: 0).isEmpty, "90 s away")
         let events = device.move(north: -1400, at: 30, speed: 20, heading: 0)
         #expect(events.map(\.summary) == ["approaching gate eta 60s reported-speed"])
-        guard case .geofenceApproaching(let approach) = events.first?.payload else { return }
+        let approach = try #require(events.first?.payload.approach)
         #expect(abs(approach.distanceMeters - 1200) < 2)
         #expect(approach.speedMetersPerSecond == 20)
         let start = DeviceScenario.start

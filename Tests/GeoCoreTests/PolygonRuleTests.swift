@@ -13,13 +13,13 @@ struct PolygonRuleTests {
         #expect(device.move(north: 1000, at: 1).isEmpty)
         let entered = device.move(north: 120, at: 2)
         #expect(entered.map(\.summary) == ["entered depot"])
-        guard case .geofenceEntered(let crossing) = entered.first?.payload else { return }
+        let crossing = try #require(entered.first?.payload.entered)
         #expect(abs(crossing.distanceMeters - 70) < 1, "70 m to the hole's edge, 80 m to the outer edge")
         #expect(device.move(north: 0, at: 3).map(\.summary) == ["exited depot"], "the middle of the hole is outside")
         #expect(device.move(north: -120, at: 4).map(\.summary) == ["entered depot"])
         let exited = device.move(north: -260, at: 5)
         #expect(exited.map(\.summary) == ["exited depot"])
-        guard case .geofenceExited(let leaving) = exited.first?.payload else { return }
+        let leaving = try #require(exited.first?.payload.exited)
         #expect(abs(leaving.distanceMeters - 60) < 1)
     }
 

@@ -197,3 +197,32 @@ extension DeviceEvent {
         }
     }
 }
+
+/// Each payload's content when the payload is of that case, nil otherwise: a test unwraps it with
+/// `try #require`, so a payload of another case fails the test rather than ending it early.
+extension DeviceEvent.Payload {
+    var entered: GeofenceCrossing? {
+        if case .geofenceEntered(let crossing) = self { return crossing }
+        return nil
+    }
+
+    var exited: GeofenceCrossing? {
+        if case .geofenceExited(let crossing) = self { return crossing }
+        return nil
+    }
+
+    var countryChange: CountryChange? {
+        if case .countryChanged(let change) = self { return change }
+        return nil
+    }
+
+    var languageSuggestion: LanguageSuggestion? {
+        if case .languageSuggested(let suggestion) = self { return suggestion }
+        return nil
+    }
+
+    var approach: GeofenceApproach? {
+        if case .geofenceApproaching(let approach) = self { return approach }
+        return nil
+    }
+}

@@ -64,10 +64,16 @@ struct CheckpointWriterTests {
             try cluster.takeBrokerDown(1)
             let deliveries = producer.send(events(10))
             try writer.submit(checkpoint(deliveries, device: "device-a", next: 42))
-            Thread.sleep(forTimeInterval: 1)
+            // Watched for a second, a writer that did not wait for the deliveries would be seen committing within
+            // milliseconds: the store is looked at every 10 ms, and must stay empty throughout.
+            var writtenEarly = false
+            let watchedUntil = ContinuousClock.now + .seconds(1)
+            while ContinuousClock.now < watchedUntil && !writtenEarly {
+                writtenEarly = try !store.loadOffsets().isEmpty || !store.loadDevices().isEmpty
+                Thread.sleep(forTimeInterval: 0.01)
+            }
             #expect(!deliveries.isComplete)
-            #expect(try store.loadOffsets().isEmpty, "nothing is written while its events are undelivered")
-            #expect(try store.loadDevices().isEmpty)
+            #expect(!writtenEarly, "nothing is written while its events are undelivered")
             #expect(writer.takeWritten().count == 0, "nothing counts as written before it is")
 
             try cluster.bringBrokerUp(1)

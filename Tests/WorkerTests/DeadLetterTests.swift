@@ -67,13 +67,20 @@ struct DeadLetterTests {
         #expect(headers(letter)["geoworker-truncated"] == nil)
     }
 
-    @Test("the default limits leave room under the producer's message.max.bytes for the key and the headers")
-    func defaults() {
-        let standard = DeadLetter.Limits()
-        #expect(standard == DeadLetter.Limits.defaults(messageMaxBytes: 1_000_000))
-        #expect(standard.maxKeyBytes == 16_384)
-        #expect(standard.maxValueBytes + standard.maxKeyBytes + DeadLetter.Limits.headroom == 1_000_000)
-        let small = DeadLetter.Limits.defaults(messageMaxBytes: 100_000)
-        #expect(small.maxValueBytes + small.maxKeyBytes + DeadLetter.Limits.headroom <= 100_000)
+    @Test(
+        "under the default limits, a dead letter of a message of any size fits the producer's message.max.bytes",
+        arguments: [1_000_000, 100_000]
+    )
+    func defaultsFit(messageMaxBytes: Int) {
+        let limits = messageMaxBytes == 1_000_000 ? DeadLetter.Limits() : .defaults(messageMaxBytes: messageMaxBytes)
+        let huge = String(repeating: "x", count: 3 * messageMaxBytes)
+        let letter = record(value: huge, key: String(repeating: "k", count: messageMaxBytes), limits: limits)
+        // What a record costs the broker beyond key, value and headers: varints, attributes, the batch header.
+        let framing = 128
+        let size =
+            (letter.value?.count ?? 0) + (letter.key?.count ?? 0)
+            + letter.headers.reduce(0) { $0 + $1.name.utf8.count + ($1.value?.count ?? 0) + 8 } + framing
+        #expect(size <= messageMaxBytes, "a \(size)-byte dead letter over message.max.bytes \(messageMaxBytes)")
+        #expect((letter.value?.count ?? 0) >= messageMaxBytes / 2, "most of the room goes to the value")
     }
 }

@@ -61,13 +61,21 @@ struct EventFeedTests {
         #expect(forEven == [#"{"n":2}"#, #"{"n":4}"#, #"{"n":6}"#])
     }
 
-    @Test("a watcher whose stream ends is forgotten: with nobody left, offering does nothing")
+    @Test("a watcher whose stream ends is forgotten; what is offered afterwards reaches the next watcher only")
     func unsubscribes() async {
-        let feed = EventFeed(capacity: 10, metricsFactory: NOOPMetricsHandler.instance)
-        do {
-            let watcher = feed.subscribe()
-            watcher.continuation.finish()
-        }
-        #expect(!feed.isWatched)
+        let feed = EventFeed(capacity: 10, recent: 2, metricsFactory: NOOPMetricsHandler.instance)
+        let gone = feed.subscribe()
+        gone.finish()
+        #expect(!feed.isWatched, "nobody watches once the only stream ended")
+        feed.offer(Self.events([("d", 1), ("d", 2), ("d", 3)]))
+        var taken: [String] = []
+        for await item in gone.items { taken.append(String(decoding: item.json, as: UTF8.self)) }
+        #expect(taken.isEmpty, "an ended stream gets nothing more")
+        let next = feed.subscribe()
+        #expect(feed.isWatched)
+        feed.finish()
+        var latest: [String] = []
+        for await item in next.items { latest.append(String(decoding: item.json, as: UTF8.self)) }
+        #expect(latest == [#"{"n":2}"#, #"{"n":3}"#], "the latest two, kept while nobody watched")
     }
 }

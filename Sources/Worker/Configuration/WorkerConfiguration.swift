@@ -1,6 +1,7 @@
 public import Countries
 import Foundation
 public import GeoCore
+import Kafka
 import Logging
 
 /// Settings of a ``Worker``.

@@ -1,4 +1,5 @@
 public import Hummingbird
+import Kafka
 public import Logging
 import NIOCore
 public import Prometheus
@@ -115,7 +116,7 @@ public enum OperationsServer {
             ),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
-                logger.info("HTTP endpoints listening", metadata: ["port": "\(port)"])
+                logger.info("HTTP endpoints listening", metadata: [LogKey.port: "\(port)"])
                 await onListening(port)
             },
             logger: logger

@@ -1,8 +1,8 @@
+public import Kafka
 public import Logging
 
-/// The keys of the worker's structured log metadata, in one place and one style (lower case, words joined by
-/// `_`), so that a log pipeline can index them.
-public enum LogKey {
+/// The service's log metadata keys, in the project's one style (see ``LogKey``).
+extension LogKey {
     public static let brokers: Logger.Metadata.Key = "brokers"
     public static let group: Logger.Metadata.Key = "group"
     public static let positionsTopic: Logger.Metadata.Key = "positions_topic"
@@ -10,7 +10,6 @@ public enum LogKey {
     public static let eventsTopic: Logger.Metadata.Key = "events_topic"
     public static let topic: Logger.Metadata.Key = "topic"
     public static let partition: Logger.Metadata.Key = "partition"
-    public static let partitions: Logger.Metadata.Key = "partitions"
     public static let replicationFactor: Logger.Metadata.Key = "replication_factor"
     public static let devices: Logger.Metadata.Key = "devices"
     public static let applyThreads: Logger.Metadata.Key = "apply_threads"
