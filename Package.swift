@@ -53,7 +53,7 @@ let package = Package(
             providers: [.apt(["librdkafka-dev"])]
         ),
         // jemalloc from the system (`apt-get install libjemalloc-dev`): the geoworker executable allocates through
-        // it; glibc's malloc cost the worker about a fifth of its throughput (service-bench, issue 18).
+        // it, as it allocates small blocks at a high rate on several threads (docs/performance.md).
         .systemLibrary(
             name: "CJemalloc",
             pkgConfig: "jemalloc",

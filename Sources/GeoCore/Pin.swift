@@ -13,7 +13,7 @@ public struct Pin: Hashable, Sendable {
     public let id: String
     public let shape: PinShape
     /// What most pins leave out, behind one reference: a plain pin costs 8 bytes for all four instead of 64,
-    /// which a million devices with three pins each feel (see geocore-bench `--only million`).
+    /// which a million devices with three pins each feel.
     private let details: PinDetails?
 
     public var title: String? { details?.title }

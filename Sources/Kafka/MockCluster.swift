@@ -26,8 +26,8 @@ public final class MockCluster: @unchecked Sendable {
         // The host client connects nowhere; it only hosts the brokers' threads. Its own notices (no
         // bootstrap servers) are not worth an operator's attention. The brokers' connections take its socket
         // settings: without Nagle's algorithm, as a Kafka broker's are (it sets TCP_NODELAY). With it, an
-        // answer written while the one before was not yet acknowledged waited for the client's delayed
-        // acknowledgement, 40 ms on Linux: the last produce requests of a burst took 40 ms instead of 0.1.
+        // answer written while the one before was not yet acknowledged waits for the client's delayed
+        // acknowledgement (40 ms on Linux), which a real broker's clients never see.
         host = try KafkaHandle(
             kind: RD_KAFKA_PRODUCER,
             properties: [("log_level", "3"), ("socket.nagle.disable", "true")],

@@ -24,10 +24,9 @@ public final class StateStore: Sendable {
     /// database file: 64 MiB, where SQLite's default is 4 MiB.
     ///
     /// A worker rewrites the same rows checkpoint after checkpoint (every device that moved), and a copy costs the
-    /// distinct pages in the log, however often each was written: with 50k devices changed per checkpoint (17 MB of
-    /// rows), the default copied at every commit, 15-45 ms each (the last checkpoint of a catch-up included), where
-    /// this copies once in four. The log grows to about 64 MB on disk (more while a long read holds an older snapshot,
-    /// which a copy may not overtake); closing the store copies the rest.
+    /// distinct pages in the log, however often each was written: with SQLite's default a busy worker copied at every
+    /// commit (docs/performance.md). The log grows to about 64 MB on disk (more while a long read holds an older
+    /// snapshot, which a copy may not overtake); closing the store copies the rest.
     static let logCheckpointPages = 16_384
 
     /// Opens (creating if needed) the store in `directory`, and brings its schema up to date.
@@ -164,11 +163,10 @@ public final class StateStore: Sendable {
         removing removed: [String] = [],
         confirmingWith confirm: () -> [Int32: Int64]?
     ) throws(StateStoreError) -> Bool {
-        // In key order: a WITHOUT ROWID table keeps each row in its key's B-tree page, and visiting the pages
-        // in order rather than at random (the order devices changed in) makes a checkpoint of 100k devices
-        // 1.7 times as fast (geocore-bench, schema v3: 282 -> 170 ms, the sort's 30 ms included). Swift orders
-        // ASCII ids as SQLite does, byte by byte; others a little differently, which only costs some of the gain.
-        var ordered = Array(devices)  // a concrete array: sorting the generic sequence was ten times slower
+        // In key order: a WITHOUT ROWID table keeps each row in its key's B-tree page, and visiting the pages in
+        // order rather than at random (the order devices changed in) touches each page once. Swift orders ASCII ids
+        // as SQLite does, byte by byte; others a little differently, which only costs some of the gain.
+        var ordered = Array(devices)  // a concrete array: sorting the generic sequence is far slower
         ordered.sort { $0.deviceId < $1.deviceId }
         do {
             var committed = false

@@ -5,8 +5,8 @@ import CJemalloc
 /// The allocator the process runs on.
 ///
 /// On Linux the executable links jemalloc, which then serves every allocation in the process (Swift's, librdkafka's and
-/// SQLite's): the worker allocates and frees small blocks at a high rate on several threads, where glibc's malloc cost
-/// it about a fifth of its throughput.
+/// SQLite's): the worker allocates and frees small blocks at a high rate on several threads, which glibc's malloc
+/// serves with contention (docs/performance.md).
 enum MemoryAllocator {
     /// "jemalloc" and its version when linked; "the C library's malloc" otherwise.
     static var name: String {

@@ -9,8 +9,8 @@ import Threads
 /// are delivered too, and where they landed.
 ///
 /// Two threads because at the end of a catch-up the checkpoint is all that runs: waiting for the events,
-/// sending 50k changelog records and writing 50k rows one after another on one core took 0.15-0.2 s while the
-/// other core idled. The order the processing guarantee needs still holds: the changelog records go out only
+/// sending the changelog records and writing the rows one after another on one core would leave the other
+/// core idle. The order the processing guarantee needs still holds: the changelog records go out only
 /// once the events are delivered, and the rows are committed only once the changelog records are.
 final class CheckpointDelivery: @unchecked Sendable {
     // @unchecked: `outcome` is guarded by `condition`.

@@ -13,9 +13,8 @@ final class KafkaClients {
     private(set) var producer: Producer
     /// The changelog's own producer; nil without a changelog.
     ///
-    /// A checkpoint sends every changed device at once (50,000 records a second at 50k positions/s): on the events'
-    /// producer those records held up the events queued behind them on its connection (service-bench, 64 partitions: an
-    /// event's send-to-delivery p99 of 114-182 ms, 37 ms with a producer of their own). Replaced with ``producer``.
+    /// A checkpoint sends every changed device at once: on the events' producer those records would hold up the
+    /// events queued behind them on its connection, and every event's latency with them. Replaced with ``producer``.
     private(set) var changelogProducer: Producer?
     /// The input topics' partition count (both have it: ``TopicCheck``).
     let inputPartitionCount: Int
@@ -29,10 +28,8 @@ final class KafkaClients {
         // librdkafka 2.0 stops fetching for every partition once the consumer's one queue holds this many
         // messages (default 100000) or this many kilobytes (default 64 MB), and fetches again only when its
         // broker thread next wakes for something else (up to a second later; 2.1 added fetch.queue.backoff.ms).
-        // So the queue must hold more than a second of work, or a catch-up drains it and waits: at 100000
-        // messages a quarter of the time went to empty polls, and at 64 MB (a third of a million positions,
-        // under a second at 500k/s) every run stopped for 0.2-0.3 s, twice. A million messages hold about two
-        // seconds at this machine's rate; for positions of a few hundred bytes that is the binding limit, and
+        // So the queue must hold more than a second of work, or a catch-up drains it and waits (see
+        // docs/performance.md). For positions of a few hundred bytes the message count is the binding limit;
         // the bytes limit only caps the queue (512 MB) when messages are larger.
         "queued.min.messages": "1000000",
         "queued.max.messages.kbytes": "524288",
@@ -128,8 +125,7 @@ final class KafkaClients {
                 configuration: ProducerConfiguration(
                     bootstrapServers: configuration.brokers,
                     // The loop hands over each poll's events at once, so librdkafka's 5 ms wait for a fuller
-                    // batch mostly adds to every event's latency (service-bench: median send -> delivered
-                    // 10 -> 7 ms, catch-up rate unchanged).
+                    // batch would mostly add to every event's latency.
                     linger: .milliseconds(1),
                     // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost.
                     deliveryTimeout: .zero,

@@ -74,9 +74,9 @@ final class DeviceShard: @unchecked Sendable {
 
     /// How many bytes of events the shard encodes before it sends them.
     ///
-    /// A catch-up round hands a shard thousands of messages with a few events each: sent only at the round's end, they
-    /// grew the buffer to tens of megabytes, held until the round was done. Sent at this size, the buffer stays small
-    /// and in the core's cache while librdkafka copies the events out.
+    /// A catch-up round hands a shard thousands of messages with a few events each: sent only at the round's end,
+    /// they would grow the buffer to tens of megabytes, held until the round is done. Sent at this size, the buffer
+    /// stays small and in the core's cache while librdkafka copies the events out.
     static let eventBytesPerSend = 256 * 1024
 
     /// Sends what the processor gave since the last send and offers the events to the live feed.

@@ -23,8 +23,7 @@ struct ChangelogRestore {
     /// Records per poll and per transaction.
     ///
     /// A restore inserts devices in offset order, which is random key order: larger transactions sort more keys
-    /// together and touch each B-tree page fewer times (service-bench, 500k devices: 10,000 per transaction spent
-    /// 3.9-5.1 s in SQLite, 50,000 spent 1.9-2.6 s; 10 MB of records in hand).
+    /// together and touch each B-tree page fewer times, at the price of about 10 MB of records in hand.
     static let batchSize = 50_000
 
     /// What one restore did, per changelog partition.

@@ -4,7 +4,7 @@ import Logging
 import StateStore
 
 /// How partitions' devices change hands with the group's assignments, so that several instances share one
-/// group and a partition that moves keeps its state (docs/ARCHITECTURE.md, "Several instances").
+/// group and a partition that moves keeps its state (docs/ARCHITECTURE.md, "Partitions changing hands").
 ///
 /// On each assignment (inside the poll that brings it, from ``RebalanceCoordinator``):
 /// 1. every assigned partition whose changelog partition holds records past the store's copy is restored
@@ -86,8 +86,7 @@ struct PartitionHandover {
         }
         // A partition with no progress anywhere starts where the reset policy says, looked up here for all of
         // them at once (not stored: it is no progress). Left to librdkafka, it would ask the group again, then
-        // apply the policy after a back-off of 100 ms, or 500 ms where the partition's leader was not known yet:
-        // most of a new worker's time to its first event.
+        // apply the policy after a back-off, which would be most of a new worker's time to its first event.
         let withoutProgress = partitions.filter { assignment.starts[$0] == nil }
         if committedKnown, let startWithoutProgress, !withoutProgress.isEmpty {
             do {
