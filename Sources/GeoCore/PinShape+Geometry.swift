@@ -16,7 +16,7 @@ extension PinShape {
     /// What a fix with hysteresis `margin` decides: inside when it lies inside at least `margin` from the edge, outside
     /// when outside more than `margin` from it, nil in between.
     ///
-    /// The same answer as ``placement(of:plane:)`` gives, without measuring every edge of a polygon.
+    /// The same answer as ``placement(of:plane:knownInside:)`` gives, without measuring every edge of a polygon.
     public func decision(at coordinate: Coordinate, margin: Double, plane: LocalPlane) -> Membership? {
         switch self {
         case .circle(let center, let radius):

@@ -213,7 +213,7 @@ public final class StateStore: Sendable {
     }
 
     /// Writes changed devices (encoding each) and input progress in one transaction; see
-    /// ``commit(devices:offsets:changelogOffsets:)``.
+    /// ``commit(devices:offsets:changelogOffsets:removing:)``.
     public func commit(states: some Sequence<DeviceState>, offsets: [TopicPartition: Int64]) throws(StateStoreError) {
         try commit(devices: states.map(EncodedDevice.init), offsets: offsets)
     }

@@ -50,8 +50,8 @@ struct WorkerInProcessTests {
         return try condition()
     }
 
-    @Test("start, consume, checkpoint when the clock says so, stop: events out, devices and offsets stored")
-    func startConsumeCheckpointStop() throws {
+    /// A mock cluster with the worker's topics (2 partitions each) and `devices` positions in it.
+    func clusterWithPositions(devices: Int) throws -> MockCluster {
         let cluster = try MockCluster(brokers: 1, logger: Self.quiet)
         for topic in [topics.positions, topics.commands, topics.events, topics.deadLetters] {
             try cluster.createTopic(topic, partitions: 2)
@@ -62,12 +62,13 @@ struct WorkerInProcessTests {
             logger: Self.quiet
         )
         defer { producer.close() }
-        let devices = 20
         try #require(producer.send(positions(devices: devices)).wait().allSatisfy { $0.isDelivered })
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        return cluster
+    }
 
-        let clock = ManualClock()
-        let worker = try Worker(
+    /// A worker on `cluster` whose time is `clock`'s: checkpoints are due only when the test moves it.
+    func worker(on cluster: MockCluster, clock: ManualClock) throws -> Worker {
+        try Worker(
             configuration: WorkerConfiguration(
                 brokers: cluster.bootstrapServers,
                 topics: topics,
@@ -81,9 +82,60 @@ struct WorkerInProcessTests {
             metricsFactory: NOOPMetricsHandler.instance,
             clock: clock
         )
+    }
+
+    /// How a worker's `run()` ended, once it has.
+    final class RunOutcome: Sendable {
+        private let result = Mutex<Result<Void, WorkerError>?>(nil)
+
+        var hasEnded: Bool { result.withLock { $0 != nil } }
+
+        func get() throws(WorkerError) { try result.withLock { $0 }?.get() }
+
+        fileprivate func end(_ ended: Result<Void, WorkerError>) { result.withLock { $0 = ended } }
+    }
+
+    /// Runs `worker` on a thread of its own.
+    func start(_ worker: Worker) -> RunOutcome {
+        let outcome = RunOutcome()
+        Thread { outcome.end(Result { () throws(WorkerError) in try worker.run() }) }.start()
+        return outcome
+    }
+
+    /// The ids of the events on the events topic.
+    func eventIDs(on cluster: MockCluster) throws -> Set<String> {
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "reader"),
+            subscription: .partitions([
+                TopicPartition(topics.events, 0): .beginning, TopicPartition(topics.events, 1): .beginning,
+            ]),
+            logger: Self.quiet
+        )
+        defer { consumer.close() }
+        var ids: Set<String> = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !consumer.hasReachedEndOfAssignment && ContinuousClock.now < deadline {
+            for record in try consumer.poll(timeout: .milliseconds(100)) {
+                let json = record.withValue { Array($0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+                if let object = try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
+                    let id = object["id"] as? String
+                {
+                    ids.insert(id)
+                }
+            }
+        }
+        return ids
+    }
+
+    @Test("start, consume, checkpoint when the clock says so, stop: events out, devices and offsets stored")
+    func startConsumeCheckpointStop() throws {
+        let devices = 20
+        let cluster = try clusterWithPositions(devices: devices)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = ManualClock()
+        let worker = try worker(on: cluster, clock: clock)
         #expect(worker.health.phase == .starting)
-        let outcome = Mutex<Result<Void, WorkerError>?>(nil)
-        Thread { outcome.withLock { $0 = Result { () throws(WorkerError) in try worker.run() } } }.start()
+        let outcome = start(worker)
 
         // Consumed and applied: each device's first position gives it a country.
         #expect(eventually { worker.health.isReady && worker.counters.positions == devices })
@@ -99,9 +151,45 @@ struct WorkerInProcessTests {
         #expect(try store.loadChangelogOffsets().values.reduce(0, +) == Int64(devices), "one changelog record each")
 
         worker.stop()
-        #expect(eventually { outcome.withLock { $0 != nil } }, "run returns after a stop")
-        try outcome.withLock { $0 }?.get()
+        #expect(eventually { outcome.hasEnded }, "run returns after a stop")
+        try outcome.get()
         #expect(worker.health.phase == .stopped)
         #expect(worker.counters.positions == devices, "nothing applied twice")
+    }
+
+    @Test("a refused delivery: backing off, nothing stored, until the clock ends the back-off; then the same events")
+    func refusedDeliveryBacksOffOnTheClock() throws {
+        let devices = 20
+        let cluster = try clusterWithPositions(devices: devices)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        cluster.refuseNext(1000, .produce, with: .topicAuthorizationFailed)
+        let clock = ManualClock()
+        let worker = try worker(on: cluster, clock: clock)
+        let outcome = start(worker)
+        #expect(eventually { worker.counters.positions == devices }, "applied; the events' delivery is refused")
+
+        clock.advance(by: .seconds(3600))
+        #expect(eventually { worker.health.phase == .backingOff }, "the checkpoint finds the refusal and rewinds")
+        #expect(worker.health.reason?.contains("TOPIC_AUTHORIZATION_FAILED") == true, "\(worker.health.reason ?? "")")
+        let store = try StateStore(directory: directory)
+        #expect(try store.loadOffsets().isEmpty, "nothing of a refused checkpoint is stored")
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(worker.health.phase == .backingOff, "the back-off lasts until the clock says it is over")
+
+        cluster.stopRefusing(.produce)
+        clock.advance(by: .seconds(1))
+        #expect(eventually { worker.health.phase == .running }, "back after the back-off")
+        #expect(eventually { worker.counters.positions == 2 * devices }, "applied again from the last checkpoint")
+        clock.advance(by: .seconds(3600))
+        #expect(try eventually { try store.loadOffsets().values.reduce(0, +) == Int64(devices) })
+
+        worker.stop()
+        #expect(eventually { outcome.hasEnded }, "run returns after a stop")
+        try outcome.get()
+        // Applied twice (refused, then again from the checkpoint), each event under the same id both times.
+        let produced = worker.counters.events.values.reduce(0, +)
+        let ids = try eventIDs(on: cluster)
+        #expect(worker.counters.events["country.changed"] == 2 * devices)
+        #expect(ids.count * 2 == produced, "\(ids.count) ids for \(produced) events produced in two passes")
     }
 }
