@@ -41,14 +41,6 @@ public struct WorkerConfiguration: Sendable {
             self.deadLetters = deadLetters
             self.changelog = changelog
         }
-
-        /// The input topic of messages of this kind.
-        public func input(_ kind: InputKind) -> String {
-            switch kind {
-            case .positions: positions
-            case .commands: commands
-            }
-        }
     }
 
     /// Initial Kafka brokers, `host:port[,host:port…]`.

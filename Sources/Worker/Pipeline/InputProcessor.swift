@@ -136,9 +136,6 @@ public struct InputProcessor: Sendable {
         return try body(output)
     }
 
-    /// The devices whose state changed since the last call (see ``DeviceRegistry/takeChanges()``).
-    public mutating func takeChanges() -> [DeviceState] { registry.takeChanges() }
-
     /// The devices whose state changed since the last call, encoded (see ``DeviceRegistry/takeEncodedChanges()``).
     mutating func takeEncodedChanges() -> [EncodedDevice] { registry.takeEncodedChanges() }
 
