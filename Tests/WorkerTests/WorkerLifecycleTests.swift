@@ -52,6 +52,10 @@ struct WorkerLifecycleTests {
         #expect(life.clientsReady() == .finish(caughtUp: false))
         #expect(life.phase == .stopping)
         #expect(life.assigned() == .ignoreAssignment, "a leaving worker takes no partitions")
+
+        var stoppedMeanwhile = WorkerLifecycle()
+        #expect(stoppedMeanwhile.clientsReady(stopRequested: true) == .finish(caughtUp: false))
+        #expect(stoppedMeanwhile.phase == .stopping)
     }
 
     @Test("caught up: finishes and says so; a stop request after it changes nothing")

@@ -83,8 +83,10 @@ struct WorkerLifecycle {
         self.backoff = backoff
     }
 
-    /// The Kafka clients are up and the topics checked.
-    mutating func clientsReady() -> Action {
+    /// The Kafka clients are up and the topics checked; `stopRequested` when a stop was asked for while they
+    /// started (the worker then finishes at once).
+    mutating func clientsReady(stopRequested: Bool = false) -> Action {
+        if stopRequested, case .starting = state { state = .starting(stopRequested: true) }
         switch state {
         case .starting(stopRequested: false):
             state = .running

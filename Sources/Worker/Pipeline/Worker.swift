@@ -9,14 +9,11 @@ import Threads
 /// The geoworker service: consumes positions and commands, applies them, publishes events, and persists
 /// state and offsets so that a restart neither loses nor re-announces anything.
 ///
-/// This type is the loop; docs/ARCHITECTURE.md draws the whole. On the thread that calls ``run()``: poll a
-/// batch; merge each co-partitioned pair by timestamp (``InputMerge``) and hand what the merges release to its
-/// device's shard (``ShardedDevices``); the ``ApplyThreads`` apply and send while the loop polls on. Every
-/// ``WorkerConfiguration/checkpointInterval`` the ``CheckpointCoordinator`` takes a checkpoint; the group's
-/// rebalances run inside the poll (``RebalanceCoordinator``); a delivery the broker refused takes the worker
-/// back to its last checkpoint (``DeliveryRecovery``). What the loop does next is always the answer of the
-/// ``WorkerLifecycle`` to what just happened; the loop is a `switch` over those answers. ``WorkerAssembly``
-/// builds and wires the parts; the ``OffsetLedger`` is where every input offset stands.
+/// This type is the loop, a `switch` over the ``WorkerLifecycle``'s answers to what just happened;
+/// docs/ARCHITECTURE.md follows one position through it. Each round polls (the ``RebalanceCoordinator``'s hooks
+/// run inside), notes reads in the ``OffsetLedger``, merges (``InputMerge``) and queues for the shards
+/// (``ShardedDevices``), takes a checkpoint when due (``CheckpointCoordinator``), and hands the round to the
+/// ``ApplyThreads``. A refused delivery goes to ``DeliveryRecovery``; ``WorkerAssembly`` wires the parts.
 public final class Worker: @unchecked Sendable {
     // @unchecked: everything below is the loop thread's (the rebalance hooks run inside its poll), but the
     // atomic `stopRequested`, the thread-safe `health`, `feed` and `queries`, and what the apply threads have
@@ -107,8 +104,7 @@ public final class Worker: @unchecked Sendable {
             clients.close()
         }
         let lifecycle = parts.lifecycle
-        var next = lifecycle.report { $0.clientsReady() }
-        if stopRequested.load(ordering: .acquiring) { next = lifecycle.report { $0.stopRequested() } }
+        var next = lifecycle.report { $0.clientsReady(stopRequested: stopRequested.load(ordering: .acquiring)) }
         logger.info("geoworker running", metadata: configuration.summary)
         var pace = Pace(lastCheckpoint: clock.now)
         while true {
