@@ -25,8 +25,9 @@ import Kafka
 final class OffsetLedger {
     let topics: WorkerConfiguration.Topics
     /// The first offset read per side since assignment, at each pair's partition number: noted for every
-    /// message, so an array rather than a dictionary hashed by topic name.
-    private var firstRead: [(positions: Int64?, commands: Int64?)] = []
+    /// message, so an array rather than a dictionary hashed by topic name, and without the dynamic exclusivity
+    /// check a class's stored property gets at every access (only the loop's thread touches the ledger).
+    @exclusivity(unchecked) private var firstRead: [(positions: Int64?, commands: Int64?)] = []
     /// Released offsets per round, oldest first, until the round is applied.
     private var releasedRounds: [(round: Int, offsets: [TopicPartition: Int64])] = []
     /// Applied since the last ``takeApplied()``.
