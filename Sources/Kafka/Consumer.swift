@@ -268,6 +268,8 @@ public final class Consumer: Sendable {
             throw KafkaError(consuming: error)
         }
         try Self.check(RD_KAFKA_RESP_ERR_NO_ERROR, list: list, operation: "seek")
+        // Moved back, a partition has messages to give again before it is at its end.
+        state.forgetEnds(of: offsets.keys)
     }
 
     /// Fetches again from paused `partitions`, where they stopped.

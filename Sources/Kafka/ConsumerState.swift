@@ -60,6 +60,13 @@ final class ConsumerState: Sendable {
         }
     }
 
+    /// Forgets that these partitions were at their end: the consumer was sought elsewhere in them, and only a
+    /// new end-of-partition event says it is at the end again.
+    func forgetEnds(of partitions: some Sequence<TopicPartition>) {
+        let moved = Set(partitions)
+        tracker.withLock { $0.atEnd = $0.atEnd.filter { !moved.contains($0.value) } }
+    }
+
     /// Forgets the end state and the acknowledged commits of partitions the consumer no longer holds (or
     /// holds anew: meanwhile another member may have committed).
     func forget(_ partitions: [TopicPartition]) {

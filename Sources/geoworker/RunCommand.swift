@@ -130,8 +130,14 @@ struct RunCommand: AsyncParsableCommand {
             try await runService(configuration, logger: logger)
         } catch let error as WorkerError {
             logger.critical("\(error)", metadata: [LogKey.code: "\(error.code)"])
-            throw ExitCode.failure
+            throw Self.exitCode(of: error)
         }
+    }
+
+    /// The exit status of a run that failed (the README's table): 75 (`EX_TEMPFAIL`) when the worker gave up on
+    /// Kafka after its retry budget, so that a job scheduler may try again later; 1 for anything else.
+    static func exitCode(of error: WorkerError) -> ExitCode {
+        error.code == .unavailable ? ExitCode(75) : .failure
     }
 
     private func runService(_ configuration: RunConfiguration, logger: Logger) async throws {

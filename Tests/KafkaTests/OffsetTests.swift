@@ -116,6 +116,13 @@ struct OffsetTests {
         }
         try await readToEnd(expecting: 31)
         #expect(received.count == 31)
+
+        // Sought back, a partition is not at its end until it has been read to its end again.
+        func seekBack() throws { try consumer.seek([TopicPartition(topic, 2): 0]) }
+        try seekBack()
+        #expect(!consumer.hasReachedEndOfAssignment, "a partition sought back has messages to give again")
+        #expect(consumer.partitionsAtEnd == Set(partitions.prefix(2)))
+        try await readToEnd(expecting: 41)
         await consumer.close()
         await producer.close()
     }

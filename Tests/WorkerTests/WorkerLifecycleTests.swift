@@ -1,3 +1,4 @@
+import Kafka
 import Testing
 
 @testable import Worker
@@ -178,5 +179,79 @@ struct WorkerLifecycleTests {
         #expect(health.reason == "could not deliver to events")
         health.enter(.running)
         #expect(health.isHealthy && health.reason == nil)
+    }
+
+    @Test(
+        "a catch-up run whose last checkpoint is refused goes back and retries: it ends well only when all is delivered"
+    )
+    func catchUpRefusal() {
+        var life = WorkerLifecycle()
+        #expect(life.clientsReady() == .consume)
+        #expect(life.caughtUp() == .finish(caughtUp: true))
+        #expect(life.checkpointFailed(refusal, now: .now) == .rewind(reason: refusal, refusals: 1, delay: .seconds(1)))
+        #expect(life.phase == .backingOff)
+        #expect(life.backoffElapsed(now: .now + .seconds(1)) == .consume)
+        #expect(life.caughtUp() == .finish(caughtUp: true))
+        #expect(life.finished() == .exit)
+        #expect(life.stoppedCaughtUp)
+    }
+
+    @Test("the retry budget: after maxAttempts refused attempts in a row the worker gives up, unavailable")
+    func retryBudget() {
+        var life = WorkerLifecycle(
+            backoff: .init(initial: .milliseconds(100), maximum: .seconds(1), maxAttempts: 3)
+        )
+        #expect(life.clientsReady() == .consume)
+        let start = ContinuousClock.now
+        for attempt in 1...2 {
+            #expect(life.checkpointFailed(refusal, now: start) != .fail(refusal), "attempt \(attempt) backs off")
+            #expect(life.backoffElapsed(now: start + .seconds(10)) == .consume)
+        }
+        let gaveUp = life.checkpointFailed(refusal, now: start)
+        #expect(gaveUp == .fail(WorkerError(.unavailable, "")))
+        #expect(life.failure?.message.contains("3 attempts") == true, "\(life.failure?.message ?? "")")
+        #expect(life.failure?.message.contains("could not deliver 3 records to events") == true)
+
+        var forever = WorkerLifecycle(backoff: .init(initial: .milliseconds(100), maximum: .seconds(1)))
+        #expect(forever.clientsReady() == .consume)
+        for _ in 1...50 { #expect(forever.checkpointFailed(refusal, now: start) != .fail(refusal)) }
+        #expect(forever.phase == .backingOff, "no budget: a service never gives up")
+    }
+
+    @Test(
+        "Kafka unreachable at start-up: not ready, waiting with the back-off; a stop ends the wait; the budget ends it"
+    )
+    func waitingForKafka() {
+        let unreachable = WorkerError(
+            .topics,
+            "topic positions",
+            underlying: KafkaError(code: .transport, message: "Local: Broker transport failure", isRetriable: true)
+        )
+        var life = WorkerLifecycle(backoff: .init(initial: .seconds(1), maximum: .seconds(4), maxAttempts: 3))
+        let start = ContinuousClock.now
+        #expect(life.connectFailed(unreachable, now: start) == .backOff(until: start + .seconds(1)))
+        #expect(life.phase == .starting)
+        #expect(life.reason?.contains("waiting for Kafka") == true)
+        #expect(life.backoffElapsed(now: start) == .backOff(until: start + .seconds(1)))
+        #expect(life.backoffElapsed(now: start + .seconds(1)) == .connect)
+        #expect(life.connectFailed(unreachable, now: start) == .backOff(until: start + .seconds(2)), "doubling")
+        #expect(life.connectFailed(unreachable, now: start) == .fail(WorkerError(.unavailable, "")), "3 attempts")
+
+        var stopped = WorkerLifecycle()
+        #expect(stopped.connectFailed(unreachable, now: start) == .backOff(until: start + .seconds(1)))
+        #expect(stopped.stopRequested() == .exit, "nothing read, nothing to finish")
+        #expect(stopped.phase == .stopped)
+
+        var connected = WorkerLifecycle()
+        #expect(connected.connectFailed(unreachable, now: start) == .backOff(until: start + .seconds(1)))
+        #expect(connected.clientsReady() == .consume, "the next attempt reached Kafka")
+
+        var missingTopic = WorkerLifecycle()
+        let missing = WorkerError(
+            .topics,
+            "topic positions",
+            underlying: KafkaError(code: .unknownTopicOrPartition, message: "unknown topic")
+        )
+        #expect(missingTopic.connectFailed(missing, now: start) == .fail(missing), "not passing: fails at once")
     }
 }

@@ -49,8 +49,7 @@ final class DeliveryRecovery {
         after reason: WorkerError,
         refusals: Int,
         delay: Duration,
-        clients: KafkaClients,
-        consumer: Consumer,
+        on connection: WorkerAssembly.Connection,
         merge: inout InputMerge<ConsumerRecord>,
         lifecycle: LifecycleShell,
         clock: any WorkerClock,
@@ -64,18 +63,18 @@ final class DeliveryRecovery {
         applyThreads.finish()
         for round in applyThreads.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
         ledger.discardUnstored()
-        try clients.replaceProducers()
+        let consumer = connection.consumer
+        try connection.clients.replaceProducers()
         try devices.reload()
         let restart = ledger.rewindTargets(assigned: consumer.assignment)
         merge.rewind()
         checkpoints.rewound()
 
-        var next = lifecycle.report { $0.backoffElapsed(now: clock.now) }
-        while case .backOff(let until) = next {
-            if stopRequested() { return lifecycle.report { $0.stopRequested() } }
-            clock.sleep(for: min(until - clock.now, .milliseconds(50)))
-            next = lifecycle.report { $0.backoffElapsed(now: clock.now) }
-        }
+        let next = lifecycle.waitOutBackoff(
+            lifecycle.report { $0.backoffElapsed(now: clock.now) },
+            clock: clock,
+            stopRequested: stopRequested
+        )
         guard next == .consume else { return next }
         do {
             // Partitions revoked meanwhile are not this member's to move: their next owner starts at the stored

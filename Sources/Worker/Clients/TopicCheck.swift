@@ -11,6 +11,10 @@ struct TopicCheck {
     let configuration: WorkerConfiguration
     let client: Producer
     let logger: Logger
+    /// How long one metadata request may wait for a broker: a worker started before its brokers tries again
+    /// after a back-off (``WorkerAssembly/connect(logger:clock:unless:)``), and a stop waits for at most
+    /// this long.
+    static let metadataTimeout: Duration = .seconds(3)
 
     /// Refuses to run unless every topic exists and both input topics have the same partition count.
     ///
@@ -21,7 +25,7 @@ struct TopicCheck {
         var counts: [String: Int] = [:]
         for topic in [topics.positions, topics.commands, topics.events, topics.deadLetters] {
             do {
-                counts[topic] = try client.partitionCount(topic: topic)
+                counts[topic] = try client.partitionCount(topic: topic, timeout: Self.metadataTimeout)
             } catch {
                 throw WorkerError(.topics, "topic \(topic)", underlying: error)
             }

@@ -17,6 +17,18 @@ extension ConfigReader {
         try bounded(key, int(forKey: key), default: defaultValue, in: range, expected: "an integer")
     }
 
+    /// The integer at `key`, or nil when no source sets it.
+    ///
+    /// - Throws: ``WorkerError`` with code ``WorkerError/Code/configuration`` when the value is set but is not
+    ///   an integer, or lies outside `range`.
+    package func optionalInteger(_ key: ConfigKey, in range: ClosedRange<Int>) throws(WorkerError) -> Int? {
+        guard let value = int(forKey: key) else {
+            try requireAbsent(key, expected: "an integer")
+            return nil
+        }
+        return try bounded(key, value, default: value, in: range, expected: "an integer")
+    }
+
     /// The number at `key`, or `defaultValue` when no source sets it; see ``integer(_:default:in:)``.
     package func number(
         _ key: ConfigKey,

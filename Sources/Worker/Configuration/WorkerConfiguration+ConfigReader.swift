@@ -72,7 +72,7 @@ extension WorkerConfiguration {
 }
 
 extension WorkerConfiguration.DeliveryRetry {
-    /// Reads `initialBackoffMs` and `maxBackoffMs` (under `deliveryRetry.` for the executable).
+    /// Reads `initialBackoffMs`, `maxBackoffMs` and `maxAttempts` (under `deliveryRetry.` for the executable).
     ///
     /// - Throws: ``WorkerError`` when a value is out of range or the maximum is below the initial wait.
     public init(config: ConfigReader) throws(WorkerError) {
@@ -93,7 +93,8 @@ extension WorkerConfiguration.DeliveryRetry {
                 "maxBackoffMs (\(maximum)) must not be below initialBackoffMs (\(initial))"
             )
         }
-        self.init(initialBackoff: .milliseconds(initial), maximumBackoff: .milliseconds(maximum))
+        let attempts = try config.optionalInteger("maxAttempts", in: 0...1_000_000)
+        self.init(initialBackoff: .milliseconds(initial), maximumBackoff: .milliseconds(maximum), maxAttempts: attempts)
     }
 }
 

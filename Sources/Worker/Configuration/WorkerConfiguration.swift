@@ -171,10 +171,35 @@ extension WorkerConfiguration {
         /// Default: 60 s. At most 240 s: the worker does not poll while it waits, and the group drops a member that
         /// does not poll within `max.poll.interval.ms` (300 s).
         public var maximumBackoff: Duration
+        /// How many attempts in a row may fail before the worker gives up with ``WorkerError/Code/unavailable``
+        /// (the executable's exit status 75): deliveries the broker refuses, or Kafka unreachable at start-up.
+        ///
+        /// Default (nil): a service never gives up (it waits out what passes, unhealthy while deliveries are
+        /// refused); a catch-up run (``WorkerConfiguration/untilCaughtUp``) gives up after
+        /// ``catchUpAttempts``, as a job whose caller wants an answer. 0: never, in either mode.
+        public var maxAttempts: Int?
 
-        public init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60)) {
+        /// A catch-up run's attempts by default: with the default back-off, about a minute of waiting in all.
+        public static let catchUpAttempts = 6
+
+        public init(
+            initialBackoff: Duration = .seconds(1),
+            maximumBackoff: Duration = .seconds(60),
+            maxAttempts: Int? = nil
+        ) {
             self.initialBackoff = initialBackoff
             self.maximumBackoff = maximumBackoff
+            self.maxAttempts = maxAttempts
+        }
+    }
+
+    /// How many failed attempts in a row the worker takes before it gives up; nil: it never does (see
+    /// ``DeliveryRetry/maxAttempts``).
+    public var retryBudget: Int? {
+        switch deliveryRetry.maxAttempts {
+        case 0: nil
+        case let attempts?: attempts
+        case nil: untilCaughtUp ? DeliveryRetry.catchUpAttempts : nil
         }
     }
 }

@@ -21,6 +21,25 @@ final class LifecycleShell {
         return action
     }
 
+    /// Waits out the back-off `action` names (``WorkerLifecycle/Action/backOff(until:)``), reporting
+    /// ``WorkerLifecycle/backoffElapsed(now:)`` on `clock` until it answers otherwise; a stop asked for ends the
+    /// wait at once.
+    ///
+    /// - Returns: the lifecycle's answer: consume or connect again, or what a stop asks for.
+    func waitOutBackoff(
+        _ action: WorkerLifecycle.Action,
+        clock: any WorkerClock,
+        stopRequested: () -> Bool
+    ) -> WorkerLifecycle.Action {
+        var next = action
+        while case .backOff(let until) = next {
+            if stopRequested() { return report { $0.stopRequested() } }
+            clock.sleep(for: min(until - clock.now, .milliseconds(50)))
+            next = report { $0.backoffElapsed(now: clock.now) }
+        }
+        return next
+    }
+
     /// The error the worker failed with, if it did.
     var failure: WorkerError? { lifecycle.failure }
 }

@@ -38,7 +38,8 @@ struct WorkerAssembly {
         lifecycle = LifecycleShell(
             backoff: .init(
                 initial: configuration.deliveryRetry.initialBackoff,
-                maximum: configuration.deliveryRetry.maximumBackoff
+                maximum: configuration.deliveryRetry.maximumBackoff,
+                maxAttempts: configuration.retryBudget
             ),
             health: health
         )
@@ -101,13 +102,59 @@ struct WorkerAssembly {
         )
     }
 
-    /// A run's Kafka parts: the producers (the topics checked first), and the group's membership with the
-    /// consumer the loop polls, joined.
+    /// A run's Kafka parts: the producers, the group's membership, and its consumer, joined.
+    struct Connection {
+        let clients: KafkaClients
+        let group: RebalanceCoordinator
+        let consumer: Consumer
+
+        /// Leaves the group (its last revocation checkpoints, with the producers still there), then closes the
+        /// producers.
+        func close() {
+            group.leave()
+            clients.close()
+        }
+    }
+
+    /// Connects a run's Kafka parts (the topics checked first), waiting for Kafka while it cannot be reached:
+    /// not ready meanwhile, one log line per attempt, the back-off of refused deliveries between attempts, until
+    /// the retry budget is spent (``WorkerConfiguration/retryBudget``).
     ///
-    /// - Throws: ``WorkerError`` `kafka` or `topics` (see ``KafkaClients/init(configuration:logger:)``).
+    /// - Parameters:
+    ///   - logger: where each failed attempt is logged.
+    ///   - clock: when the next attempt is due.
+    ///   - stopRequested: whether to stop waiting: the worker was asked to stop.
+    /// - Returns: the connection; nil when a stop was asked for while waiting.
+    /// - Throws: ``WorkerError``: what is not passing (a topic missing, a property refused), or `unavailable` once
+    ///   the budget is spent.
     func connect(
-        logger: Logger
-    ) throws(WorkerError) -> (clients: KafkaClients, group: RebalanceCoordinator, consumer: Consumer) {
+        logger: Logger,
+        clock: any WorkerClock,
+        unless stopRequested: () -> Bool
+    ) throws(WorkerError) -> Connection? {
+        while true {
+            do {
+                return try connectOnce(logger: logger)
+            } catch {
+                let afterFailure = lifecycle.report { $0.connectFailed(error, now: clock.now) }
+                guard case .backOff(let until) = afterFailure else {
+                    if case .fail(let first) = afterFailure { throw first }
+                    throw error
+                }
+                logger.warning(
+                    "cannot reach Kafka; trying again",
+                    metadata: [LogKey.error: "\(error)", LogKey.retryIn: "\(until - clock.now)"]
+                )
+                switch lifecycle.waitOutBackoff(afterFailure, clock: clock, stopRequested: stopRequested) {
+                case .connect: continue
+                case .exit: return nil
+                case let other: preconditionFailure("waiting for Kafka ended with \(other)")
+                }
+            }
+        }
+    }
+
+    private func connectOnce(logger: Logger) throws(WorkerError) -> Connection {
         let clients = try KafkaClients(configuration: configuration, logger: logger)
         let group = RebalanceCoordinator(
             configuration: configuration,
@@ -121,7 +168,7 @@ struct WorkerAssembly {
             logger: logger
         )
         do {
-            return (clients, group, try group.join())
+            return Connection(clients: clients, group: group, consumer: try group.join())
         } catch {
             clients.close()
             throw error

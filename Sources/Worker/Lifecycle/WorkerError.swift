@@ -11,7 +11,7 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// a value made up by a caller.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case topics, kafka, delivery, state, configuration, countries, changelog
+            case topics, kafka, delivery, state, configuration, countries, changelog, unavailable
         }
 
         private let base: Base
@@ -34,6 +34,11 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A changelog record could not be restored (bytes no geoworker this old can read): the worker stops
         /// rather than start that device from nothing.
         public static let changelog = Code(.changelog)
+        /// The worker gave up: Kafka refused deliveries, or could not be reached, for longer than the retry budget.
+        ///
+        /// See ``WorkerConfiguration/retryBudget``. Nothing after the last checkpoint is stored, so a run started
+        /// later resumes there.
+        public static let unavailable = Code(.unavailable)
     }
 
     public let code: Code

@@ -18,11 +18,16 @@
 /// checkpoint is written again.
 ///
 /// Newly assigned partitions are restored from the changelog inside the assignment (a rebalance hook run by
-/// the poll): `running ──assigned──> restoring ──restored──> running`; not ready meanwhile.
+/// the poll): `running ──assigned──> restoring ──restored──> running`; not ready meanwhile. Kafka unreachable at
+/// start-up is waited for: `starting ──connectFailed──> waitingForKafka ──(backoffElapsed: connect)──>
+/// clientsReady`, with the same back-off. The retry budget (``Backoff/maxAttempts``) ends the retries of both
+/// with ``WorkerError/Code/unavailable``.
 struct WorkerLifecycle {
     enum State: Equatable {
         /// Loading state, connecting, checking the topics.
         case starting(stopRequested: Bool)
+        /// Kafka was not reachable at start-up (`reason`, `attempts` in a row): the worker tries again at `until`.
+        case waitingForKafka(reason: WorkerError, attempts: Int, until: ContinuousClock.Instant)
         /// Consuming.
         case running
         /// Bringing newly assigned partitions' devices up to the changelog's end before their input is read.
@@ -47,6 +52,8 @@ struct WorkerLifecycle {
         case restore
         /// Take no part in the assignment: the worker is not running (starting, or leaving the group).
         case ignoreAssignment
+        /// Connect to Kafka (again): start the clients and check the topics.
+        case connect
         /// Rewind to the last checkpoint (stored state and offsets, new producers) and back off `delay`;
         /// `refusals` in a row so far.
         case rewind(reason: WorkerError, refusals: Int, delay: Duration)
@@ -67,10 +74,15 @@ struct WorkerLifecycle {
     /// Refusals since the last checkpoint written after one; the next back-off grows with it.
     private var refusals = 0
 
-    /// How long to wait before retrying after refusals in a row: `initial`, doubling, at most `maximum`.
+    /// How long to wait before retrying after failed attempts in a row: `initial`, doubling, at most `maximum`;
+    /// after `maxAttempts` failed attempts in a row (nil: never), the worker gives up.
     struct Backoff: Hashable, Sendable {
         var initial: Duration
         var maximum: Duration
+        var maxAttempts: Int? = nil
+
+        /// Whether `failed` attempts in a row exhaust the budget.
+        func isExhausted(after failed: Int) -> Bool { maxAttempts.map { failed >= $0 } ?? false }
 
         func delay(afterRefusals count: Int) -> Duration {
             var delay = initial
@@ -86,12 +98,11 @@ struct WorkerLifecycle {
     /// The Kafka clients are up and the topics checked; `stopRequested` when a stop was asked for while they
     /// started (the worker then finishes at once).
     mutating func clientsReady(stopRequested: Bool = false) -> Action {
-        if stopRequested, case .starting = state { state = .starting(stopRequested: true) }
         switch state {
-        case .starting(stopRequested: false):
+        case .starting(stopRequested: false) where !stopRequested, .waitingForKafka where !stopRequested:
             state = .running
             return .consume
-        case .starting(stopRequested: true):
+        case .starting, .waitingForKafka:
             state = .stopping(caughtUp: false)
             return .finish(caughtUp: false)
         case .failed(let error):
@@ -109,6 +120,10 @@ struct WorkerLifecycle {
         case .starting:
             state = .starting(stopRequested: true)
             return .none
+        case .waitingForKafka:
+            // Nothing was read: nothing to finish.
+            state = .stopped(caughtUp: false)
+            return .exit
         case .running, .restoring, .backingOff:
             state = .stopping(caughtUp: false)
             return .finish(caughtUp: false)
@@ -146,7 +161,7 @@ struct WorkerLifecycle {
         switch state {
         case .running, .restoring: .consume
         case .failed(let error): .fail(error)
-        case .starting, .backingOff, .stopping, .stopped: .none
+        case .starting, .waitingForKafka, .backingOff, .stopping, .stopped: .none
         }
     }
 
@@ -155,34 +170,72 @@ struct WorkerLifecycle {
         refusals = 0
         switch state {
         case .running, .restoring: return .consume
-        case .starting, .backingOff, .stopping, .stopped, .failed: return .none
+        case .starting, .waitingForKafka, .backingOff, .stopping, .stopped, .failed: return .none
         }
     }
 
     /// A checkpoint could not be written.
     ///
-    /// A delivery the broker refused for good rewinds and backs off, longer with each refusal in a row; while stopping
-    /// there is no going back: the stop goes on, nothing after the last written checkpoint stored (a restart replays
-    /// it). Any other failure (the store) is final.
+    /// A delivery the broker refused for good rewinds and backs off, longer with each refusal in a row, until
+    /// the retry budget is spent (then the worker gives up: ``WorkerError/Code/unavailable``). A catch-up run
+    /// that met the refusal at its last checkpoint goes back the same way: it ends well only with everything
+    /// delivered. A stop asked for does not go back: the stop goes on, nothing after the last written
+    /// checkpoint stored (a restart replays it). Any other failure (the store) is final.
     mutating func checkpointFailed(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
         guard error.code == .delivery else { return failed(error) }
         switch state {
-        case .running, .restoring, .backingOff:
+        case .running, .restoring, .backingOff, .stopping(caughtUp: true):
             refusals += 1
+            guard !backoff.isExhausted(after: refusals) else {
+                return failed(Self.givingUp(after: refusals, "deliveries refused", error))
+            }
             let delay = backoff.delay(afterRefusals: refusals)
             state = .backingOff(reason: error, refusals: refusals, until: now + delay)
             return .rewind(reason: error, refusals: refusals, delay: delay)
-        case .starting, .stopping, .stopped, .failed:
+        case .starting, .waitingForKafka, .stopping, .stopped, .failed:
             return .none
         }
     }
 
-    /// The loop checks whether the back-off is over at `now`: consume again, or go on waiting.
+    /// Connecting to Kafka failed at start-up.
+    ///
+    /// A passing condition (no broker reachable, a timeout) is waited out with the back-off, until the retry
+    /// budget is spent; anything else (a topic missing, a property refused) is final.
+    mutating func connectFailed(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
+        let attempts: Int
+        switch state {
+        case .starting(stopRequested: false): attempts = 1
+        case .waitingForKafka(_, let before, _): attempts = before + 1
+        case .starting(stopRequested: true), .running, .restoring, .backingOff, .stopping, .stopped, .failed:
+            return failed(error)
+        }
+        guard error.isRetriable else { return failed(error) }
+        guard !backoff.isExhausted(after: attempts) else {
+            return failed(Self.givingUp(after: attempts, "Kafka unreachable", error))
+        }
+        let until = now + backoff.delay(afterRefusals: attempts)
+        state = .waitingForKafka(reason: error, attempts: attempts, until: until)
+        return .backOff(until: until)
+    }
+
+    /// The error a worker gives up with: what failed how often, and the last failure.
+    private static func givingUp(after attempts: Int, _ what: String, _ last: WorkerError) -> WorkerError {
+        WorkerError(.unavailable, "giving up after \(attempts) attempts in a row (\(what)): \(last)", underlying: last)
+    }
+
+    /// The loop checks whether the back-off is over at `now`: consume (or connect) again, or go on waiting.
     mutating func backoffElapsed(now: ContinuousClock.Instant) -> Action {
-        guard case .backingOff(_, _, let until) = state else { return .none }
-        guard now >= until else { return .backOff(until: until) }
-        state = .running
-        return .consume
+        switch state {
+        case .backingOff(_, _, let until):
+            guard now >= until else { return .backOff(until: until) }
+            state = .running
+            return .consume
+        case .waitingForKafka(_, _, let until):
+            // Still waiting for Kafka: the state stays until the next attempt succeeds or fails.
+            return now >= until ? .connect : .backOff(until: until)
+        case .starting, .running, .restoring, .stopping, .stopped, .failed:
+            return .none
+        }
     }
 
     /// Something failed for good (also from inside a rebalance hook, where it cannot be thrown).
@@ -192,7 +245,7 @@ struct WorkerLifecycle {
             return .fail(first)
         case .stopped:
             return .none
-        case .starting, .running, .restoring, .backingOff, .stopping:
+        case .starting, .waitingForKafka, .running, .restoring, .backingOff, .stopping:
             state = .failed(error)
             return .fail(error)
         }
@@ -208,7 +261,7 @@ struct WorkerLifecycle {
             return .exit
         case .failed(let error):
             return .fail(error)
-        case .starting, .running, .restoring, .backingOff:
+        case .starting, .waitingForKafka, .running, .restoring, .backingOff:
             preconditionFailure("finished without stopping")
         }
     }
@@ -226,6 +279,7 @@ struct WorkerLifecycle {
     var reason: String? {
         switch state {
         case .backingOff(let error, let refusals, _): "\(error) (refusal \(refusals) in a row; rewound, retrying)"
+        case .waitingForKafka(let error, let attempts, _): "waiting for Kafka: \(error) (attempt \(attempts) in a row)"
         case .failed(let error): "\(error)"
         case .starting, .running, .restoring, .stopping, .stopped: nil
         }
@@ -234,7 +288,7 @@ struct WorkerLifecycle {
     /// The phase the health probes report.
     var phase: WorkerHealth.Phase {
         switch state {
-        case .starting: .starting
+        case .starting, .waitingForKafka: .starting
         case .running: .running
         case .restoring: .restoring
         case .backingOff: .backingOff

@@ -71,6 +71,8 @@ public final class Worker: @unchecked Sendable {
         stopRequested.store(true, ordering: .releasing)
     }
 
+    private func isStopRequested() -> Bool { stopRequested.load(ordering: .acquiring) }
+
     /// Runs until ``stop()`` (or, with ``WorkerConfiguration/untilCaughtUp``, until every assigned partition has been
     /// processed to its end).
     ///
@@ -95,40 +97,38 @@ public final class Worker: @unchecked Sendable {
     }
 
     private func consumeUntilStopped() throws(WorkerError) {
-        let (clients, group, consumer) = try parts.connect(logger: logger)
+        guard let connection = try parts.connect(logger: logger, clock: clock, unless: isStopRequested) else { return }
         defer {
-            // A failure can leave the loop while the shards apply: they finish before the clients go. The
-            // consumer's close serves a last revocation, which checkpoints with the producers still there.
+            // A failure can leave the loop while the shards apply: they finish before the clients go.
             parts.applyThreads.finish()
-            group.leave()
-            clients.close()
+            connection.close()
         }
         let lifecycle = parts.lifecycle
-        var next = lifecycle.report { $0.clientsReady(stopRequested: stopRequested.load(ordering: .acquiring)) }
+        var next = lifecycle.report { $0.clientsReady(stopRequested: isStopRequested()) }
         logger.info("geoworker running", metadata: configuration.summary)
         var pace = Pace(lastCheckpoint: clock.now)
         while true {
             switch next {
             case .consume:
-                next = consumeOnce(consumer, clients: clients, group: group, pace: &pace)
+                next = consumeOnce(connection, pace: &pace)
             case .rewind(let reason, let refusals, let delay):
                 next = try parts.recovery.recover(
                     after: reason,
                     refusals: refusals,
                     delay: delay,
-                    clients: clients,
-                    consumer: consumer,
+                    on: connection,
                     merge: &merge,
                     lifecycle: lifecycle,
-                    clock: clock
-                ) { stopRequested.load(ordering: .acquiring) }
+                    clock: clock,
+                    stopRequested: isStopRequested
+                )
             case .finish(let caughtUp):
-                next = finish(consumer, clients: clients, caughtUp: caughtUp, firstMessage: pace.firstMessage)
+                next = finish(connection, caughtUp: caughtUp, firstMessage: pace.firstMessage)
             case .exit:
                 return
             case .fail(let error):
                 throw error
-            case .restore, .ignoreAssignment, .backOff, .none:
+            case .restore, .ignoreAssignment, .connect, .backOff, .none:
                 preconditionFailure("the loop was given \(next), which only a hook or the recovery takes")
             }
         }
@@ -136,13 +136,8 @@ public final class Worker: @unchecked Sendable {
 
     /// One round: poll (the rebalance hooks inside), merge and route while the shards apply the previous
     /// rounds, checkpoint when due, answer the operations endpoints, hand the round to the shards.
-    private func consumeOnce(
-        _ consumer: Consumer,
-        clients: KafkaClients,
-        group: RebalanceCoordinator,
-        pace: inout Pace
-    ) -> WorkerLifecycle.Action {
-        let lifecycle = parts.lifecycle
+    private func consumeOnce(_ connection: WorkerAssembly.Connection, pace: inout Pace) -> WorkerLifecycle.Action {
+        let (lifecycle, consumer, clients) = (parts.lifecycle, connection.consumer, connection.clients)
         let batch: ConsumerBatch
         do {
             batch = try consumer.poll(maxMessages: configuration.maximumBatch, timeout: .milliseconds(100))
@@ -153,7 +148,7 @@ public final class Worker: @unchecked Sendable {
         if let failure = parts.checkpoints.failure {
             return lifecycle.report { $0.checkpointFailed(failure, now: clock.now) }
         }
-        for partition in group.takeRevoked() { merge.removeAll(partition: partition) }
+        for partition in connection.group.takeRevoked() { merge.removeAll(partition: partition) }
         let polledAt = clock.now
         if pace.firstMessage == nil && !batch.isEmpty { pace.firstMessage = polledAt }
         let ledger = parts.ledger
@@ -193,7 +188,7 @@ public final class Worker: @unchecked Sendable {
             parts.devices.answer(queries, inputPartitionCount: clients.inputPartitionCount)
         }
         var next = WorkerLifecycle.Action.consume
-        if stopRequested.load(ordering: .acquiring) {
+        if isStopRequested() {
             next = lifecycle.report { $0.stopRequested() }
         } else if configuration.untilCaughtUp && merge.isEmpty && consumer.hasReachedEndOfAssignment {
             next = lifecycle.report { $0.caughtUp() }
@@ -211,18 +206,19 @@ public final class Worker: @unchecked Sendable {
     /// The last checkpoint, with what the last poll released applied first; the group's offsets committed,
     /// waiting for the answer; the run summed up.
     private func finish(
-        _ consumer: Consumer,
-        clients: KafkaClients,
+        _ connection: WorkerAssembly.Connection,
         caughtUp: Bool,
         firstMessage: ContinuousClock.Instant?
     ) -> WorkerLifecycle.Action {
-        let lifecycle = parts.lifecycle
+        let (lifecycle, consumer, clients) = (parts.lifecycle, connection.consumer, connection.clients)
         do {
             try parts.checkpoints.submit(changelog: clients.changelogSink)
             try parts.checkpoints.waitUntilWritten()
         } catch {
+            // A catch-up run goes back and retries (it ends well only with everything delivered); a failure is final.
             let afterFailure = lifecycle.report { $0.checkpointFailed(error, now: clock.now) }
             if case .fail = afterFailure { return afterFailure }
+            if case .rewind = afterFailure { return afterFailure }
             // No going back while stopping: the stored state stays as it was, and a restart replays the rest.
             logger.warning("stopping with records the broker refused; the state stays as last stored: \(error)")
         }

@@ -1,0 +1,108 @@
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+import Worker
+
+/// What a run does when Kafka refuses or is missing: a catch-up run retries refused deliveries and ends well
+/// only with every event delivered, or gives up with exit status 75 once its retry budget is spent; a service
+/// started before its broker waits for it.
+@Suite("geoworker run: retries and the retry budget", .serialized)
+struct ServiceRetryTests {
+    /// Short back-offs, so that the tests wait seconds rather than minutes.
+    static let quickRetries = ["GEOWORKER_DELIVERY_RETRY_INITIAL_BACKOFF_MS": "100"]
+
+    /// The events on the bed's events topic, each id once, in the order first seen.
+    func deduplicatedEvents(_ bed: ServiceTestBed) async throws -> [ServiceTestBed.Event] {
+        var seen: Set<String> = []
+        return try await bed.events().filter { seen.insert($0.id).inserted }
+    }
+
+    @Test("a catch-up run whose deliveries are refused three times retries, then exits 0 with every event")
+    func catchUpRetriesRefusals() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        bed.cluster.refuseNext(3, .produce, with: .topicAuthorizationFailed)
+        // One checkpoint only, the last: the refusal is met as the run ends, where it used to end the run.
+        let child = try bed.start(
+            ["--until-caught-up", "--checkpoint-interval-ms", "600000"],
+            omitting: ["--checkpoint-interval-ms"],
+            environment: Self.quickRetries
+        )
+        #expect(await child.waitForExit(timeout: .seconds(120)) == .exited(0), "\(child.errors.suffix(3000))")
+        #expect(child.errors.contains("delivery refused; rewinding to the last checkpoint"))
+
+        let events = try await deduplicatedEvents(bed)
+        let reference = try await bed.referenceEvents()
+        #expect(!reference.isEmpty)
+        #expect(Set(events.map(\.json)) == Set(reference.map(\.json)), "every event of a clean run, by id and content")
+    }
+
+    @Test("a catch-up run whose deliveries are refused for good gives up after its budget: exit 75, saying why")
+    func catchUpGivesUp() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        bed.cluster.refuseNext(1_000_000, .produce, with: .topicAuthorizationFailed)
+        defer { bed.cluster.stopRefusing(.produce) }
+        var environment = Self.quickRetries
+        environment["GEOWORKER_DELIVERY_RETRY_MAX_ATTEMPTS"] = "3"
+        let child = try bed.start(["--until-caught-up"], environment: environment)
+        #expect(await child.waitForExit(timeout: .seconds(120)) == .exited(75), "\(child.errors.suffix(3000))")
+        #expect(child.errors.contains("giving up after 3 attempts in a row (deliveries refused)"))
+        #expect(child.errors.contains("TOPIC_AUTHORIZATION_FAILED"), "the broker's error")
+        #expect(child.errors.contains("records to \(bed.topics.events)"), "the topic and how many records")
+        #expect(child.errors.contains("code=unavailable"))
+    }
+
+    @Test("a service started while its broker is down waits for it, not ready, then runs; SIGTERM stops it")
+    func serviceWaitsForTheBroker() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        try bed.cluster.takeBrokerDown(1)
+        let child = try bed.start(environment: Self.quickRetries)
+        let port = try await listeningPort(of: child)
+        try await waitUntil("two attempts logged", timeout: .seconds(60)) {
+            child.errors.components(separatedBy: "cannot reach Kafka; trying again").count > 2 || !child.isRunning
+        }
+        #expect(child.isRunning, "waiting, not exiting: \(child.errors.suffix(2000))")
+        #expect(try await get(port, "health").status == 200, "alive: a liveness probe must not restart it")
+        let ready = try await get(port, "ready")
+        #expect(ready.status == 503 && ready.body.contains("waiting for Kafka"), "\(ready.body)")
+
+        try bed.cluster.bringBrokerUp(1)
+        try await waitUntil("every position consumed", timeout: .seconds(90)) {
+            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 300\n") || !child.isRunning
+        }
+        #expect(try await get(port, "ready").status == 200)
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
+        let events = try await deduplicatedEvents(bed)
+        #expect(Set(events.map(\.json)) == Set(try await bed.referenceEvents().map(\.json)))
+    }
+
+    @Test("SIGTERM while waiting for a missing broker stops it within seconds, exit 0")
+    func stopWhileWaitingForTheBroker() async throws {
+        let bed = try ServiceTestBed()
+        try bed.cluster.takeBrokerDown(1)
+        let child = try bed.start(environment: Self.quickRetries)
+        try await waitUntil("an attempt logged", timeout: .seconds(60)) {
+            child.errors.contains("cannot reach Kafka; trying again") || !child.isRunning
+        }
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(8)) == .exited(0), "\(child.errors.suffix(2000))")
+    }
+
+    @Test("a catch-up run with its broker missing gives up after its budget: exit 75")
+    func catchUpWithoutBroker() async throws {
+        let bed = try ServiceTestBed()
+        try bed.cluster.takeBrokerDown(1)
+        var environment = Self.quickRetries
+        environment["GEOWORKER_DELIVERY_RETRY_MAX_ATTEMPTS"] = "2"
+        let child = try bed.start(["--until-caught-up"], environment: environment)
+        #expect(await child.waitForExit(timeout: .seconds(60)) == .exited(75), "\(child.errors.suffix(3000))")
+        #expect(child.errors.contains("giving up after 2 attempts in a row (Kafka unreachable)"))
+    }
+}
