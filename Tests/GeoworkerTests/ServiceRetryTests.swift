@@ -106,4 +106,46 @@ struct ServiceRetryTests {
         #expect(await child.waitForExit(timeout: .seconds(60)) == .exited(75), "\(child.errors.suffix(3000))")
         #expect(child.errors.contains("giving up after 2 attempts in a row (Kafka unreachable)"))
     }
+
+    @Test("SIGTERM during a broker outage stops it within the shutdown timeout")
+    func stopDuringAnOutage() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands())
+        let child = try bed.start(["--shutdown-timeout-ms", "5000"], environment: Self.quickRetries)
+        let port = try await listeningPort(of: child)
+        try await waitUntil("ready") { try await get(port, "ready").status == 200 || !child.isRunning }
+        try await bed.produce(traffic.positions())
+        try bed.cluster.takeBrokerDown(1)
+        defer { try? bed.cluster.bringBrokerUp(1) }
+        try await Task.sleep(for: .seconds(2))
+        let stopAsked = ContinuousClock.now
+        child.send(SIGTERM)
+        let ending = await child.waitForExit(timeout: .seconds(30))
+        #expect(ending != nil, "stopped: \(child.errors.suffix(2000))")
+        #expect(ContinuousClock.now - stopAsked < .seconds(15), "within the 5 s shutdown timeout and its margin")
+    }
+
+    @Test("the broker down for 90 s under a running instance: the same events as a clean run, then a clean stop")
+    func longOutage() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        let positions = traffic.positions()
+        try await bed.produce(traffic.commands() + positions.prefix(positions.count / 2))
+        let child = try bed.start()
+        let port = try await listeningPort(of: child)
+        try await waitUntilConsumed(port, positions: positions.count / 2)
+        try await bed.produce(Array(positions.suffix(positions.count - positions.count / 2)))
+        try bed.cluster.takeBrokerDown(1)
+        try await Task.sleep(for: .seconds(90))
+        #expect(child.isRunning, "an outage is waited out: \(child.errors.suffix(2000))")
+        try bed.cluster.bringBrokerUp(1)
+        let reference = try await bed.referenceEvents()
+        try await waitUntil("every event delivered", timeout: .seconds(120)) {
+            try await deduplicatedEvents(bed).count >= reference.count || !child.isRunning
+        }
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
+        #expect(Set(try await deduplicatedEvents(bed).map(\.json)) == Set(reference.map(\.json)))
+    }
 }
