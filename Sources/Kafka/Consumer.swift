@@ -331,12 +331,17 @@ public final class Consumer: Sendable {
     public func cachedHighWatermarks(for partitions: some Sequence<TopicPartition>) -> [TopicPartition: Int64] {
         var watermarks: [TopicPartition: Int64] = [:]
         for partition in partitions {
-            var low: Int64 = 0
-            var high: Int64 = 0
-            let err = rd_kafka_get_watermark_offsets(handle.pointer, partition.topic, partition.partition, &low, &high)
-            if err == RD_KAFKA_RESP_ERR_NO_ERROR && high >= 0 { watermarks[partition] = high }
+            if let high = cachedHighWatermark(of: partition) { watermarks[partition] = high }
         }
         return watermarks
+    }
+
+    /// The high watermark of one partition as the last fetch response gave it; nil when not fetched yet.
+    public func cachedHighWatermark(of partition: TopicPartition) -> Int64? {
+        var low: Int64 = 0
+        var high: Int64 = 0
+        let err = rd_kafka_get_watermark_offsets(handle.pointer, partition.topic, partition.partition, &low, &high)
+        return err == RD_KAFKA_RESP_ERR_NO_ERROR && high >= 0 ? high : nil
     }
 
     // MARK: Async API, run on the consumer's own thread

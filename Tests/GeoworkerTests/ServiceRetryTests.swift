@@ -148,4 +148,36 @@ struct ServiceRetryTests {
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
         #expect(Set(try await deduplicatedEvents(bed).map(\.json)) == Set(reference.map(\.json)))
     }
+
+    @Test(
+        "the same input gives the same events when the commands' fetches come late: their partition is waited for",
+        arguments: [1, 2]
+    )
+    func deterministicMerge(run: Int) async throws {
+        // The commands partitions on a broker that answers 0.6 s late, the positions on one that answers at
+        // once, and small fetches: each commands partition comes in many fetches, each later than the default
+        // merge wait of 0.2 s. A pair whose commands side runs dry while its partition holds more must wait for
+        // it; going on after the merge wait would apply positions before the `track` commands that precede them.
+        let bed = try ServiceTestBed(brokers: 2)
+        for partition in 0..<Int32(bed.partitions) {
+            try bed.cluster.setLeader(of: bed.topics.commands, partition: partition, to: 2)
+        }
+        let traffic = BorderTraffic(devices: 40, positionsPerDevice: 20, topics: bed.topics)
+        // One command per produce request: a record batch each, so that a fetch can return a few of them (the
+        // mock broker returns whole batches).
+        for command in traffic.commands() { try await bed.produce([command]) }
+        try await bed.produce(traffic.positions())
+        let reference = try await bed.referenceEvents()
+        try bed.cluster.setRoundTripDelay(of: 2, to: .milliseconds(600))
+        let child = try bed.start(
+            ["--until-caught-up", "--kafka", "consumer.max.partition.fetch.bytes=600"],
+            environment: Self.quickRetries
+        )
+        #expect(await child.waitForExit(timeout: .seconds(180)) == .exited(0), "\(child.errors.suffix(2000))")
+        let events = try await deduplicatedEvents(bed)
+        #expect(
+            Set(events.map(\.json)) == Set(reference.map(\.json)),
+            "run \(run): \(events.count) / \(reference.count)"
+        )
+    }
 }

@@ -16,7 +16,7 @@ struct InputMergeTests {
     let now = ContinuousClock.now
 
     func makeMerge() -> InputMerge<Record> {
-        InputMerge(topics: topics, mergeWait: .milliseconds(200), unfetchedSideWait: .seconds(30))
+        InputMerge(topics: topics, mergeWait: .milliseconds(200), laggingSideWait: .seconds(30))
     }
 
     /// Every partition of both topics, 0 to 2, read to its end.
@@ -26,7 +26,12 @@ struct InputMergeTests {
 
     func release(_ merge: inout InputMerge<Record>, atEnd: Set<TopicPartition>) -> [String] {
         var released: [String] = []
-        merge.release(atEnd: atEnd, now: now, into: &released) { released, record, kind, origin in
+        func unknown(_: TopicPartition) -> Int64? { nil }
+        merge.release(atEnd: atEnd, highWatermark: unknown, now: now, into: &released) {
+            released,
+            record,
+            kind,
+            origin in
             #expect(origin.topic == (kind == .commands ? "c" : "p"))
             #expect(origin.partition == record.partition && origin.offset == record.offset)
             #expect(origin.timestamp == record.timestampMilliseconds ?? 0)

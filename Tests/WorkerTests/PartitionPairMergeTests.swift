@@ -11,16 +11,18 @@ struct PartitionPairMergeTests {
         _ merge: inout PartitionPairMerge<String>,
         positionsAtEnd: Bool = false,
         commandsAtEnd: Bool = false,
+        positionsHighWatermark: Int64? = nil,
+        commandsHighWatermark: Int64? = nil,
         after elapsed: Duration = .zero,
         timestamps: UnsafeMutablePointer<[Int64]>? = nil
     ) -> [String] {
         var out: [String] = []
         while let (record, _, timestamp) = merge.next(
-            positionsAtEnd: positionsAtEnd,
-            commandsAtEnd: commandsAtEnd,
+            positionsSide: .init(atEnd: positionsAtEnd, highWatermark: positionsHighWatermark),
+            commandsSide: .init(atEnd: commandsAtEnd, highWatermark: commandsHighWatermark),
             now: start + elapsed,
             maximumWait: .milliseconds(200),
-            unfetchedSideWait: .seconds(30)
+            laggingSideWait: .seconds(30)
         ) {
             out.append(record)
             timestamps?.pointee.append(timestamp)
@@ -31,11 +33,11 @@ struct PartitionPairMergeTests {
     @Test("the earliest record of either side goes first; a command goes before a position of the same time")
     func timestampOrder() {
         var merge = PartitionPairMerge<String>()
-        merge.append("p1", timestamp: 10, side: .positions)
-        merge.append("p2", timestamp: 30, side: .positions)
-        merge.append("p3", timestamp: 40, side: .positions)
-        merge.append("c1", timestamp: 20, side: .commands)
-        merge.append("c2", timestamp: 30, side: .commands)
+        merge.append("p1", offset: 101, timestamp: 10, side: .positions)
+        merge.append("p2", offset: 102, timestamp: 30, side: .positions)
+        merge.append("p3", offset: 103, timestamp: 40, side: .positions)
+        merge.append("c1", offset: 104, timestamp: 20, side: .commands)
+        merge.append("c2", offset: 105, timestamp: 30, side: .commands)
         // Both sides at their end: everything is released in timestamp order.
         var timestamps: [Int64] = []
         #expect(
@@ -49,10 +51,10 @@ struct PartitionPairMergeTests {
     @Test("a side with nothing buffered holds the other back for the bounded wait, not longer")
     func boundedWait() {
         var merge = PartitionPairMerge<String>()
-        merge.append("c0", timestamp: 1, side: .commands)
+        merge.append("c0", offset: 106, timestamp: 1, side: .commands)
         #expect(drain(&merge, positionsAtEnd: true) == ["c0"])  // the commands side has given records
-        merge.append("p1", timestamp: 10, side: .positions)
-        merge.append("p2", timestamp: 20, side: .positions)
+        merge.append("p1", offset: 107, timestamp: 10, side: .positions)
+        merge.append("p2", offset: 108, timestamp: 20, side: .positions)
         #expect(drain(&merge) == [])  // the wait starts
         #expect(drain(&merge, after: .milliseconds(199)) == [])
         #expect(drain(&merge, after: .milliseconds(200)) == ["p1", "p2"])
@@ -61,10 +63,10 @@ struct PartitionPairMergeTests {
     @Test("a command arriving during the wait is applied before the later positions")
     func lateCommand() {
         var merge = PartitionPairMerge<String>()
-        merge.append("p1", timestamp: 10, side: .positions)
-        merge.append("p2", timestamp: 30, side: .positions)
+        merge.append("p1", offset: 109, timestamp: 10, side: .positions)
+        merge.append("p2", offset: 110, timestamp: 30, side: .positions)
         #expect(drain(&merge) == [])
-        merge.append("c1", timestamp: 20, side: .commands)
+        merge.append("c1", offset: 111, timestamp: 20, side: .commands)
         // c1 must come before p2; then the commands side is empty again, and p2 waits afresh from 50 ms.
         #expect(drain(&merge, after: .milliseconds(50)) == ["p1", "c1"])
         #expect(drain(&merge, after: .milliseconds(249)) == [])
@@ -74,26 +76,60 @@ struct PartitionPairMergeTests {
     @Test("an empty side known to be at its end does not hold anything back")
     func sideAtEnd() {
         var merge = PartitionPairMerge<String>()
-        merge.append("c1", timestamp: 5, side: .commands)
+        merge.append("c1", offset: 112, timestamp: 5, side: .commands)
         #expect(drain(&merge, positionsAtEnd: true) == ["c1"])
     }
 
     @Test("a side that has given nothing since the assignment is waited for longer; a revocation starts over")
     func unfetchedSide() {
         var merge = PartitionPairMerge<String>()
-        merge.append("p1", timestamp: 10, side: .positions)
+        merge.append("p1", offset: 113, timestamp: 10, side: .positions)
         #expect(drain(&merge) == [])  // the wait starts
         #expect(drain(&merge, after: .milliseconds(200)) == [], "not the short wait: commands never came")
         #expect(drain(&merge, after: .seconds(29)) == [])
-        merge.append("c1", timestamp: 5, side: .commands)  // the slow first fetch arrives, with an older command
+        // The slow first fetch arrives, with an older command.
+        merge.append("c1", offset: 114, timestamp: 5, side: .commands)
         #expect(drain(&merge, after: .seconds(29)) == ["c1"])
         // Now the commands side has given records: the short wait applies to it.
         #expect(drain(&merge, after: .seconds(29) + .milliseconds(200)) == ["p1"])
 
         merge.removeAll()
-        merge.append("p2", timestamp: 20, side: .positions)
+        merge.append("p2", offset: 115, timestamp: 20, side: .positions)
         #expect(drain(&merge, after: .seconds(40)) == [])
         #expect(drain(&merge, after: .seconds(40) + .milliseconds(200)) == [], "reassigned: unfetched again")
         #expect(drain(&merge, after: .seconds(70)) == ["p2"], "but not for ever")
+    }
+
+    @Test("KIP-695: an empty side whose high watermark is beyond what it gave is waited for, not only mergeWait")
+    func laggingSide() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("c1", offset: 0, timestamp: 5, side: .commands)
+        merge.append("p1", offset: 0, timestamp: 10, side: .positions)
+        merge.append("p2", offset: 1, timestamp: 30, side: .positions)
+        // c1 goes; then the commands side is empty, but its partition holds more (offsets 1 and 2 are on the
+        // broker, fetched late behind a queue full of positions): the positions wait past mergeWait.
+        #expect(drain(&merge, commandsHighWatermark: 3) == ["c1"])
+        #expect(drain(&merge, commandsHighWatermark: 3, after: .seconds(5)) == [], "not mergeWait: it has more")
+        merge.append("c2", offset: 1, timestamp: 20, side: .commands)  // the late fetch arrives
+        #expect(drain(&merge, commandsHighWatermark: 3, after: .seconds(5)) == ["p1", "c2"], "in timestamp order")
+        #expect(merge.laggingWaitsGivenUp == 0)
+        // Caught up (the watermark is what it gave): mergeWait only, counted from when it ran dry (at 5 s).
+        #expect(drain(&merge, commandsHighWatermark: 2, after: .seconds(5) + .milliseconds(199)) == [])
+        #expect(drain(&merge, commandsHighWatermark: 2, after: .seconds(5) + .milliseconds(200)) == ["p2"])
+    }
+
+    @Test("a lagging side that never comes holds its partner for the bound, then is counted as given up, once")
+    func laggingSideGivenUp() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("c1", offset: 0, timestamp: 5, side: .commands)
+        #expect(drain(&merge, positionsAtEnd: true, commandsHighWatermark: 9) == ["c1"])
+        merge.append("p1", offset: 0, timestamp: 10, side: .positions)
+        merge.append("p2", offset: 1, timestamp: 20, side: .positions)
+        #expect(drain(&merge, commandsHighWatermark: 9, after: .seconds(1)) == [])
+        #expect(drain(&merge, commandsHighWatermark: 9, after: .seconds(31)) == ["p1", "p2"], "the bound is reached")
+        #expect(merge.laggingWaitsGivenUp == 1)
+        merge.append("p3", offset: 2, timestamp: 30, side: .positions)
+        #expect(drain(&merge, commandsHighWatermark: 9, after: .seconds(32)) == ["p3"], "still given up")
+        #expect(merge.laggingWaitsGivenUp == 1, "one wait, counted once")
     }
 }

@@ -17,6 +17,9 @@ public enum MetricName {
     public static let keyNotDeviceId = "geoworker_key_not_device_id_total"
     /// Messages skipped because their device's state already reflected them.
     public static let alreadyApplied = "geoworker_already_applied_total"
+    /// How often a partition pair went on without a side known to hold more, its wait at the bound: events that
+    /// may then depend on fetch timing.
+    public static let mergeLaggingWaitsGivenUp = "geoworker_merge_lagging_waits_given_up_total"
     /// From a poll's return until its messages were applied and sent.
     public static let batchDuration = "geoworker_batch_duration_seconds"
     /// Per input partition (`topic`, `partition`): its high watermark less the stored next offset.

@@ -15,6 +15,8 @@ struct WorkerMetrics {
     private let keyNotDeviceId: Counter
     private let alreadyApplied: Counter
     private let batchDuration: Metrics.Timer
+    private let laggingWaitsGivenUp: Counter
+    private var laggingWaitsCounted = 0
     private var events: [String: Counter] = [:]
     private var deadLettered: [String: Counter] = [:]
     private var published = ProcessingCounters()
@@ -28,6 +30,7 @@ struct WorkerMetrics {
         keyNotDeviceId = Counter(label: MetricName.keyNotDeviceId, factory: factory)
         alreadyApplied = Counter(label: MetricName.alreadyApplied, factory: factory)
         batchDuration = Metrics.Timer(label: MetricName.batchDuration, factory: factory)
+        laggingWaitsGivenUp = Counter(label: MetricName.mergeLaggingWaitsGivenUp, factory: factory)
     }
 
     /// Adds what `counters` gained since the last call.
@@ -48,6 +51,16 @@ struct WorkerMetrics {
                 .increment(by: count - published.deadLettered[reason, default: 0])
         }
         published = counters
+    }
+
+    /// Counts the merge's waits for a lagging side that reached their bound, `total` since the start.
+    ///
+    /// - Returns: whether there were new ones (the loop warns).
+    mutating func recordLaggingWaits(_ total: Int) -> Bool {
+        guard total > laggingWaitsCounted else { return false }
+        laggingWaitsGivenUp.increment(by: total - laggingWaitsCounted)
+        laggingWaitsCounted = total
+        return true
     }
 
     /// How long one polled batch took from the poll's return to its records being handed to the producer

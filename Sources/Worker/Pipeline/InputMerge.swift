@@ -23,28 +23,38 @@ struct InputMerge<Record: MergeableRecord> {
     private let commandsName: TopicName
     /// How long a pair waits for a side with nothing buffered (``WorkerConfiguration/mergeWait``).
     let mergeWait: Duration
-    /// How long a pair waits for a side that has given nothing since the assignment.
-    let unfetchedSideWait: Duration
+    /// How long a pair waits for a side known to hold more than it gave (``PartitionPairMerge``).
+    let laggingSideWait: Duration
     /// Each pair's merge, at its partition number.
     private var pairs: [PartitionPairMerge<Record>] = []
     /// The next offset after the records released since ``takeReleasedOffsets()``, per partition.
     private var released: [TopicPartition: Int64] = [:]
 
-    /// How long a pair waits, by default, for a side that has given nothing since the assignment (see
-    /// ``PartitionPairMerge``): long enough for a slow first fetch, bounded so that an unavailable partition
-    /// does not stop its partner for ever.
-    static var defaultUnfetchedSideWait: Duration { .seconds(30) }
+    /// How long a pair waits, by default, for a side known to hold more than it gave (see
+    /// ``PartitionPairMerge``): long enough for a fetch that comes late behind a consumer queue full of the
+    /// other topic's messages, bounded so that an unavailable partition does not stop its partner for ever.
+    static var defaultLaggingSideWait: Duration { .seconds(30) }
 
     init(
         topics: WorkerConfiguration.Topics,
         mergeWait: Duration,
-        unfetchedSideWait: Duration = Self.defaultUnfetchedSideWait
+        laggingSideWait: Duration = Self.defaultLaggingSideWait
     ) {
         self.topics = topics
         positionsName = TopicName(topics.positions)
         commandsName = TopicName(topics.commands)
         self.mergeWait = mergeWait
-        self.unfetchedSideWait = unfetchedSideWait
+        self.laggingSideWait = laggingSideWait
+    }
+
+    /// How many times a pair's wait for a lagging side reached its bound and the other side went on without it:
+    /// the events may then differ from a run where the side came in time.
+    var laggingWaitsGivenUp: Int { pairs.reduce(0) { $0 + $1.laggingWaitsGivenUp } }
+
+    /// What the worker logs when a lagging side's wait reached its bound.
+    var laggingWaitWarning: String {
+        "a partition known to hold more records was not fetched within \(laggingSideWait): its pair went on without "
+            + "it, so these events may differ from a run where it came in time"
     }
 
     /// Nothing buffered waits to be released.
@@ -55,17 +65,22 @@ struct InputMerge<Record: MergeableRecord> {
         let pair = Int(record.partition)
         if pair >= pairs.count { pairs += Array(repeating: PartitionPairMerge(), count: pair + 1 - pairs.count) }
         let timestamp = record.timestampMilliseconds ?? 0
-        pairs[pair].append(consume record, timestamp: timestamp, side: kind)
+        let offset = record.offset
+        pairs[pair].append(consume record, offset: offset, timestamp: timestamp, side: kind)
     }
 
     /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, and `sink`
     /// to put it in; notes the next offsets.
+    ///
+    /// `atEnd` names the partitions read to their end; `highWatermark` answers a partition's high watermark as
+    /// the consumer last saw it (nil when unknown).
     ///
     /// The sink is passed in rather than captured: the loop's shards, captured by the closure, were a property
     /// of the worker reached through its exclusivity check, and the shard a retain and a release, at every
     /// record.
     mutating func release<Sink>(
         atEnd: Set<TopicPartition>,
+        highWatermark: (TopicPartition) -> Int64?,
         now: ContinuousClock.Instant,
         into sink: inout Sink,
         _ body: (_ sink: inout Sink, _ record: consuming Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
@@ -74,15 +89,25 @@ struct InputMerge<Record: MergeableRecord> {
             let number = Int32(pair)
             // The next offsets after what is released, noted once per pair rather than per record.
             var nextOffsets: (positions: Int64?, commands: Int64?)
-            // Looked up once per pair: each lookup hashes a topic name.
-            let positionsAtEnd = atEnd.contains(TopicPartition(topics.positions, number))
-            let commandsAtEnd = atEnd.contains(TopicPartition(topics.commands, number))
+            // Looked up once per pair: each lookup hashes a topic name. Both watermarks, as either side may run
+            // dry while the pair releases.
+            let (positionsPartition, commandsPartition) = (
+                TopicPartition(topics.positions, number), TopicPartition(topics.commands, number)
+            )
+            let positionsSide = PartitionPairMerge<Record>.Side(
+                atEnd: atEnd.contains(positionsPartition),
+                highWatermark: highWatermark(positionsPartition)
+            )
+            let commandsSide = PartitionPairMerge<Record>.Side(
+                atEnd: atEnd.contains(commandsPartition),
+                highWatermark: highWatermark(commandsPartition)
+            )
             while let (record, kind, timestamp) = pairs[pair].next(
-                positionsAtEnd: positionsAtEnd,
-                commandsAtEnd: commandsAtEnd,
+                positionsSide: positionsSide,
+                commandsSide: commandsSide,
                 now: now,
                 maximumWait: mergeWait,
-                unfetchedSideWait: unfetchedSideWait
+                laggingSideWait: laggingSideWait
             ) {
                 let origin = MessageOrigin(
                     topic: kind == .positions ? positionsName : commandsName,

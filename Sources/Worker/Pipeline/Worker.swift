@@ -157,9 +157,13 @@ public final class Worker: @unchecked Sendable {
             ledger.noteRead(partition: record.partition, kind: kind, offset: record.offset)
             merge.append(record, kind: kind)
         }
-        merge.release(atEnd: consumer.partitionsAtEnd, now: polledAt, into: &parts.devices.shards) {
-            $0.enqueue($1, kind: $2, origin: $3)
-        }
+        merge.release(
+            atEnd: consumer.partitionsAtEnd,
+            highWatermark: consumer.cachedHighWatermark(of:),
+            now: polledAt,
+            into: &parts.devices.shards
+        ) { $0.enqueue($1, kind: $2, origin: $3) }
+        if metrics.recordLaggingWaits(merge.laggingWaitsGivenUp) { logger.warning("\(merge.laggingWaitWarning)") }
         for round in parts.applyThreads.takeAppliedRounds() {
             ledger.noteApplied(throughRound: round.number)
             if let duration = round.duration { metrics.recordBatch(duration) }
