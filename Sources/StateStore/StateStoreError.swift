@@ -28,6 +28,15 @@ public struct StateStoreError: Error, Sendable, CustomStringConvertible {
         return sqliteCode & 0xFF == 5 || sqliteCode & 0xFF == 6
     }
 
+    /// The disk failed the write rather than the data: SQLITE_FULL (no space left) or SQLITE_IOERR.
+    ///
+    /// Nothing of the transaction was written, and the same write may succeed once space returns or the disk
+    /// recovers.
+    public var isStorageFailure: Bool {
+        guard let sqliteCode else { return false }
+        return sqliteCode & 0xFF == 13 || sqliteCode & 0xFF == 10
+    }
+
     public init(code: Code, message: String, sqliteCode: Int32? = nil) {
         self.code = code
         self.message = message

@@ -94,7 +94,7 @@ struct CheckpointPipeline {
             written.offsets.merge(offsets) { $1 }
             written.count += 1
             if case .stopping = state { state = .stopped } else { state = .idle }
-        case (.writing, .failure(let error)) where error.code == .delivery:
+        case (.writing, .failure(let error)) where error.isCheckpointRefusal:
             state = .refused(error)
         case (.writing, .failure(let error)), (.stopping, .failure(let error)):
             state = .failed(error)

@@ -56,10 +56,15 @@ final class DeliveryRecovery {
         stopRequested: () -> Bool
     ) throws(WorkerError) -> WorkerLifecycle.Action {
         logger.error(
-            "delivery refused; rewinding to the last checkpoint",
+            reason.code == .delivery
+                ? "delivery refused; rewinding to the last checkpoint"
+                : "cannot write the state; rewinding to the last checkpoint",
             metadata: [LogKey.error: "\(reason)", LogKey.refusals: "\(refusals)", LogKey.retryIn: "\(delay)"]
         )
         if let refusal = reason.underlying as? DeliveryRefusal { recordDeliveryFailures(refusal.counts) }
+        if reason.isStorageFailure {
+            Counter(label: MetricName.stateWriteFailures, factory: metricsFactory).increment()
+        }
         applyThreads.finish()
         for round in applyThreads.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
         ledger.discardUnstored()

@@ -77,6 +77,14 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A checkpoint the disk refused (full, or failing): written nothing, and worth writing again later, as a
+    /// delivery the broker refused is.
+    public var isStorageFailure: Bool { (underlying as? StateStoreError)?.isStorageFailure ?? false }
+
+    /// The checkpoint was not written, and going back to the last one and trying again may succeed: the broker
+    /// refused a delivery, or the disk refused the write.
+    public var isCheckpointRefusal: Bool { code == .delivery || isStorageFailure }
+
     public var description: String { message }
 
     /// Errors are equal when their codes are: what the worker was doing decides what happens next, the words

@@ -176,18 +176,19 @@ struct WorkerLifecycle {
 
     /// A checkpoint could not be written.
     ///
-    /// A delivery the broker refused for good rewinds and backs off, longer with each refusal in a row, until
+    /// A delivery the broker refused for good, or a write the disk refused (full, failing), rewinds and backs off, longer with each refusal in a row, until
     /// the retry budget is spent (then the worker gives up: ``WorkerError/Code/unavailable``). A catch-up run
     /// that met the refusal at its last checkpoint goes back the same way: it ends well only with everything
     /// delivered. A stop asked for does not go back: the stop goes on, nothing after the last written
     /// checkpoint stored (a restart replays it). Any other failure (the store) is final.
     mutating func checkpointFailed(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
-        guard error.code == .delivery else { return failed(error) }
+        guard error.isCheckpointRefusal else { return failed(error) }
         switch state {
         case .running, .restoring, .backingOff, .stopping(caughtUp: true):
             refusals += 1
             guard !backoff.isExhausted(after: refusals) else {
-                return failed(Self.givingUp(after: refusals, "deliveries refused", error))
+                let what = error.code == .delivery ? "deliveries refused" : "state not written"
+                return failed(Self.givingUp(after: refusals, what, error))
             }
             let delay = backoff.delay(afterRefusals: refusals)
             state = .backingOff(reason: error, refusals: refusals, until: now + delay)
@@ -278,7 +279,7 @@ struct WorkerLifecycle {
     /// Why the worker is not healthy, for the probes: the refused delivery while backing off, the failure.
     var reason: String? {
         switch state {
-        case .backingOff(let error, let refusals, _): "\(error) (refusal \(refusals) in a row; rewound, retrying)"
+        case .backingOff(let error, let refusals, _): "\(error) (attempt \(refusals) in a row; rewound, retrying)"
         case .waitingForKafka(let error, let attempts, _): "waiting for Kafka: \(error) (attempt \(attempts) in a row)"
         case .failed(let error): "\(error)"
         case .starting, .running, .restoring, .stopping, .stopped: nil

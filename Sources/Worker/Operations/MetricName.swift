@@ -30,6 +30,8 @@ public enum MetricName {
     public static let pins = "geoworker_pins"
     /// Records the broker refused for good, by `topic` and librdkafka `error` name.
     public static let deliveryFailures = "geoworker_delivery_failures_total"
+    /// Checkpoints the disk refused (full, or an I/O error): each rewinds and backs off.
+    public static let stateWriteFailures = "geoworker_state_write_failures_total"
     /// Changelog records restored, by changelog `partition`.
     public static let changelogRestored = "geoworker_changelog_restored_records_total"
     /// Changelog records left to restore, by changelog `partition`.
