@@ -63,18 +63,13 @@ struct ServiceDiskTests {
             )
         }
         let reference = try await bed.referenceEvents()
-        var seen: Set<String> = []
         try await waitUntil("every event delivered, healthy again", timeout: .seconds(120)) {
-            let ids = try await bed.events().map(\.id)
-            seen = Set(ids)
-            guard seen.count >= reference.count else { return !child.isRunning }
+            guard try await bed.distinctEvents().count >= reference.count else { return !child.isRunning }
             return try await get(port, "health").status == 200 || !child.isRunning
         }
         child.send(SIGTERM)
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
-        var firstCopies: [ServiceTestBed.Event] = []
-        seen = []
-        for event in try await bed.events() where seen.insert(event.id).inserted { firstCopies.append(event) }
+        let firstCopies = try await bed.distinctEvents()
         #expect(Set(firstCopies.map(\.json)) == Set(reference.map(\.json)), "nothing lost, nothing changed")
         #expect(child.errors.contains("cannot write the state; rewinding to the last checkpoint"))
     }

@@ -234,10 +234,7 @@ struct ServiceOperationsTests {
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0))
 
         // Deduplicated by id, the events are a clean run's, by id and content, and each device's come in order.
-        let events = try await bed.events()
-        var firstCopies: [ServiceTestBed.Event] = []
-        var seen: Set<String> = []
-        for event in events where seen.insert(event.id).inserted { firstCopies.append(event) }
+        let firstCopies = try await bed.distinctEvents()
         let reference = try await bed.referenceEvents()
         #expect(Set(firstCopies.map(\.json)) == Set(reference.map(\.json)))
         for device in 0..<10 {

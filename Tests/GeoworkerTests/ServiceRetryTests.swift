@@ -12,12 +12,6 @@ struct ServiceRetryTests {
     /// Short back-offs, so that the tests wait seconds rather than minutes.
     static let quickRetries = ["GEOWORKER_DELIVERY_RETRY_INITIAL_BACKOFF_MS": "100"]
 
-    /// The events on the bed's events topic, each id once, in the order first seen.
-    func deduplicatedEvents(_ bed: ServiceTestBed) async throws -> [ServiceTestBed.Event] {
-        var seen: Set<String> = []
-        return try await bed.events().filter { seen.insert($0.id).inserted }
-    }
-
     @Test("a catch-up run whose deliveries are refused three times retries, then exits 0 with every event")
     func catchUpRetriesRefusals() async throws {
         let bed = try ServiceTestBed()
@@ -33,7 +27,7 @@ struct ServiceRetryTests {
         #expect(await child.waitForExit(timeout: .seconds(120)) == .exited(0), "\(child.errors.suffix(3000))")
         #expect(child.errors.contains("delivery refused; rewinding to the last checkpoint"))
 
-        let events = try await deduplicatedEvents(bed)
+        let events = try await bed.distinctEvents()
         let reference = try await bed.referenceEvents()
         #expect(!reference.isEmpty)
         #expect(Set(events.map(\.json)) == Set(reference.map(\.json)), "every event of a clean run, by id and content")
@@ -80,7 +74,7 @@ struct ServiceRetryTests {
         #expect(try await get(port, "ready").status == 200)
         child.send(SIGTERM)
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
-        let events = try await deduplicatedEvents(bed)
+        let events = try await bed.distinctEvents()
         #expect(Set(events.map(\.json)) == Set(try await bed.referenceEvents().map(\.json)))
     }
 
@@ -142,11 +136,11 @@ struct ServiceRetryTests {
         try bed.cluster.bringBrokerUp(1)
         let reference = try await bed.referenceEvents()
         try await waitUntil("every event delivered", timeout: .seconds(120)) {
-            try await deduplicatedEvents(bed).count >= reference.count || !child.isRunning
+            try await bed.distinctEvents().count >= reference.count || !child.isRunning
         }
         child.send(SIGTERM)
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
-        #expect(Set(try await deduplicatedEvents(bed).map(\.json)) == Set(reference.map(\.json)))
+        #expect(Set(try await bed.distinctEvents().map(\.json)) == Set(reference.map(\.json)))
     }
 
     @Test(
@@ -174,7 +168,7 @@ struct ServiceRetryTests {
             environment: Self.quickRetries
         )
         #expect(await child.waitForExit(timeout: .seconds(180)) == .exited(0), "\(child.errors.suffix(2000))")
-        let events = try await deduplicatedEvents(bed)
+        let events = try await bed.distinctEvents()
         #expect(
             Set(events.map(\.json)) == Set(reference.map(\.json)),
             "run \(run): \(events.count) / \(reference.count)"

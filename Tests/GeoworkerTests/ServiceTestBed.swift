@@ -212,6 +212,12 @@ final class ServiceTestBed: @unchecked Sendable {
         try await readAll(topics.events, partitions: partitions).map(Event.init)
     }
 
+    /// The events, each id once (its first copy), in the order read: what a consumer deduplicating by id sees.
+    func distinctEvents() async throws -> [Event] {
+        var seen: Set<String> = []
+        return try await events().filter { seen.insert($0.id).inserted }
+    }
+
     /// Runs `tools/schemas/validate.py` over `KIND<TAB>JSON` lines (KIND: position, command or event).
     static func validate(_ lines: [String]) throws -> ChildProcess.Result {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -11,7 +11,8 @@ import Kafka
 /// nothing later is written (a later checkpoint would cover messages whose events were lost) and every
 /// call reports that first failure. A stop lets the write in hand finish.
 ///
-/// A record the broker refused for good (``WorkerError/Code/delivery``) is not the end: the pipeline is
+/// A record the broker refused for good, or a write the disk refused (``WorkerError/isCheckpointRefusal``), is
+/// not the end: the pipeline is
 /// ``State/refused(_:)`` until the worker has rewound to the last written checkpoint (``rewound()``), then
 /// idle again; any other failure (SQLite) is final.
 struct CheckpointPipeline {
@@ -24,7 +25,8 @@ struct CheckpointPipeline {
         case stopping
         /// Stopped with everything submitted written; the writing thread may end.
         case stopped
-        /// A checkpoint's records were refused by the broker; nothing is written until the worker rewinds.
+        /// The broker refused a checkpoint's records, or the disk its write; nothing is written until the worker
+        /// rewinds.
         case refused(WorkerError)
         /// A write failed; nothing is written from now on.
         case failed(WorkerError)

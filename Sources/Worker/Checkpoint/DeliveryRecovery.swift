@@ -2,8 +2,11 @@ import Kafka
 import Logging
 import Metrics
 
-/// The way back from a delivery the broker refused for good (authorization, a deleted topic, a record it rejects): the
-/// worker returns to its last written checkpoint in process, waits out a back-off and reads again from there.
+/// The way back from a checkpoint that was refused.
+///
+/// A delivery the broker refused for good (authorization, a record it rejects) or a write the disk refused (full,
+/// failing): the worker returns to its last written checkpoint in process, waits out a back-off and reads again
+/// from there.
 ///
 /// Applying and sending again re-emits the same events with the same ids (they derive from the input offsets), so
 /// nothing is lost and no id names two events.

@@ -8,7 +8,7 @@
 ///     │           assigned │ ^ restored                              │
 ///     │                restoring                                    │
 ///     │   checkpointFailed │     ^ backoffElapsed                     │
-///     │    (delivery)      v     │                                    │
+///     │  (delivery, disk)  v     │                                    │
 ///     │                   backingOff ──stopRequested──> stopping      │
 ///     └───────────────────────────────────────failed──────────────────┴──> failed
 /// ```
