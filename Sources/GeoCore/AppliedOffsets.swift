@@ -23,4 +23,14 @@ public struct AppliedOffsets: Hashable, Sendable {
             }
         }
     }
+
+    /// Whether a state with these offsets reflects less of its input than one with `other`: no more of either topic,
+    /// and not the same.
+    ///
+    /// One device's messages are applied in one order wherever it is processed (the merge is deterministic), and both
+    /// offsets only grow along it, so of two states of one device the one that precedes is the older. A restore keeps
+    /// the newer whatever order the records came in.
+    public func precedes(_ other: AppliedOffsets) -> Bool {
+        positions <= other.positions && commands <= other.commands && self != other
+    }
 }

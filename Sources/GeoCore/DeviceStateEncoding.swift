@@ -135,6 +135,27 @@ public enum DeviceStateEncoding {
         )
     }
 
+    /// The applied offsets of the state these bytes hold, read from their head without decoding the rest: what a
+    /// restore compares to tell which of two states of one device is the newer.
+    ///
+    /// - Throws: ``DeviceStateDecodingError`` when the head is cut short or the version is one this build does
+    ///   not read.
+    public static func appliedOffsets(
+        in bytes: UnsafeRawBufferPointer
+    ) throws(DeviceStateDecodingError) -> AppliedOffsets {
+        var reader = Reader(bytes: bytes)
+        let version = try reader.byte("version")
+        guard readableVersions.contains(version) else {
+            throw DeviceStateDecodingError("encoding version \(version), which this geoworker does not read")
+        }
+        _ = try reader.string("device id")
+        _ = try reader.varint("input partition")
+        return AppliedOffsets(
+            positions: try reader.offset("positions offset"),
+            commands: try reader.offset("commands offset")
+        )
+    }
+
     /// The state these bytes hold; see ``decode(_:)-(UnsafeRawBufferPointer)``.
     public static func decode(_ bytes: [UInt8]) throws(DeviceStateDecodingError) -> DeviceState {
         let decoded = bytes.withUnsafeBytes { buffer in
@@ -143,7 +164,7 @@ public enum DeviceStateEncoding {
         return try decoded.get()
     }
 
-    private enum Flag {
+    enum Flag {
         static let lastFix: UInt8 = 1
         static let accuracy: UInt8 = 2
         static let country: UInt8 = 4
@@ -151,7 +172,7 @@ public enum DeviceStateEncoding {
     }
 
     /// The flags of a pin.
-    private enum PinFlag {
+    enum PinFlag {
         static let title: UInt8 = 1
         static let metadata: UInt8 = 2
         static let polygon: UInt8 = 4
@@ -163,7 +184,7 @@ public enum DeviceStateEncoding {
     }
 
     /// The state byte of a pin: its membership in the low two bits, then what has been announced.
-    private enum PinState {
+    enum PinState {
         static let membership: UInt8 = 3
         static let dwellAnnounced: UInt8 = 4
         static let approachAnnounced: UInt8 = 8
@@ -171,11 +192,11 @@ public enum DeviceStateEncoding {
         static let approachArrival: UInt8 = 16
     }
 
-    private static func zigzag(_ value: Int64) -> UInt64 {
+    static func zigzag(_ value: Int64) -> UInt64 {
         UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
 
-    private static func unzigzag(_ value: UInt64) -> Int64 {
+    static func unzigzag(_ value: UInt64) -> Int64 {
         Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
     }
 
@@ -255,186 +276,6 @@ public enum DeviceStateEncoding {
                 varint(UInt64(utf8.count))
                 bytes.append(contentsOf: utf8)
             }
-        }
-    }
-
-    private struct Reader {
-        let bytes: UnsafeRawBufferPointer
-        var position = 0
-
-        var isAtEnd: Bool { position == bytes.count }
-        var remaining: Int { bytes.count - position }
-
-        mutating func byte(_ what: String) throws(DeviceStateDecodingError) -> UInt8 {
-            guard position < bytes.count else { throw DeviceStateDecodingError("cut short before the \(what)") }
-            defer { position += 1 }
-            return bytes[position]
-        }
-
-        mutating func varint(_ what: String) throws(DeviceStateDecodingError) -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = try byte(what)
-                guard shift < 64, shift < 63 || byte <= 1 else {
-                    throw DeviceStateDecodingError("the \(what) is too long a number")
-                }
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 {
-                    // One encoding per value: a restore stores the bytes it reads, as the writer would.
-                    guard byte != 0 || shift == 0 else { throw DeviceStateDecodingError("the \(what) is not minimal") }
-                    return value
-                }
-                shift += 7
-            }
-        }
-
-        /// An offset written plus one (0 for none, -1).
-        mutating func offset(_ what: String) throws(DeviceStateDecodingError) -> Int64 {
-            let stored = try varint(what)
-            guard stored <= UInt64(Int64.max) else { throw DeviceStateDecodingError("the \(what) is out of range") }
-            return Int64(stored) - 1
-        }
-
-        /// An item count, checked against the bytes left (each item takes at least `smallestItem`), so that
-        /// damaged bytes cannot ask for a huge allocation.
-        mutating func count(_ what: String, smallestItem: Int) throws(DeviceStateDecodingError) -> Int {
-            let count = try varint("\(what) count")
-            guard count <= UInt64(remaining / smallestItem) else {
-                throw DeviceStateDecodingError("\(count) \(what) cannot fit in the \(remaining) bytes left")
-            }
-            return Int(count)
-        }
-
-        mutating func double(_ what: String) throws(DeviceStateDecodingError) -> Double {
-            guard remaining >= 8 else { throw DeviceStateDecodingError("cut short in the \(what)") }
-            var bits: UInt64 = 0
-            for index in (0..<8).reversed() { bits = bits << 8 | UInt64(bytes[position + index]) }
-            position += 8
-            return Double(bitPattern: bits)
-        }
-
-        mutating func string(_ what: String) throws(DeviceStateDecodingError) -> String {
-            let length = try varint("\(what) length")
-            guard length <= UInt64(remaining) else { throw DeviceStateDecodingError("cut short in the \(what)") }
-            let utf8 = UnsafeRawBufferPointer(rebasing: bytes[position..<position + Int(length)])
-            position += Int(length)
-            guard let text = String(validating: utf8, as: UTF8.self) else {
-                throw DeviceStateDecodingError("the \(what) is not UTF-8")
-            }
-            return text
-        }
-
-        /// A version 2 or 3 pin; `hasArrival` for version 3, which may carry an approach arrival.
-        mutating func pin(hasArrival: Bool) throws(DeviceStateDecodingError) -> TrackedPin {
-            let id = try string("pin id")
-            let flags = try byte("pin flags")
-            guard flags & ~PinFlag.all == 0, flags & PinFlag.polygon != 0 || flags & PinFlag.multiPolygon == 0 else {
-                throw DeviceStateDecodingError("pin \(id) has unknown flags \(flags)")
-            }
-            let stateByte = try byte("pin state")
-            let known =
-                PinState.membership | PinState.dwellAnnounced | PinState.approachAnnounced
-                | (hasArrival ? PinState.approachArrival : 0)
-            guard stateByte & ~known == 0, let membership = Membership(rawValue: stateByte & PinState.membership)
-            else { throw DeviceStateDecodingError("pin \(id) has an unknown state \(stateByte)") }
-            let shape: PinShape
-            if flags & PinFlag.polygon != 0 {
-                shape = .polygon(try polygon(id: id, isMulti: flags & PinFlag.multiPolygon != 0))
-            } else {
-                let latitude = try double("pin latitude")
-                let longitude = try double("pin longitude")
-                let radius = try double("pin radius")
-                guard let center = Coordinate(latitude: latitude, longitude: longitude) else {
-                    throw DeviceStateDecodingError("pin \(id) is not a pin geoworker tracks")
-                }
-                shape = .circle(center: center, radius: radius)
-            }
-            let dwell = flags & PinFlag.dwell != 0 ? try smallInteger("pin dwell") : nil
-            let approach = flags & PinFlag.approach != 0 ? try smallInteger("pin approach") : nil
-            let since = flags & PinFlag.since != 0 ? unzigzag(try varint("pin since")) : nil
-            let arrival =
-                stateByte & PinState.approachArrival != 0 ? unzigzag(try varint("pin approach arrival")) : nil
-            let title = flags & PinFlag.title != 0 ? try string("pin title") : nil
-            let metadata = flags & PinFlag.metadata != 0 ? try string("pin metadata") : nil
-            guard
-                let pin = Pin(
-                    id: id,
-                    shape: shape,
-                    title: title,
-                    metadataJSON: metadata,
-                    dwellSeconds: dwell,
-                    approachSeconds: approach
-                )
-            else { throw DeviceStateDecodingError("pin \(id) is not a pin geoworker tracks") }
-            return TrackedPin(
-                pin: pin,
-                membership: membership,
-                since: since,
-                dwellAnnounced: stateByte & PinState.dwellAnnounced != 0,
-                approachAnnounced: stateByte & PinState.approachAnnounced != 0,
-                approachArrival: arrival
-            )
-        }
-
-        private mutating func polygon(id: String, isMulti: Bool) throws(DeviceStateDecodingError) -> PolygonShape {
-            // Each ring takes at least a count byte and three vertices of 16 bytes.
-            let polygonCount = try count("pin \(id) polygons", smallestItem: 49)
-            var vertices: [Double] = []
-            var ringEnds: [Int32] = []
-            var polygonEnds: [Int32] = []
-            for _ in 0..<polygonCount {
-                let ringCount = try count("pin \(id) rings", smallestItem: 49)
-                for _ in 0..<ringCount {
-                    let vertexCount = try count("pin \(id) vertices", smallestItem: 16)
-                    vertices.reserveCapacity(vertices.count + 2 * vertexCount)
-                    for _ in 0..<vertexCount {
-                        vertices.append(try double("pin \(id) longitude"))
-                        vertices.append(try double("pin \(id) latitude"))
-                    }
-                    ringEnds.append(Int32(vertices.count / 2))
-                }
-                polygonEnds.append(Int32(ringEnds.count))
-            }
-            guard
-                let shape = PolygonShape(
-                    vertices: vertices,
-                    ringEnds: ringEnds,
-                    polygonEnds: polygonEnds,
-                    isMulti: isMulti
-                ), isMulti || polygonCount == 1
-            else { throw DeviceStateDecodingError("pin \(id) has a shape geoworker does not track") }
-            return shape
-        }
-
-        /// A varint that fits an `Int`.
-        private mutating func smallInteger(_ what: String) throws(DeviceStateDecodingError) -> Int {
-            guard let value = Int(exactly: try varint(what)), value <= Int(Int32.max) else {
-                throw DeviceStateDecodingError("the \(what) is out of range")
-            }
-            return value
-        }
-
-        /// A version 1 pin: a circle, its announced membership, no times.
-        mutating func pinVersion1() throws(DeviceStateDecodingError) -> TrackedPin {
-            let id = try string("pin id")
-            let latitude = try double("pin latitude")
-            let longitude = try double("pin longitude")
-            let radius = try double("pin radius")
-            let flags = try byte("pin flags")
-            guard flags & ~(PinFlag.title | PinFlag.metadata) == 0 else {
-                throw DeviceStateDecodingError("pin \(id) has unknown flags \(flags)")
-            }
-            let stateByte = try byte("pin state")
-            guard let membership = Membership(rawValue: stateByte) else {
-                throw DeviceStateDecodingError("pin \(id) has an unknown announced state \(stateByte)")
-            }
-            let title = flags & PinFlag.title != 0 ? try string("pin title") : nil
-            let metadata = flags & PinFlag.metadata != 0 ? try string("pin metadata") : nil
-            guard let center = Coordinate(latitude: latitude, longitude: longitude),
-                let pin = Pin(id: id, center: center, radius: radius, title: title, metadataJSON: metadata)
-            else { throw DeviceStateDecodingError("pin \(id) is not a pin geoworker tracks") }
-            return TrackedPin(pin: pin, membership: membership)
         }
     }
 }

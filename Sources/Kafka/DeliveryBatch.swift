@@ -137,6 +137,25 @@ public final class DeliveryBatch: @unchecked Sendable {
         return Dictionary(uniqueKeysWithValues: next.map { (TopicPartition(topic, $0.key), $0.value) })
     }
 
+    /// Blocks until every message has its report, then returns for each partition of each topic where the delivered
+    /// messages landed: the first offset, the offset after the last, and how many.
+    ///
+    /// A writer that must know whether someone else wrote between its messages (a gap) asks this rather than
+    /// ``waitForNextOffsets()``.
+    @available(*, noasync, message: "blocks the calling thread")
+    public func waitForSpans() -> [TopicPartition: OffsetSpan] {
+        condition.lock()
+        defer { condition.unlock() }
+        while pending > 0 { condition.wait() }
+        var spans: [TopicPartition: OffsetSpan] = [:]
+        for index in 0..<count {
+            guard let offset = slots[index].offset, offset >= 0 else { continue }
+            let key = TopicPartition(topics[index], slots[index].partition)
+            spans[key, default: OffsetSpan(first: offset, next: offset + 1, count: 0)].include(offset)
+        }
+        return spans
+    }
+
     /// Suspends until every message has its report, then returns them in send order.
     public func reports() async -> [DeliveryReport] {
         await withCheckedContinuation { continuation in

@@ -126,7 +126,7 @@ public final class StateStore: Sendable {
     ///   - devices: devices whose state changed, encoded, each at most once (they are written in key order);
     ///     each one's row is replaced.
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
-    ///   - changelogOffsets: for each changelog partition written to (or restored from), the next offset.
+    ///   - changelogOffsets: for each changelog partition read up to a point, the next offset.
     ///   - removed: ids of devices to forget (a changelog tombstone).
     /// - Throws: ``StateStoreError`` `write`; nothing of it is written then.
     public func commit(
@@ -135,7 +135,29 @@ public final class StateStore: Sendable {
         changelogOffsets: [Int32: Int64] = [:],
         removing removed: [String] = []
     ) throws(StateStoreError) {
-        try commit(devices: devices, offsets: offsets, removing: removed) { changelogOffsets }
+        try write(devices: devices, offsets: offsets, removing: removed, keepingNewer: false) {
+            .reached(changelogOffsets)
+        }
+    }
+
+    /// Writes devices read from the changelog, and how far it was read, in one transaction, keeping of each device
+    /// the newer state: the one whose applied offsets the other's precede (``AppliedOffsets/precedes(_:)``).
+    ///
+    /// A changelog may hold an older state of a device after a newer one (written late by an instance that had lost
+    /// its partitions without knowing), and compaction keeps the last record per key: the store, not the order of
+    /// the records, decides which state wins.
+    ///
+    /// - Parameters:
+    ///   - devices: the latest record read of each device, at most one each.
+    ///   - changelogOffsets: for each changelog partition read, the next offset.
+    ///   - removed: ids of devices to forget (a changelog tombstone).
+    /// - Throws: ``StateStoreError`` `write`; nothing of it is written then.
+    public func restore(
+        devices: some Sequence<EncodedDevice>,
+        changelogOffsets: [Int32: Int64],
+        removing removed: [String] = []
+    ) throws(StateStoreError) {
+        try write(devices: devices, offsets: [:], removing: removed, keepingNewer: true) { .reached(changelogOffsets) }
     }
 
     /// Writes changed devices and input progress in one transaction once `confirm` says the devices' changelog
@@ -143,17 +165,22 @@ public final class StateStore: Sendable {
     ///
     /// The devices' rows, the bulk of the work, are written first; then, with the transaction still open,
     /// `confirm` waits for whatever must be durable before the rows may be (the changelog records carrying the
-    /// same states) and returns the changelog offsets to store with them, or nil when it was not: the
+    /// same states) and returns where those records landed, or nil when they were not delivered: the
     /// transaction then rolls back and nothing is written. So a checkpoint's SQLite work overlaps its
     /// changelog's delivery instead of following it.
+    ///
+    /// A changelog partition's stored offset moves to the end of what landed there only when the records landed
+    /// right after it with nothing between them (``OffsetSpan/isContiguous``): records another instance wrote in
+    /// between (while this one had lost the partition without knowing) stay unread by this store, and the next
+    /// restore of the partition reads them.
     ///
     /// - Parameters:
     ///   - devices: devices whose state changed, encoded, each at most once (they are written in key order);
     ///     each one's row is replaced.
     ///   - offsets: for each input partition the batch covered, the offset of the next message to read.
     ///   - removed: ids of devices to forget (a changelog tombstone).
-    ///   - confirm: called once, inside the transaction, after the device rows are written: the next offset of
-    ///     each changelog partition written to (or restored from), or nil to write nothing.
+    ///   - confirm: called once, inside the transaction, after the device rows are written: where the devices'
+    ///     changelog records landed, per changelog partition, or nil to write nothing.
     /// - Returns: whether the transaction was committed (false: `confirm` returned nil).
     /// - Throws: ``StateStoreError`` `write`; nothing of it is written then.
     @discardableResult
@@ -161,7 +188,27 @@ public final class StateStore: Sendable {
         devices: some Sequence<EncodedDevice>,
         offsets: [TopicPartition: Int64],
         removing removed: [String] = [],
-        confirmingWith confirm: () -> [Int32: Int64]?
+        confirmingWith confirm: () -> [Int32: OffsetSpan]?
+    ) throws(StateStoreError) -> Bool {
+        try write(devices: devices, offsets: offsets, removing: removed, keepingNewer: false) {
+            confirm().map(ChangelogProgress.appended)
+        }
+    }
+
+    /// How far a transaction takes the store's copy of the changelog.
+    private enum ChangelogProgress {
+        /// Read up to these offsets (a restore): stored as they are.
+        case reached([Int32: Int64])
+        /// This store's own records landed in these spans: each stored only where it follows the stored offset.
+        case appended([Int32: OffsetSpan])
+    }
+
+    private func write(
+        devices: some Sequence<EncodedDevice>,
+        offsets: [TopicPartition: Int64],
+        removing removed: [String],
+        keepingNewer: Bool,
+        confirmingWith confirm: () -> ChangelogProgress?
     ) throws(StateStoreError) -> Bool {
         // In key order: a WITHOUT ROWID table keeps each row in its key's B-tree page, and visiting the pages in
         // order rather than at random (the order devices changed in) touches each page once. Swift orders ASCII ids
@@ -173,7 +220,9 @@ public final class StateStore: Sendable {
             try database.writeWithoutTransaction { db in
                 try db.inTransaction {
                     var upsertDevice = BoundStatement(try db.cachedStatement(sql: Self.upsertDeviceSQL))
+                    let storedState = try db.cachedStatement(sql: "SELECT state FROM device WHERE device_id = ?")
                     for device in ordered {
+                        if keepingNewer, try Self.isOlder(device, than: storedState) { continue }
                         upsertDevice.bind(device.deviceId)
                         upsertDevice.bind(Int64(device.partition))
                         upsertDevice.bind(device.bytes)
@@ -186,7 +235,7 @@ public final class StateStore: Sendable {
                         deleteDevice.bind(deviceId)
                         try deleteDevice.execute()
                     }
-                    guard let changelogOffsets = confirm() else { return .rollback }
+                    guard let progress = confirm() else { return .rollback }
                     var upsertOffset = BoundStatement(try db.cachedStatement(sql: Self.upsertOffsetSQL))
                     for (key, offset) in offsets.sorted(by: { $0.key < $1.key }) {
                         upsertOffset.bind(key.topic)
@@ -197,7 +246,7 @@ public final class StateStore: Sendable {
                     var upsertChangelog = BoundStatement(
                         try db.cachedStatement(sql: Self.upsertChangelogOffsetSQL)
                     )
-                    for (partition, offset) in changelogOffsets.sorted(by: { $0.key < $1.key }) {
+                    for (partition, offset) in try Self.changelogOffsets(progress, db).sorted(by: { $0.key < $1.key }) {
                         upsertChangelog.bind(Int64(partition))
                         upsertChangelog.bind(offset)
                         try upsertChangelog.execute()
@@ -209,6 +258,39 @@ public final class StateStore: Sendable {
             return committed
         } catch {
             throw StateStoreError(.write, error)
+        }
+    }
+
+    /// Whether the stored state of `device`'s id is newer than `device` (so a restore keeps it).
+    ///
+    /// A stored row that does not decode is not kept over a record that does.
+    private static func isOlder(_ device: EncodedDevice, than storedState: Statement) throws -> Bool {
+        guard let stored = try Data.fetchOne(storedState, arguments: [device.deviceId]),
+            let storedOffsets = try? stored.withUnsafeBytes({ try DeviceStateEncoding.appliedOffsets(in: $0) })
+        else { return false }
+        let incoming = try? device.bytes.withUnsafeBytes { try DeviceStateEncoding.appliedOffsets(in: $0) }
+        return incoming.map { $0.precedes(storedOffsets) } ?? false
+    }
+
+    /// The changelog offsets to store for `progress`: a restore's as they are; of a checkpoint's own records, the
+    /// end of each span that follows the stored offset with nothing between (a partition with no stored offset
+    /// counts from 0).
+    private static func changelogOffsets(_ progress: ChangelogProgress, _ db: Database) throws -> [Int32: Int64] {
+        switch progress {
+        case .reached(let offsets):
+            return offsets
+        case .appended(let spans):
+            var offsets: [Int32: Int64] = [:]
+            for (partition, span) in spans where span.isContiguous {
+                let stored =
+                    try Int64.fetchOne(
+                        db,
+                        sql: "SELECT next_offset FROM changelog_offset WHERE partition = ?",
+                        arguments: [Int64(partition)]
+                    ) ?? 0
+                if span.first == stored { offsets[partition] = span.next }
+            }
+            return offsets
         }
     }
 

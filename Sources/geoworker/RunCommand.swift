@@ -68,6 +68,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Consumer group id (env GEOWORKER_GROUP_ID; default geoworker).")
     var groupId: String?
 
+    @Option(
+        help:
+            "Static group membership: a name unique to this instance and kept across its restarts, so that a restart within the session timeout keeps its partitions (env GEOWORKER_GROUP_INSTANCE_ID; default none)."
+    )
+    var groupInstanceId: String?
+
     @Option(help: "Directory of the SQLite state (env GEOWORKER_STATE_DIR; default ./geoworker-state).")
     var stateDir: String?
 
@@ -177,6 +183,7 @@ struct RunCommand: AsyncParsableCommand {
                 "changelog.enabled": noChangelog ? .bool(false) : nil,
                 "changelog.replicationFactor": changelogReplicationFactor.map(ConfigContent.int),
                 "groupId": groupId.map(ConfigContent.string),
+                "groupInstanceId": groupInstanceId.map(ConfigContent.string),
                 "stateDir": stateDir.map(ConfigContent.string),
                 "http.port": httpPort.map(ConfigContent.int),
                 "http.devices": httpDevices ? .bool(true) : nil,

@@ -135,7 +135,7 @@ struct StateStoreTests {
         ) {
             // Another connection, as another process would be, still sees the state before this commit.
             seenWhileWaiting = try? reader.loadDevices()
-            return [3: 9]
+            return [3: OffsetSpan(first: 0, next: 9, count: 9)]
         }
         #expect(confirmed)
         #expect(seenWhileWaiting == [before])

@@ -196,7 +196,12 @@ struct ApplyThreadsTests {
         let records = try consumedPositions(cluster, producer: producer, devices: devices)
         let (shards, application) = applyOneBatch(records, producer: producer)
 
-        let checkpoint = Checkpoint(shards: application.takeChanges(of: shards), offsets: [:], changelog: nil)
+        let checkpoint = Checkpoint(
+            shards: application.takeChanges(of: shards),
+            offsets: [:],
+            changelog: nil,
+            membership: nil
+        )
         #expect(checkpoint.devices.count == 2)
         for (shard, encoded) in zip(shards.shards, checkpoint.devices) {
             let ids = encoded.map(\.deviceId)
@@ -212,7 +217,12 @@ struct ApplyThreadsTests {
         #expect(Set(checkpoint.devices.joined().map(\.deviceId)) == Set((0..<devices).map { "device-\($0)" }))
 
         // Taken once: the next checkpoint has no device that did not change since.
-        let next = Checkpoint(shards: application.takeChanges(of: shards), offsets: [:], changelog: nil)
+        let next = Checkpoint(
+            shards: application.takeChanges(of: shards),
+            offsets: [:],
+            changelog: nil,
+            membership: nil
+        )
         #expect(next.devices.joined().isEmpty)
     }
 

@@ -16,7 +16,7 @@ struct WorkerLifecycleTests {
         #expect(life.phase == .starting)
         #expect(life.clientsReady() == .consume)
         #expect(life.phase == .running)
-        #expect(life.polled() == .consume)
+        #expect(life.polled(now: .now) == .consume)
         #expect(life.stopRequested() == .finish(caughtUp: false))
         #expect(life.phase == .stopping)
         #expect(life.stopRequested() == .none, "a second stop request changes nothing")
@@ -42,7 +42,7 @@ struct WorkerLifecycleTests {
         #expect(life.failed(WorkerError(.changelog, "undecodable")) == .fail(WorkerError(.changelog, "")))
         #expect(life.restored() == .none)
         #expect(life.phase == .failed, "a failed restore does not return to running")
-        #expect(life.polled() == .fail(WorkerError(.changelog, "")), "the loop fails after the poll")
+        #expect(life.polled(now: .now) == .fail(WorkerError(.changelog, "")), "the loop fails after the poll")
     }
 
     @Test("a stop asked for while starting is kept: the worker finishes as soon as its clients are up")
@@ -253,5 +253,29 @@ struct WorkerLifecycleTests {
             underlying: KafkaError(code: .unknownTopicOrPartition, message: "unknown topic")
         )
         #expect(missingTopic.connectFailed(missing, now: start) == .fail(missing), "not passing: fails at once")
+    }
+
+    @Test("partitions lost inside a poll rewind after it at once, outside the retry budget; so does a fenced checkpoint")
+    func lostAssignment() {
+        let start = ContinuousClock.now
+        let lost = WorkerError(.fenced, "lost 4 partitions")
+        var life = WorkerLifecycle(backoff: .init(initial: .seconds(1), maximum: .seconds(60), maxAttempts: 1))
+        #expect(life.clientsReady() == .consume)
+        #expect(life.assignmentLost(lost) == .none, "inside the poll: nothing yet")
+        #expect(life.polled(now: start) == .rewind(reason: lost, refusals: 0, delay: .zero))
+        #expect(life.phase == .backingOff)
+        #expect(life.backoffElapsed(now: start) == .consume, "no back-off: nothing was refused")
+        #expect(life.polled(now: start) == .consume, "the loss is acted on once")
+
+        // The writer's membership check refused a checkpoint: the same, however often, never giving up.
+        for _ in 0..<3 {
+            #expect(life.checkpointFailed(lost, now: start) == .rewind(reason: lost, refusals: 0, delay: .zero))
+            #expect(life.backoffElapsed(now: start) == .consume)
+        }
+        let refusal = WorkerError(.delivery, "refused")
+        #expect(
+            life.checkpointFailed(refusal, now: start) == .fail(WorkerError(.unavailable, "")),
+            "a refused delivery still counts towards the budget (of 1 here)"
+        )
     }
 }

@@ -16,26 +16,37 @@ struct Checkpoint: Sendable {
     /// Where the changed devices' records go, through the changelog's producer of the moment; nil when the
     /// worker runs without a changelog.
     var changelog: DeviceChangelog.Sink?
+    /// What proves, before the changelog records are sent, that the partitions are still this instance's; nil
+    /// when nobody asks (no group, or nothing stored to commit yet).
+    var membership: MembershipCheck?
 
     init(
         deliveries: [DeliveryBatch] = [],
         devices: [[EncodedDevice]] = [],
         offsets: [TopicPartition: Int64] = [:],
-        changelog: DeviceChangelog.Sink? = nil
+        changelog: DeviceChangelog.Sink? = nil,
+        membership: MembershipCheck? = nil
     ) {
         self.deliveries = deliveries
         self.devices = devices
         self.offsets = offsets
         self.changelog = changelog
+        self.membership = membership
     }
 
-    /// The shards' changes, the applied offsets and the changelog, as one checkpoint.
-    init(shards: [DeviceShard.Changes], offsets: [TopicPartition: Int64], changelog: DeviceChangelog.Sink?) {
+    /// The shards' changes, the applied offsets, the changelog and the membership check, as one checkpoint.
+    init(
+        shards: [DeviceShard.Changes],
+        offsets: [TopicPartition: Int64],
+        changelog: DeviceChangelog.Sink?,
+        membership: MembershipCheck?
+    ) {
         self.init(
             deliveries: shards.flatMap(\.deliveries),
             devices: shards.map(\.devices),
             offsets: offsets,
-            changelog: changelog
+            changelog: changelog,
+            membership: membership
         )
     }
 

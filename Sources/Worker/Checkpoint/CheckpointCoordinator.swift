@@ -40,7 +40,7 @@ final class CheckpointCoordinator {
     /// - Returns: whether a checkpoint was written since the last call (deliveries go through).
     /// - Throws: the failure of an earlier checkpoint (a refused delivery, the store); this one is dropped.
     func checkpoint(changelog: DeviceChangelog.Sink?, consumer: Consumer) throws(WorkerError) -> Bool {
-        try submit(changelog: changelog)
+        try submit(changelog: changelog, consumer: consumer)
         let assigned = consumer.assignment
         commitStored(of: assigned, consumer: consumer)
         metrics.recordLag(highWatermarks: consumer.cachedHighWatermarks(for: assigned), stored: ledger.stored)
@@ -52,14 +52,21 @@ final class CheckpointCoordinator {
 
     /// Stops the shards, takes a checkpoint and hands it to the writer (which first finishes the previous one).
     ///
+    /// With a changelog, the writer asks the group through `consumer` whether the assigned partitions are still this
+    /// instance's before it sends the checkpoint's changelog records (``MembershipCheck``).
+    ///
     /// - Throws: the failure of an earlier checkpoint; this one is then dropped.
-    func submit(changelog: DeviceChangelog.Sink?) throws(WorkerError) {
+    func submit(changelog: DeviceChangelog.Sink?, consumer: Consumer) throws(WorkerError) {
         applyThreads.finish()
         for round in applyThreads.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
+        let assigned = consumer.assignment
         let checkpoint = Checkpoint(
             shards: applyThreads.takeChanges(of: devices.shards),
             offsets: ledger.takeApplied(),
-            changelog: changelog
+            changelog: changelog,
+            membership: changelog == nil
+                ? nil
+                : MembershipCheck(consumer: consumer, storedOffsets: ledger.stored.filter { assigned.contains($0.key) })
         )
         defer { collectWritten() }
         try writer.submit(checkpoint)
@@ -71,6 +78,17 @@ final class CheckpointCoordinator {
     func waitUntilWritten() throws(WorkerError) {
         defer { collectWritten() }
         try writer.waitUntilWritten()
+    }
+
+    /// Waits until the writer has nothing in hand, whether what it had was written or refused.
+    ///
+    /// - Throws: a final failure of the writing (the store).
+    func waitUntilSettled() throws(WorkerError) {
+        do {
+            try waitUntilWritten()
+        } catch  where error.isCheckpointRefusal {
+            // Refused: nothing of it was written, and the rewind under way goes back to the store as it stands.
+        }
     }
 
     /// The failure that stopped the writing, if any: a refusal until the worker rewinds, or a final failure.

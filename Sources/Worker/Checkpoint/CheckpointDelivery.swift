@@ -8,6 +8,8 @@ import Threads
 /// the checkpoint thread writes the same devices' SQLite rows; ``wait()`` says when the changelog records
 /// are delivered too, and where they landed.
 ///
+/// Before it sends them it asks the group whether this instance still holds its partitions (``MembershipCheck``).
+///
 /// Two threads because at the end of a catch-up the checkpoint is all that runs: waiting for the events,
 /// sending the changelog records and writing the rows one after another on one core would leave the other
 /// core idle. The order the processing guarantee needs still holds: the changelog records go out only
@@ -17,18 +19,20 @@ final class CheckpointDelivery: @unchecked Sendable {
     private let condition = NSCondition()
     private var outcome: Result<DeliveryBatch?, WorkerError>?
 
-    /// Starts on `thread`: waits for `deliveries`, then sends each of `devices` to the changelog (when there is
-    /// one and they are delivered).
+    /// Starts on `thread`: waits for `deliveries`, then, once `membership` is confirmed, sends each of `devices` to
+    /// the changelog (when there is one and they are delivered).
     init(
         waitingFor deliveries: [DeliveryBatch],
         thenSending devices: [EncodedDevice],
         to changelog: DeviceChangelog.Sink?,
+        confirming membership: MembershipCheck?,
         on thread: DedicatedThread
     ) {
         thread.execute { [self] in
             let sent = Result { () throws(WorkerError) -> DeliveryBatch? in
                 for batch in deliveries { try Self.checkDelivered(batch) }
                 guard let changelog, !devices.isEmpty else { return nil }
+                try membership?.confirm()
                 return changelog.producer.send(changelog.records(for: devices))
             }
             condition.lock()
@@ -39,17 +43,18 @@ final class CheckpointDelivery: @unchecked Sendable {
     }
 
     /// Waits until the checkpoint's records and then its changelog records are delivered; returns, for each
-    /// changelog partition written to, the offset after the last of them.
+    /// changelog partition written to, where they landed.
     ///
-    /// - Throws: ``WorkerError`` `delivery` with the ``DeliveryRefusal`` when the broker refused any record.
-    func wait() throws(WorkerError) -> [Int32: Int64] {
+    /// - Throws: ``WorkerError`` `delivery` with the ``DeliveryRefusal`` when the broker refused any record,
+    ///   `fenced` when the group had given the partitions to another member before the changelog was written.
+    func wait() throws(WorkerError) -> [Int32: OffsetSpan] {
         condition.lock()
         while outcome == nil { condition.wait() }
         let outcome = outcome!
         condition.unlock()
         guard let changelog = try outcome.get() else { return [:] }
         try Self.checkDelivered(changelog)
-        return DeviceChangelog.nextOffsets(after: changelog)
+        return DeviceChangelog.spans(of: changelog)
     }
 
     /// Waits until every record of `batch` has its delivery report.

@@ -64,7 +64,7 @@ final class CheckpointWriter: @unchecked Sendable {
         guard !offsets.isEmpty else { return }
         do {
             try waitUntilWritten()
-        } catch  where error.code == .delivery {
+        } catch  where error.isCheckpointRefusal {
             // A refused checkpoint wrote nothing: the store stands, and the rewind that follows goes back to it.
         }
         do {
@@ -137,6 +137,7 @@ final class CheckpointWriter: @unchecked Sendable {
             waitingFor: checkpoint.deliveries,
             thenSending: devices,
             to: checkpoint.changelog,
+            confirming: checkpoint.membership,
             on: deliveryThread
         )
         guard !devices.isEmpty || !checkpoint.offsets.isEmpty else {

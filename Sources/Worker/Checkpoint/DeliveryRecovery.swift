@@ -59,9 +59,7 @@ final class DeliveryRecovery {
         stopRequested: () -> Bool
     ) throws(WorkerError) -> WorkerLifecycle.Action {
         logger.error(
-            reason.code == .delivery
-                ? "delivery refused; rewinding to the last checkpoint"
-                : "cannot write the state; rewinding to the last checkpoint",
+            "\(Self.headline(reason))",
             metadata: [LogKey.error: "\(reason)", LogKey.refusals: "\(refusals)", LogKey.retryIn: "\(delay)"]
         )
         if let refusal = reason.underlying as? DeliveryRefusal { recordDeliveryFailures(refusal.counts) }
@@ -69,6 +67,8 @@ final class DeliveryRecovery {
             Counter(label: MetricName.stateWriteFailures, factory: metricsFactory).increment()
         }
         applyThreads.finish()
+        // After a loss the writer may still have a checkpoint in hand: it ends (written, or refused by the group).
+        try checkpoints.waitUntilSettled()
         for round in applyThreads.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
         ledger.discardUnstored()
         let consumer = connection.consumer
@@ -92,8 +92,17 @@ final class DeliveryRecovery {
         } catch {
             logger.warning("rewinding the read positions", metadata: [LogKey.error: "\(error)"])
         }
-        logger.info("resuming after a refused delivery")
+        logger.info("resuming from the last checkpoint")
         return next
+    }
+
+    /// What the rewind's log line says first.
+    private static func headline(_ reason: WorkerError) -> String {
+        switch reason.code {
+        case .delivery: "delivery refused; rewinding to the last checkpoint"
+        case .fenced: "the group gave this instance's partitions to another member; rewinding to the last checkpoint"
+        default: "cannot write the state; rewinding to the last checkpoint"
+        }
     }
 
     /// Counts records the broker refused, by topic and librdkafka error name.

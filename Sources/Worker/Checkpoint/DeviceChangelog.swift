@@ -35,11 +35,11 @@ public enum DeviceChangelog {
         }
     }
 
-    /// For each partition the delivered records went to, the offset after the last of them: how far the store's copy of
-    /// that changelog partition reaches once they are written.
+    /// For each partition the delivered records went to, where they landed: the store's copy of that changelog
+    /// partition reaches their end once they are written, if nobody else wrote between (``StateStore``).
     ///
     /// Waits for every report.
-    static func nextOffsets(after batch: DeliveryBatch) -> [Int32: Int64] {
-        Dictionary(uniqueKeysWithValues: batch.waitForNextOffsets().map { ($0.key.partition, $0.value) })
+    static func spans(of batch: DeliveryBatch) -> [Int32: OffsetSpan] {
+        Dictionary(uniqueKeysWithValues: batch.waitForSpans().map { ($0.key.partition, $0.value) })
     }
 }

@@ -69,10 +69,12 @@ final class KafkaClients {
 
     /// The group consumer's settings: the worker's brokers, group and consumer properties.
     static func groupConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
-        ConsumerConfiguration(
+        var properties = consumerProperties(configuration)
+        if let instance = configuration.groupInstanceID { properties["group.instance.id"] = instance }
+        return ConsumerConfiguration(
             bootstrapServers: configuration.brokers,
             groupID: configuration.groupID,
-            properties: consumerProperties(configuration)
+            properties: properties
         )
     }
 

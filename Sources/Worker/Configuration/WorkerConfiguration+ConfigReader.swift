@@ -8,7 +8,7 @@ extension WorkerConfiguration {
     ///
     /// Keys (a config file nests them by their dots; environment variables are `GEOWORKER_` plus the key in
     /// upper snake case once the executable scopes the reader):
-    /// `brokers`, `groupId`, `stateDir`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`,
+    /// `brokers`, `groupId`, `groupInstanceId`, `stateDir`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`,
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
@@ -23,6 +23,7 @@ extension WorkerConfiguration {
             brokers: try config.text("brokers", default: defaults.brokers),
             topics: try config.settings(under: "topics") { config throws(WorkerError) in try Topics(config: config) },
             groupID: try config.text("groupId", default: defaults.groupID),
+            groupInstanceID: try config.optionalText("groupInstanceId"),
             stateDirectory: try config.text("stateDir", default: defaults.stateDirectory),
             mergeWait: .milliseconds(
                 try config.integer("mergeWaitMs", default: defaults.mergeWait.wholeMilliseconds, in: 0...60_000)

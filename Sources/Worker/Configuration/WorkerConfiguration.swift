@@ -53,6 +53,12 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// Default: `geoworker`.
     public var groupID: String
+    /// Static membership (librdkafka's `group.instance.id`): a name unique to this instance and kept across its
+    /// restarts, so that the group keeps its partitions for it while it restarts within the session timeout instead
+    /// of moving them to the others and back.
+    ///
+    /// Default: none (dynamic membership).
+    public var groupInstanceID: String?
     /// Where the SQLite state (devices, pins, input offsets) lives.
     ///
     /// Default: `./geoworker-state`.
@@ -103,6 +109,7 @@ public struct WorkerConfiguration: Sendable {
         brokers: String = "localhost:9092",
         topics: Topics = Topics(),
         groupID: String = "geoworker",
+        groupInstanceID: String? = nil,
         stateDirectory: String = "./geoworker-state",
         mergeWait: Duration = .milliseconds(200),
         checkpointInterval: Duration = .seconds(1),
@@ -119,6 +126,7 @@ public struct WorkerConfiguration: Sendable {
         self.brokers = brokers
         self.topics = topics
         self.groupID = groupID
+        self.groupInstanceID = groupInstanceID
         self.stateDirectory = stateDirectory
         self.mergeWait = mergeWait
         self.checkpointInterval = checkpointInterval

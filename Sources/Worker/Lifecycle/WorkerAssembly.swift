@@ -24,6 +24,8 @@ struct WorkerAssembly {
     let handover: PartitionHandover
     /// This process's claim on the state directory, for the worker's life.
     let directoryLock: StateDirectoryLock
+    /// Counts the assignments lost while the instance was gone past its session.
+    let lostAssignments: Counter
 
     /// Opens the state directory and loads the country index.
     ///
@@ -35,6 +37,7 @@ struct WorkerAssembly {
         metricsFactory: any MetricsFactory
     ) throws(WorkerError) {
         self.configuration = configuration
+        lostAssignments = Counter(label: MetricName.assignmentsLost, factory: metricsFactory)
         lifecycle = LifecycleShell(
             backoff: .init(
                 initial: configuration.deliveryRetry.initialBackoff,
@@ -165,6 +168,7 @@ struct WorkerAssembly {
             devices: devices,
             ledger: ledger,
             lifecycle: lifecycle,
+            lostAssignments: lostAssignments,
             logger: logger
         )
         do {

@@ -11,7 +11,7 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// a value made up by a caller.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case topics, kafka, delivery, state, configuration, countries, changelog, unavailable
+            case topics, kafka, delivery, state, configuration, countries, changelog, unavailable, fenced
         }
 
         private let base: Base
@@ -39,6 +39,10 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
         /// See ``WorkerConfiguration/retryBudget``. Nothing after the last checkpoint is stored, so a run started
         /// later resumes there.
         public static let unavailable = Code(.unavailable)
+        /// The instance lost its partitions to the group's other members without knowing (a pause past the session
+        /// timeout): what it had in hand since its last checkpoint is dropped, never written, and it goes on with
+        /// whatever the group assigns it next.
+        public static let fenced = Code(.fenced)
     }
 
     public let code: Code
@@ -82,8 +86,8 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isStorageFailure: Bool { (underlying as? StateStoreError)?.isStorageFailure ?? false }
 
     /// The checkpoint was not written, and going back to the last one and trying again may succeed: the broker
-    /// refused a delivery, or the disk refused the write.
-    public var isCheckpointRefusal: Bool { code == .delivery || isStorageFailure }
+    /// refused a delivery, the disk refused the write, or the group had given the partitions to another member.
+    public var isCheckpointRefusal: Bool { code == .delivery || code == .fenced || isStorageFailure }
 
     public var description: String { message }
 

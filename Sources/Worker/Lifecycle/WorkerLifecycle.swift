@@ -73,6 +73,8 @@ struct WorkerLifecycle {
     let backoff: Backoff
     /// Refusals since the last checkpoint written after one; the next back-off grows with it.
     private var refusals = 0
+    /// The partitions were lost inside the poll under way: the loop rewinds when it returns.
+    private var pendingLoss: WorkerError?
 
     /// How long to wait before retrying after failed attempts in a row: `initial`, doubling, at most `maximum`;
     /// after `maxAttempts` failed attempts in a row (nil: never), the worker gives up.
@@ -156,13 +158,33 @@ struct WorkerLifecycle {
         return .consume
     }
 
-    /// A poll returned (its rebalance hooks included): go on, unless a hook met a failure.
-    func polled() -> Action {
+    /// A poll returned (its rebalance hooks included): go on, unless a hook met a failure or lost the partitions.
+    mutating func polled(now: ContinuousClock.Instant) -> Action {
         switch state {
-        case .running, .restoring: .consume
-        case .failed(let error): .fail(error)
-        case .starting, .waitingForKafka, .backingOff, .stopping, .stopped: .none
+        case .running, .restoring:
+            guard let loss = pendingLoss else { return .consume }
+            pendingLoss = nil
+            return fenced(loss, now: now)
+        case .failed(let error): return .fail(error)
+        case .starting, .waitingForKafka, .backingOff, .stopping, .stopped: return .none
         }
+    }
+
+    /// The group gave this instance's partitions to others while it was gone past its session (the revoke hook,
+    /// inside the poll): after the poll (``polled(now:)``) the loop goes back to the store, at once.
+    mutating func assignmentLost(_ error: WorkerError) -> Action {
+        switch state {
+        case .running, .restoring: pendingLoss = error
+        case .starting, .waitingForKafka, .backingOff, .stopping, .stopped, .failed: break
+        }
+        return .none
+    }
+
+    /// Whatever was in hand belongs to partitions another member holds now: rewind to the store without backing off
+    /// (nothing was refused) and without counting towards the retry budget.
+    private mutating func fenced(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
+        state = .backingOff(reason: error, refusals: refusals, until: now)
+        return .rewind(reason: error, refusals: refusals, delay: .zero)
     }
 
     /// A checkpoint was written: deliveries go through again, the next refusal starts the back-off afresh.
@@ -180,11 +202,13 @@ struct WorkerLifecycle {
     /// the retry budget is spent (then the worker gives up: ``WorkerError/Code/unavailable``). A catch-up run
     /// that met the refusal at its last checkpoint goes back the same way: it ends well only with everything
     /// delivered. A stop asked for does not go back: the stop goes on, nothing after the last written
-    /// checkpoint stored (a restart replays it). Any other failure (the store) is final.
+    /// checkpoint stored (a restart replays it). A checkpoint dropped because the group had given the partitions to
+    /// another member (``WorkerError/Code/fenced``) rewinds at once, uncounted. Any other failure (the store) is final.
     mutating func checkpointFailed(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
         guard error.isCheckpointRefusal else { return failed(error) }
         switch state {
         case .running, .restoring, .backingOff, .stopping(caughtUp: true):
+            if error.code == .fenced { return fenced(error, now: now) }
             refusals += 1
             guard !backoff.isExhausted(after: refusals) else {
                 let what = error.code == .delivery ? "deliveries refused" : "state not written"

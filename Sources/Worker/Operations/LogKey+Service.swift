@@ -20,6 +20,7 @@ extension LogKey {
     public static let restoredRecords: Logger.Metadata.Key = "restored_records"
     public static let resuming: Logger.Metadata.Key = "resuming"
     public static let lost: Logger.Metadata.Key = "lost"
+    public static let storedOffsets: Logger.Metadata.Key = "stored_offsets"
     public static let elapsed: Logger.Metadata.Key = "elapsed"
     public static let error: Logger.Metadata.Key = "error"
     public static let code: Logger.Metadata.Key = "code"

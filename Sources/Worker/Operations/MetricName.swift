@@ -32,6 +32,8 @@ public enum MetricName {
     public static let deliveryFailures = "geoworker_delivery_failures_total"
     /// Checkpoints the disk refused (full, or an I/O error): each rewinds and backs off.
     public static let stateWriteFailures = "geoworker_state_write_failures_total"
+    /// Assignments lost: the group gave this instance's partitions to others while it was gone past its session.
+    public static let assignmentsLost = "geoworker_assignments_lost_total"
     /// Changelog records restored, by changelog `partition`.
     public static let changelogRestored = "geoworker_changelog_restored_records_total"
     /// Changelog records left to restore, by changelog `partition`.

@@ -143,7 +143,7 @@ public final class Worker: @unchecked Sendable {
             batch = try consumer.poll(maxMessages: configuration.maximumBatch, timeout: .milliseconds(100))
         } catch { return lifecycle.report { $0.failed(WorkerError(.kafka, "consumer failed", underlying: error)) } }
         // A rebalance hook inside the poll, or the checkpoint thread, may have met a failure.
-        let afterPoll = lifecycle.report { $0.polled() }
+        let afterPoll = lifecycle.report { $0.polled(now: clock.now) }
         guard afterPoll == .consume else { return afterPoll }
         if let failure = parts.checkpoints.failure {
             return lifecycle.report { $0.checkpointFailed(failure, now: clock.now) }
@@ -216,7 +216,7 @@ public final class Worker: @unchecked Sendable {
     ) -> WorkerLifecycle.Action {
         let (lifecycle, consumer, clients) = (parts.lifecycle, connection.consumer, connection.clients)
         do {
-            try parts.checkpoints.submit(changelog: clients.changelogSink)
+            try parts.checkpoints.submit(changelog: clients.changelogSink, consumer: consumer)
             try parts.checkpoints.waitUntilWritten()
         } catch {
             // A catch-up run goes back and retries (it ends well only with everything delivered); a failure is final.
@@ -224,7 +224,7 @@ public final class Worker: @unchecked Sendable {
             if case .fail = afterFailure { return afterFailure }
             if case .rewind = afterFailure { return afterFailure }
             // No going back while stopping: the stored state stays as it was, and a restart replays the rest.
-            logger.warning("stopping with records the broker refused; the state stays as last stored: \(error)")
+            logger.warning("stopping with the last checkpoint not written; the state stays as last stored: \(error)")
         }
         parts.checkpoints.commitStored(of: consumer.assignment, consumer: consumer, waitForAnswer: true)
         if caughtUp {

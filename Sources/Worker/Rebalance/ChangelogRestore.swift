@@ -50,6 +50,7 @@ struct ChangelogRestore {
             throw WorkerError(.state, "cannot read the changelog offsets", underlying: error)
         }
         var behind: [Int32: (from: Int64, end: Int64)] = [:]
+        var reached: [Int32: Int64] = [:]
         for partition in partitions {
             let bounds: (low: Int64, high: Int64)
             do {
@@ -59,6 +60,15 @@ struct ChangelogRestore {
             }
             let from = max(stored[partition] ?? bounds.low, bounds.low)
             if from < bounds.high { behind[partition] = (from, bounds.high) }
+            if from >= bounds.high && stored[partition] == nil { reached[partition] = bounds.high }
+        }
+        if !reached.isEmpty {
+            // The store holds all there is of these: its own records will follow on from the end.
+            do {
+                try store.restore(devices: [], changelogOffsets: reached)
+            } catch {
+                throw WorkerError(.state, "cannot write the changelog offsets", underlying: error)
+            }
         }
         guard !behind.isEmpty else { return Report() }
         let clock = ContinuousClock()
@@ -95,9 +105,10 @@ struct ChangelogRestore {
         defer { consumer.close() }
         var next = behind.mapValues(\.from)
         var report = Report()
-        // The latest record of each device read since the last flush (nil: a tombstone). An uncompacted
-        // changelog holds a record per checkpoint a device changed in; only its last one counts.
-        var latest: [String: EncodedDevice?] = [:]
+        // The newest record of each device read since the last flush (nil: a tombstone). An uncompacted
+        // changelog holds a record per checkpoint a device changed in; the newest by applied offsets counts, which
+        // is the last one unless an instance that had lost the partition wrote late.
+        var latest: [String: RestoredDevice?] = [:]
         var pendingOffsets: [Int32: Int64] = [:]
         let remaining = behind.keys.map { partition in
             (
@@ -125,9 +136,8 @@ struct ChangelogRestore {
         func flush() throws(WorkerError) {
             guard !pendingOffsets.isEmpty else { return }
             do {
-                try store.commit(
-                    devices: latest.values.compactMap { $0 },
-                    offsets: [:],
+                try store.restore(
+                    devices: latest.values.compactMap { $0?.encoded },
                     changelogOffsets: pendingOffsets,
                     removing: latest.compactMap { $0.value == nil ? $0.key : nil }
                 )
@@ -151,7 +161,13 @@ struct ChangelogRestore {
                 let partition = record.partition
                 guard let end = behind[partition]?.end, record.offset < end else { continue }
                 switch try Self.decode(record, topic: topic) {
-                case .device(let device): latest[device.deviceId] = .some(device)
+                case .device(let device):
+                    if case .some(.some(let earlier)) = latest[device.encoded.deviceId],
+                        device.appliedOffsets.precedes(earlier.appliedOffsets)
+                    {
+                        break
+                    }
+                    latest[device.encoded.deviceId] = .some(device)
                 case .forgotten(let deviceId): latest[deviceId] = .some(nil)
                 }
                 next[partition] = record.offset + 1
@@ -179,9 +195,15 @@ struct ChangelogRestore {
         return report
     }
 
+    /// A device's state as a changelog record carries it, with the applied offsets that say how new it is.
+    struct RestoredDevice: Hashable {
+        let encoded: EncodedDevice
+        let appliedOffsets: AppliedOffsets
+    }
+
     /// What a changelog record restores.
     enum Restored: Hashable {
-        case device(EncodedDevice)
+        case device(RestoredDevice)
         /// A tombstone: the device is forgotten.
         case forgotten(String)
     }
@@ -208,6 +230,11 @@ struct ChangelogRestore {
         guard state.deviceId == deviceId else {
             throw WorkerError(.changelog, "\(place) is keyed \(deviceId) but holds device \(state.deviceId)")
         }
-        return .device(EncodedDevice(deviceId: deviceId, partition: record.partition, bytes: value))
+        return .device(
+            RestoredDevice(
+                encoded: EncodedDevice(deviceId: deviceId, partition: record.partition, bytes: value),
+                appliedOffsets: state.appliedOffsets
+            )
+        )
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Metrics
 
 /// The worker's membership in its consumer group for one run: owns the group's consumer and its rebalance
 /// hooks, which run inside the loop's poll, on the loop's thread.
@@ -13,7 +14,7 @@ import Logging
 /// poll, by the loop's merge (``takeRevoked()``).
 ///
 /// A hook cannot throw through librdkafka: a failure in one is reported to the lifecycle, whose answer to
-/// the end of the poll (``WorkerLifecycle/polled()``) stops the loop; a refused delivery is found by the loop
+/// the end of the poll (``WorkerLifecycle/polled(now:)``) stops the loop; a refused delivery is found by the loop
 /// after the poll (``CheckpointCoordinator/failure``) and rewinds.
 final class RebalanceCoordinator: @unchecked Sendable {
     // @unchecked: librdkafka calls the hooks from inside the loop's poll, on the loop's thread, the only
@@ -27,6 +28,8 @@ final class RebalanceCoordinator: @unchecked Sendable {
     private let ledger: OffsetLedger
     private let lifecycle: LifecycleShell
     private let logger: Logger
+    /// Counts the assignments lost (``MetricName/assignmentsLost``).
+    private let lostAssignments: Counter
     /// The group's consumer, from ``join()`` until ``leave()``.
     private var consumer: Consumer?
     /// Input partition numbers revoked since ``takeRevoked()``.
@@ -41,8 +44,10 @@ final class RebalanceCoordinator: @unchecked Sendable {
         devices: HeldDevices,
         ledger: OffsetLedger,
         lifecycle: LifecycleShell,
+        lostAssignments: Counter,
         logger: Logger
     ) {
+        self.lostAssignments = lostAssignments
         self.configuration = configuration
         self.clients = clients
         self.handover = handover
@@ -95,11 +100,11 @@ final class RebalanceCoordinator: @unchecked Sendable {
         do {
             // Where partitions start depends on what the store holds: the checkpoint in hand first.
             try checkpoints.waitUntilWritten()
-        } catch  where error.code != .delivery {
+        } catch  where !error.isCheckpointRefusal {
             abandon(with: error)
             return [:]
         } catch {
-            // A refused delivery: the loop rewinds after this poll, to the store as it stands.
+            // Refused: the loop rewinds after this poll, to the store as it stands.
         }
         guard lifecycle.report({ $0.assigned() }) == .restore else { return [:] }
         let started = ContinuousClock.now
@@ -131,29 +136,57 @@ final class RebalanceCoordinator: @unchecked Sendable {
 
     /// The revoke hook: finishes the work in flight for partitions about to go, commits it to the group while
     /// they are still this member's, and forgets what was read of them.
+    ///
+    /// Partitions already lost (the member was gone past its session) are another member's: what was applied
+    /// since the last checkpoint is dropped, never written (``lose(_:)``).
     private func revoke(_ partitions: [TopicPartition], isLost: Bool) {
         logger.info("revoking \(partitions.count) partitions", metadata: [LogKey.lost: "\(isLost)"])
-        do {
-            try checkpoints.submit(changelog: clients.changelogSink)
-            try checkpoints.waitUntilWritten()
-        } catch  where error.code != .delivery {
-            abandon(with: error)
-        } catch {
-            // A refused delivery: the loop rewinds after this poll, to the state as last stored.
+        if isLost {
+            lose(partitions)
+        } else if let consumer {
+            do {
+                try checkpoints.submit(changelog: clients.changelogSink, consumer: consumer)
+                try checkpoints.waitUntilWritten()
+            } catch  where !error.isCheckpointRefusal {
+                abandon(with: error)
+            } catch {
+                // Refused: the loop rewinds after this poll, to the state as last stored.
+            }
+            // The group may refuse the commit while it rebalances; the stored offsets are what counts.
+            checkpoints.commitStored(of: partitions, consumer: consumer, waitForAnswer: true)
         }
-        // The group may refuse the commit while it rebalances; the stored offsets are what counts. Lost
-        // partitions are another member's already.
-        if let consumer, !isLost { checkpoints.commitStored(of: partitions, consumer: consumer, waitForAnswer: true) }
         for partition in partitions {
             ledger.forgetRead(partition: partition.partition)
             revoked.insert(partition.partition)
         }
     }
 
+    /// The partitions were lost: another member may be applying their input already.
+    ///
+    /// Nothing more of them is written
+    /// (a checkpoint the writer has in hand meets the ``MembershipCheck``); after the poll the loop rewinds to the
+    /// store without backing off, and the next assignment restores what the others wrote meanwhile.
+    private func lose(_ partitions: [TopicPartition]) {
+        let stored = ledger.stored.filter { partitions.contains($0.key) }
+        logger.error(
+            """
+            lost \(partitions.count) partitions to the group's other members (this instance was gone past its \
+            session); dropping what was applied since the last checkpoint
+            """,
+            metadata: [
+                LogKey.partitions: "\(partitions.sorted())",
+                LogKey.storedOffsets: "\(stored.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value)" })",
+            ]
+        )
+        lostAssignments.increment()
+        let action = lifecycle.report { $0.assignmentLost(WorkerError(.fenced, "lost \(partitions.count) partitions")) }
+        assert(action == .none, "a loss is acted on after the poll")
+    }
+
     /// Reports a failure met in a hook to the lifecycle.
     ///
     /// Its action, to fail (or nothing once stopped), is carried out by the loop after the poll: its answer to
-    /// ``WorkerLifecycle/polled()`` says the same.
+    /// ``WorkerLifecycle/polled(now:)`` says the same.
     private func abandon(with error: WorkerError) {
         let action = lifecycle.report { $0.failed(error) }
         assert(action == .fail(error) || action == .none, "a failure's action is to fail")

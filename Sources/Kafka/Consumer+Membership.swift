@@ -1,0 +1,54 @@
+import CRdKafka
+
+extension Consumer {
+    /// The group coordinator's answer to whether this consumer is a member of the group's current generation.
+    public enum Membership: Sendable, Equatable {
+        /// The coordinator accepted a request only the current generation's members may make.
+        case confirmed
+        /// The coordinator, or librdkafka itself, said this consumer is not (or no longer) a member of the current
+        /// generation: its partitions may be another member's already.
+        case lost(KafkaError)
+    }
+
+    /// Asks the group coordinator, by committing `offsets` and waiting for the answer, whether this consumer is still a
+    /// member of the group's current generation.
+    ///
+    /// The coordinator takes an offset commit only from a member of its current generation (the request carries the
+    /// member id and generation), so an accepted commit proves membership at the moment of the answer. Commit only
+    /// offsets that may be committed anyway (ones already stored): the commit is real. Safe from any thread:
+    /// librdkafka waits for the answer on a queue of its own.
+    ///
+    /// - Parameter offsets: the next offset to read, per partition; at least one, or nothing is asked.
+    /// - Returns: ``Membership/confirmed``, or ``Membership/lost(_:)`` with the answer that said otherwise
+    ///   (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS, or librdkafka's own
+    ///   knowledge that the assignment was lost).
+    /// - Throws: ``KafkaError`` when no answer came (the coordinator unreachable) or the commit failed otherwise.
+    @available(*, noasync, message: "blocks the calling thread")
+    public func confirmMembership(committing offsets: [TopicPartition: Int64]) throws(KafkaError) -> Membership {
+        precondition(!offsets.isEmpty, "a membership check commits at least one offset")
+        let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        var err = rd_kafka_commit(handle.pointer, list, 0)
+        if err == RD_KAFKA_RESP_ERR_NO_ERROR {
+            // The request may succeed as a whole and fail for some partitions.
+            err = TopicPartition.offsets(from: list).first { $0.2 != RD_KAFKA_RESP_ERR_NO_ERROR }?.2 ?? err
+        }
+        if err == RD_KAFKA_RESP_ERR_NO_ERROR {
+            state.didCommit(list)
+            return .confirmed
+        }
+        let error = KafkaError(err, "membership check (offset commit)")
+        guard Self.membershipLostCodes.contains(err) else { throw error }
+        return .lost(error)
+    }
+
+    /// Answers that mean this consumer is not a member of the current generation.
+    private static let membershipLostCodes: [rd_kafka_resp_err_t] = [
+        RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION,
+        RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
+        RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID,
+        RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+        RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
+        RD_KAFKA_RESP_ERR__STATE,
+    ]
+}

@@ -1,0 +1,82 @@
+import Foundation
+import GeoCore
+import Kafka
+import TestSupport
+import Testing
+import Worker
+
+/// An instance stalled past its session (SIGSTOP: a paused VM, a throttled CPU, a long fsync) while the others take its
+/// partitions, then resumed (SIGCONT) still believing it holds them: nothing it had in hand may change what comes out.
+///
+/// The deduplicated events of the whole run equal one uninterrupted single-instance run's, by id and content.
+@Suite("geoworker run: an instance stalled past its session is fenced", .serialized)
+struct ServiceFencingTests {
+    typealias ScaleOut = ServiceScaleOutTests
+
+    /// The log line of an assignment taken.
+    static let assigned = "[Worker] assigned"
+
+    /// How many lines of a member's log contain `text`.
+    static func lines(_ child: BackgroundProcess, _ text: String) -> Int {
+        child.errors.split(separator: "\n").filter { $0.contains(text) }.count
+    }
+
+    /// Waits until a member's log has at least `count` lines containing `text` (at most a minute).
+    static func waitForLines(_ child: BackgroundProcess, _ text: String, count: Int) async throws {
+        func lines() -> Int { Self.lines(child, text) }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while lines() < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(lines() >= count, "fewer than \(count) lines with \(text) in \(child.errors.suffix(3000))")
+    }
+
+    /// Runs `members` instances on three parts of a stream and compares their events with a single instance's.
+    ///
+    /// The first part comes before they start; the second while they run, one of them stopped `stopAfter` into it
+    /// and resumed once the others have taken its partitions and had time to catch up; the third after it resumed.
+    func stallOne(of members: Int, stopAfter: Duration) async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 300, positionsPerDevice: 120, topics: bed.topics)
+        let thirds = ScaleOut.thirds(traffic.positions())
+        try await bed.produce(traffic.commands() + thirds[0])
+
+        let names = ["a", "b", "c"].prefix(members)
+        let instances = try names.map { try bed.start(as: ScaleOut.member(bed, $0)) }
+        defer { for instance in instances { instance.send(SIGKILL) } }
+        for instance in instances { try await Self.waitForLines(instance, Self.assigned, count: 1) }
+        try await ScaleOut.waitForChangelog(bed)
+        let (stalled, others) = (instances[0], instances.dropFirst())
+
+        try await bed.produce(thirds[1])
+        try await Task.sleep(for: stopAfter)
+        stalled.send(SIGSTOP)
+        let assignments = others.map { Self.lines($0, Self.assigned) }
+        // The others notice the missing member after the session (6 s), take its partitions, restore their
+        // devices from the changelog and catch up on the second part.
+        for (other, before) in zip(others, assignments) {
+            try await Self.waitForLines(other, Self.assigned, count: before + 1)
+        }
+        try await Task.sleep(for: .seconds(4))
+        stalled.send(SIGCONT)
+        // Back, it meets the loss (a rebalance, or the group's refusal before its next changelog write).
+        try await Self.waitForLines(stalled, "other member", count: 1)
+        try await bed.produce(thirds[2])
+
+        let reference = try await bed.referenceEvents()
+        let events = try await ScaleOut.waitForAll(bed, reference)
+        for instance in instances { await ScaleOut.stop(instance) }
+        ScaleOut.expectSameEvents(events, as: reference)
+    }
+
+    @Test(
+        "two instances, one stopped past its session mid-stream and resumed after the other caught up: one instance's events",
+        arguments: [0, 300, 900]
+    )
+    func twoInstances(stopAfterMilliseconds: Int) async throws {
+        try await stallOne(of: 2, stopAfter: .milliseconds(stopAfterMilliseconds))
+    }
+
+    @Test("three instances, one stopped past its session mid-stream and resumed: one instance's events")
+    func threeInstances() async throws {
+        try await stallOne(of: 3, stopAfter: .milliseconds(200))
+    }
+}
