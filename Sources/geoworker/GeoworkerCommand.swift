@@ -5,6 +5,8 @@ struct GeoworkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geoworker",
         abstract: "A stream worker for device locations: geofences, countries and languages, from Kafka.",
-        subcommands: [RunCommand.self, DemoCommand.self, TailCommand.self, PinsCommand.self, GeocodeCommand.self]
+        subcommands: [
+            RunCommand.self, DemoCommand.self, TailCommand.self, PinsCommand.self, GeocodeCommand.self, StateCommand.self,
+        ]
     )
 }

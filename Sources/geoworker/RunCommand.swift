@@ -77,6 +77,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Directory of the SQLite state (env GEOWORKER_STATE_DIR; default ./geoworker-state).")
     var stateDir: String?
 
+    @Flag(
+        help:
+            "Move the state directory's store aside (kept, named with the time) and start with no devices: for a damaged store with no changelog to rebuild it from. Use once."
+    )
+    var resetState = false
+
     @Option(
         help:
             "Port of /metrics, /health, /ready and (with --http-devices) the device endpoints and map; 0 takes a free port (env GEOWORKER_HTTP_PORT; default 8080)."
@@ -185,6 +191,7 @@ struct RunCommand: AsyncParsableCommand {
                 "groupId": groupId.map(ConfigContent.string),
                 "groupInstanceId": groupInstanceId.map(ConfigContent.string),
                 "stateDir": stateDir.map(ConfigContent.string),
+                "resetState": resetState ? .bool(true) : nil,
                 "http.port": httpPort.map(ConfigContent.int),
                 "http.devices": httpDevices ? .bool(true) : nil,
                 "kafka": kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties),

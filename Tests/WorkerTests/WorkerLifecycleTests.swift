@@ -255,7 +255,9 @@ struct WorkerLifecycleTests {
         #expect(missingTopic.connectFailed(missing, now: start) == .fail(missing), "not passing: fails at once")
     }
 
-    @Test("partitions lost inside a poll rewind after it at once, outside the retry budget; so does a fenced checkpoint")
+    @Test(
+        "partitions lost inside a poll rewind after it at once, outside the retry budget; so does a fenced checkpoint"
+    )
     func lostAssignment() {
         let start = ContinuousClock.now
         let lost = WorkerError(.fenced, "lost 4 partitions")

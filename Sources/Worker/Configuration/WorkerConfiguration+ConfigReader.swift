@@ -8,7 +8,7 @@ extension WorkerConfiguration {
     ///
     /// Keys (a config file nests them by their dots; environment variables are `GEOWORKER_` plus the key in
     /// upper snake case once the executable scopes the reader):
-    /// `brokers`, `groupId`, `groupInstanceId`, `stateDir`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`,
+    /// `brokers`, `groupId`, `groupInstanceId`, `stateDir`, `resetState`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`,
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
@@ -25,6 +25,7 @@ extension WorkerConfiguration {
             groupID: try config.text("groupId", default: defaults.groupID),
             groupInstanceID: try config.optionalText("groupInstanceId"),
             stateDirectory: try config.text("stateDir", default: defaults.stateDirectory),
+            resetState: try config.flag("resetState", default: defaults.resetState),
             mergeWait: .milliseconds(
                 try config.integer("mergeWaitMs", default: defaults.mergeWait.wholeMilliseconds, in: 0...60_000)
             ),

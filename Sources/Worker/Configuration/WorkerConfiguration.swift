@@ -63,6 +63,11 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// Default: `./geoworker-state`.
     public var stateDirectory: String
+    /// Start with no devices: the state directory's store is moved aside (kept, named with the time) before the
+    /// worker opens a new one. For a damaged store with no changelog to rebuild from, knowingly; use it once.
+    ///
+    /// Default: false.
+    public var resetState: Bool
     /// How long a partition pair waits for a side with nothing buffered before going on without it.
     ///
     /// Default: 200 ms.
@@ -111,6 +116,7 @@ public struct WorkerConfiguration: Sendable {
         groupID: String = "geoworker",
         groupInstanceID: String? = nil,
         stateDirectory: String = "./geoworker-state",
+        resetState: Bool = false,
         mergeWait: Duration = .milliseconds(200),
         checkpointInterval: Duration = .seconds(1),
         maximumBatch: Int = 10_000,
@@ -128,6 +134,7 @@ public struct WorkerConfiguration: Sendable {
         self.groupID = groupID
         self.groupInstanceID = groupInstanceID
         self.stateDirectory = stateDirectory
+        self.resetState = resetState
         self.mergeWait = mergeWait
         self.checkpointInterval = checkpointInterval
         self.maximumBatch = maximumBatch

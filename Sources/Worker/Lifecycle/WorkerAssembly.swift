@@ -56,10 +56,13 @@ struct WorkerAssembly {
         } catch {
             throw WorkerError(.countries, "cannot read the bundled country data", underlying: error)
         }
-        let store: StateStore
         do {
             directoryLock = try StateDirectoryLock(directory: configuration.stateDirectory)
-            store = try StateStore(directory: configuration.stateDirectory)
+        } catch {
+            throw WorkerError(.state, "state directory \(configuration.stateDirectory)", underlying: error)
+        }
+        let store = try StoreOpening.open(configuration, logger: logger)
+        do {
             ledger = OffsetLedger(topics: configuration.topics, stored: try store.loadOffsets())
         } catch {
             throw WorkerError(.state, "state directory \(configuration.stateDirectory)", underlying: error)

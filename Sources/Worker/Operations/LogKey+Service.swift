@@ -21,6 +21,8 @@ extension LogKey {
     public static let resuming: Logger.Metadata.Key = "resuming"
     public static let lost: Logger.Metadata.Key = "lost"
     public static let storedOffsets: Logger.Metadata.Key = "stored_offsets"
+    public static let file: Logger.Metadata.Key = "file"
+    public static let movedTo: Logger.Metadata.Key = "moved_to"
     public static let elapsed: Logger.Metadata.Key = "elapsed"
     public static let error: Logger.Metadata.Key = "error"
     public static let code: Logger.Metadata.Key = "code"

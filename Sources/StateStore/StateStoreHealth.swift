@@ -1,0 +1,112 @@
+public import Foundation
+import GRDB
+import GeoCore
+
+/// Whether a state directory's store can be trusted, found without changing it: SQLite opens it read-only, its own
+/// check (`PRAGMA quick_check`) passes, and every device row decodes.
+///
+/// A disk that returned garbage, a file cut short, a write-ahead log lost beside a half-copied database: each is
+/// found here before a worker reads a device from it (``StateStore/check(directory:)``), and a damaged file is
+/// moved aside, never deleted (``StateStore/moveAside(directory:at:)``).
+public enum StateStoreHealth: Sendable, Equatable {
+    /// There is no store in the directory yet.
+    case missing
+    /// The store opens, passes SQLite's check, and every device decodes.
+    case healthy(Summary)
+    /// The store cannot be trusted: what was found, in words.
+    case damaged(String)
+
+    /// What a healthy store holds.
+    public struct Summary: Sendable, Equatable {
+        /// Devices stored.
+        public var devices: Int
+        /// Input partitions with a stored next offset.
+        public var inputPartitions: Int
+        /// Changelog partitions with a stored next offset.
+        public var changelogPartitions: Int
+    }
+}
+
+extension StateStore {
+    /// The store's file in `directory`, and the files SQLite keeps beside it (its write-ahead log and shared memory).
+    public static func files(in directory: String) -> [String] {
+        let file = directory + "/" + fileName
+        return [file, file + "-wal", file + "-shm"]
+    }
+
+    /// Checks the store in `directory` without writing to it.
+    ///
+    /// Call it while no worker runs on the directory (the worker does, under the directory's lock, before it opens the
+    /// store); a check beside a running worker sees its last committed state.
+    public static func check(directory: String) -> StateStoreHealth {
+        let path = directory + "/" + fileName
+        guard FileManager.default.fileExists(atPath: path) else { return .missing }
+        // SQLite deletes both when the last connection closes, and a crash leaves both: an index without its log is a
+        // log lost after a crash, and the transactions it held with it (the database file alone may be half-copied).
+        if FileManager.default.fileExists(atPath: path + "-shm"), !FileManager.default.fileExists(atPath: path + "-wal")
+        {
+            return .damaged(
+                "its write-ahead log \(fileName)-wal is missing beside its index \(fileName)-shm: the last transactions are lost"
+            )
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "geoworker.state.check"
+        do {
+            let database = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? database.close() }
+            return try database.read { db in
+                let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                guard problems == ["ok"] else {
+                    return .damaged("SQLite's check found: " + problems.prefix(3).joined(separator: "; "))
+                }
+                guard try db.tableExists("device"), try db.tableExists("input_offset"),
+                    try db.tableExists("changelog_offset")
+                else {
+                    return .damaged("it is not a geoworker state store of a version this geoworker reads")
+                }
+                var devices = 0
+                let rows = try Row.fetchCursor(db, sql: "SELECT device_id, state FROM device")
+                while let row = try rows.next() {
+                    let bytes: Data = row[1] ?? Data()
+                    do {
+                        _ = try DeviceStateEncoding.decode([UInt8](bytes))
+                    } catch {
+                        return .damaged("device \(row[0] as String) does not decode: \(error)")
+                    }
+                    devices += 1
+                }
+                return .healthy(
+                    .init(
+                        devices: devices,
+                        inputPartitions: try Int.fetchOne(db, sql: "SELECT count(*) FROM input_offset") ?? 0,
+                        changelogPartitions: try Int.fetchOne(db, sql: "SELECT count(*) FROM changelog_offset") ?? 0
+                    )
+                )
+            }
+        } catch {
+            return .damaged("\(StateStoreError(.open, error).message)")
+        }
+    }
+
+    /// Moves the store's files in `directory` aside, each renamed with `date` (`state.sqlite.damaged-<UTC time>`),
+    /// so that a new store starts there and the old one stays for inspection.
+    ///
+    /// - Returns: the new paths of the files moved.
+    /// - Throws: ``StateStoreError`` `open` when a file cannot be renamed.
+    public static func moveAside(directory: String, at date: Date) throws(StateStoreError) -> [String] {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withYear, .withMonth, .withDay, .withTime, .withTimeZone]
+        let suffix = ".damaged-" + formatter.string(from: date).replacingOccurrences(of: ":", with: "")
+        var moved: [String] = []
+        for file in files(in: directory) where FileManager.default.fileExists(atPath: file) {
+            do {
+                try FileManager.default.moveItem(atPath: file, toPath: file + suffix)
+            } catch {
+                throw StateStoreError(code: .open, message: "cannot move \(file) aside: \(error)")
+            }
+            moved.append(file + suffix)
+        }
+        return moved
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Kafka
+import StateStore
+import TestSupport
+import Testing
+import Worker
+
+/// A state directory whose store was damaged between two runs (a disk that returned garbage, a file cut short, a
+/// write-ahead log lost after a crash): with the changelog the next start rebuilds the devices from it and goes on
+/// as if nothing happened; without one it refuses to start, naming the file and `--reset-state`.
+@Suite("geoworker run: a damaged state store", .serialized)
+struct ServiceDamagedStateTests {
+    /// What happened to the store between the two runs.
+    enum Damage: String, CaseIterable, CustomStringConvertible {
+        case garbage, truncated, missingLog
+
+        var description: String { rawValue }
+
+        /// Damages the store in `directory` (the first run ended by SIGTERM, or for `missingLog` by SIGKILL).
+        func apply(to directory: String) throws {
+            let file = directory + "/" + StateStore.fileName
+            switch self {
+            case .garbage:
+                let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+                var generator = SystemRandomNumberGenerator()
+                let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                try Data(bytes).write(to: URL(fileURLWithPath: file))
+            case .truncated:
+                let handle = try #require(FileHandle(forUpdatingAtPath: file))
+                let size = try handle.seekToEnd()
+                try handle.truncate(atOffset: size / 3)
+                try handle.close()
+            case .missingLog:
+                try FileManager.default.removeItem(atPath: file + "-wal")
+            }
+        }
+    }
+
+    static func stateCheck(_ directory: String) throws -> ChildProcess.Result {
+        try ChildProcess.run(ChildProcess.builtExecutable("geoworker"), ["state", "check", "--state-dir", directory])
+    }
+
+    /// The first part of a stream processed and the run ended (SIGTERM, or SIGKILL before a lost log).
+    func firstRun(_ bed: ServiceTestBed, _ traffic: BorderTraffic, damage: Damage, extra: [String] = []) async throws {
+        let halves = ServiceScaleOutTests.thirds(traffic.positions())
+        try await bed.produce(traffic.commands() + halves[0])
+        let child = try bed.start(extra)
+        try await ServiceScaleOutTests.waitForEvents(bed, atLeast: 50)
+        // Every device's state reached the store (and the changelog) before the stop.
+        try await Task.sleep(for: .seconds(2))
+        if damage == .missingLog {
+            child.send(SIGKILL)
+            #expect(await child.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+        } else {
+            await ServiceScaleOutTests.stop(child)
+        }
+        try await bed.produce(halves[1] + halves[2])
+    }
+
+    @Test("with the changelog: the damaged store is moved aside and rebuilt; the events of an undamaged run", arguments: Damage.allCases)
+    func rebuiltFromChangelog(damage: Damage) async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 200, positionsPerDevice: 60, topics: bed.topics)
+        try await firstRun(bed, traffic, damage: damage)
+        try damage.apply(to: bed.stateDirectory)
+        let check = try Self.stateCheck(bed.stateDirectory)
+        #expect(check.status == 1 && check.output.contains("damaged"), "\(check.output) \(check.errors)")
+
+        let child = try bed.start(["--until-caught-up"])
+        let ending = await child.waitForExit(timeout: .seconds(120))
+        #expect(ending == .exited(0), "\(child.errors.suffix(3000))")
+        let events = try await bed.events()
+        let reference = try await bed.referenceEvents()
+        ServiceScaleOutTests.expectSameEvents(events, as: reference)
+        #expect(child.errors.contains("the state file is damaged"), "\(child.errors.suffix(3000))")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: bed.stateDirectory)
+        #expect(kept.contains { $0.hasPrefix(StateStore.fileName + ".damaged-") }, "kept for inspection: \(kept)")
+        let after = try Self.stateCheck(bed.stateDirectory)
+        #expect(after.status == 0 && after.output.contains("healthy"), "\(after.output) \(after.errors)")
+    }
+
+    @Test("without the changelog: the start fails naming the file and --reset-state, which then starts empty")
+    func withoutChangelog() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 100, positionsPerDevice: 40, topics: bed.topics)
+        try await firstRun(bed, traffic, damage: .garbage, extra: ["--no-changelog"])
+        try Damage.garbage.apply(to: bed.stateDirectory)
+
+        let refused = try bed.start(["--no-changelog", "--until-caught-up"])
+        #expect(await refused.waitForExit(timeout: .seconds(60)) == .exited(1))
+        let file = bed.stateDirectory + "/" + StateStore.fileName
+        #expect(refused.errors.contains(file) && refused.errors.contains("--reset-state"), "\(refused.errors.suffix(2000))")
+        #expect(refused.errors.contains("damaged"), "\(refused.errors.suffix(2000))")
+
+        let reset = try bed.start(["--no-changelog", "--until-caught-up", "--reset-state"])
+        #expect(await reset.waitForExit(timeout: .seconds(120)) == .exited(0), "\(reset.errors.suffix(3000))")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: bed.stateDirectory)
+        #expect(kept.contains { $0.hasPrefix(StateStore.fileName + ".damaged-") }, "kept for inspection: \(kept)")
+        let after = try Self.stateCheck(bed.stateDirectory)
+        #expect(after.status == 0 && after.output.contains("healthy"), "\(after.output) \(after.errors)")
+    }
+}
