@@ -57,7 +57,10 @@ struct ServiceDamagedStateTests {
         try await bed.produce(halves[1] + halves[2])
     }
 
-    @Test("with the changelog: the damaged store is moved aside and rebuilt; the events of an undamaged run", arguments: Damage.allCases)
+    @Test(
+        "with the changelog: the damaged store is moved aside and rebuilt; the events of an undamaged run",
+        arguments: Damage.allCases
+    )
     func rebuiltFromChangelog(damage: Damage) async throws {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 200, positionsPerDevice: 60, topics: bed.topics)
@@ -89,7 +92,10 @@ struct ServiceDamagedStateTests {
         let refused = try bed.start(["--no-changelog", "--until-caught-up"])
         #expect(await refused.waitForExit(timeout: .seconds(60)) == .exited(1))
         let file = bed.stateDirectory + "/" + StateStore.fileName
-        #expect(refused.errors.contains(file) && refused.errors.contains("--reset-state"), "\(refused.errors.suffix(2000))")
+        #expect(
+            refused.errors.contains(file) && refused.errors.contains("--reset-state"),
+            "\(refused.errors.suffix(2000))"
+        )
         #expect(refused.errors.contains("damaged"), "\(refused.errors.suffix(2000))")
 
         let reset = try bed.start(["--no-changelog", "--until-caught-up", "--reset-state"])

@@ -101,6 +101,35 @@ struct ServiceRetryTests {
         #expect(child.errors.contains("giving up after 2 attempts in a row (Kafka unreachable)"))
     }
 
+    @Test(
+        "a catch-up run under a broker outage longer than its budget exits 75; run again later, it delivers everything"
+    )
+    func catchUpOutageLongerThanBudget() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 100, positionsPerDevice: 60, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        var environment = Self.quickRetries
+        environment["GEOWORKER_DELIVERY_RETRY_MAX_ATTEMPTS"] = "2"
+        environment["GEOWORKER_DELIVERY_RETRY_TIMEOUT_MS"] = "3000"
+        // Slow applying (one thread, small polls) so that the outage begins mid-run.
+        environment["GEOWORKER_MAX_BATCH"] = "50"
+        let child = try bed.start(
+            ["--until-caught-up", "--apply-threads", "1"],
+            omitting: ["--apply-threads"],
+            environment: environment
+        )
+        try await ServiceScaleOutTests.waitForEvents(bed, atLeast: 20)
+        try bed.cluster.takeBrokerDown(1)
+        let ending = await child.waitForExit(timeout: .seconds(90))
+        try bed.cluster.bringBrokerUp(1)
+        #expect(ending == .exited(75), "\(child.errors.suffix(3000))")
+        #expect(child.errors.contains("giving up after 2 attempts in a row"), "\(child.errors.suffix(3000))")
+
+        try await bed.runUntilCaughtUp()
+        let reference = try await bed.referenceEvents()
+        #expect(Set(try await bed.distinctEvents().map(\.json)) == Set(reference.map(\.json)))
+    }
+
     @Test("SIGTERM during a broker outage stops it within the shutdown timeout")
     func stopDuringAnOutage() async throws {
         let bed = try ServiceTestBed()

@@ -280,4 +280,40 @@ struct WorkerLifecycleTests {
             "a refused delivery still counts towards the budget (of 1 here)"
         )
     }
+
+    @Test("after a rewind, no checkpoint within the stall timeout is another refusal, until the budget gives up")
+    func stalledAfterRewind() {
+        let start = ContinuousClock.now
+        let backoff = WorkerLifecycle.Backoff(
+            initial: .seconds(1),
+            maximum: .seconds(60),
+            maxAttempts: 3,
+            stallTimeout: .seconds(30)
+        )
+        var life = WorkerLifecycle(backoff: backoff)
+        #expect(life.clientsReady() == .consume)
+        #expect(life.polled(now: start + .seconds(600)) == .consume, "no refusal yet: no clock runs")
+        let timedOut = WorkerError(.delivery, "could not deliver 12 records to events: message timed out")
+        #expect(
+            life.checkpointFailed(timedOut, now: start) == .rewind(reason: timedOut, refusals: 1, delay: .seconds(1))
+        )
+        #expect(life.backoffElapsed(now: start + .seconds(1)) == .consume)
+        #expect(life.polled(now: start + .seconds(30)) == .consume, "29 s since the rewind")
+        guard case .rewind(_, 2, .seconds(2)) = life.polled(now: start + .seconds(31)) else {
+            Issue.record("30 s without a checkpoint after the rewind is the second refusal")
+            return
+        }
+        #expect(life.backoffElapsed(now: start + .seconds(33)) == .consume)
+        #expect(life.polled(now: start + .seconds(63)) == .fail(WorkerError(.unavailable, "")), "the third: gives up")
+
+        var recovered = WorkerLifecycle(backoff: backoff)
+        #expect(recovered.clientsReady() == .consume)
+        #expect(
+            recovered.checkpointFailed(timedOut, now: start)
+                == .rewind(reason: timedOut, refusals: 1, delay: .seconds(1))
+        )
+        #expect(recovered.backoffElapsed(now: start + .seconds(1)) == .consume)
+        #expect(recovered.checkpointWritten() == .consume)
+        #expect(recovered.polled(now: start + .seconds(600)) == .consume, "a checkpoint written stops the clock")
+    }
 }

@@ -129,8 +129,9 @@ final class KafkaClients {
                     // The loop hands over each poll's events at once, so librdkafka's 5 ms wait for a fuller
                     // batch would mostly add to every event's latency.
                     linger: .milliseconds(1),
-                    // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost.
-                    deliveryTimeout: .zero,
+                    // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost. A
+                    // catch-up run's time out, so that an outage counts towards its retry budget.
+                    deliveryTimeout: configuration.deliveryTimeout ?? .zero,
                     properties: configuration.kafkaProperties(for: .producer)
                 ),
                 logger: logger

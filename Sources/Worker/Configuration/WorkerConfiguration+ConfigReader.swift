@@ -74,7 +74,8 @@ extension WorkerConfiguration {
 }
 
 extension WorkerConfiguration.DeliveryRetry {
-    /// Reads `initialBackoffMs`, `maxBackoffMs` and `maxAttempts` (under `deliveryRetry.` for the executable).
+    /// Reads `initialBackoffMs`, `maxBackoffMs`, `maxAttempts` and `timeoutMs` (under `deliveryRetry.` for the
+    /// executable).
     ///
     /// - Throws: ``WorkerError`` when a value is out of range or the maximum is below the initial wait.
     public init(config: ConfigReader) throws(WorkerError) {
@@ -96,7 +97,13 @@ extension WorkerConfiguration.DeliveryRetry {
             )
         }
         let attempts = try config.optionalInteger("maxAttempts", in: 0...1_000_000)
-        self.init(initialBackoff: .milliseconds(initial), maximumBackoff: .milliseconds(maximum), maxAttempts: attempts)
+        let timeout = try config.optionalInteger("timeoutMs", in: 0...86_400_000)
+        self.init(
+            initialBackoff: .milliseconds(initial),
+            maximumBackoff: .milliseconds(maximum),
+            maxAttempts: attempts,
+            timeout: timeout.map { .milliseconds($0) }
+        )
     }
 }
 

@@ -64,7 +64,9 @@ public struct WorkerConfiguration: Sendable {
     /// Default: `./geoworker-state`.
     public var stateDirectory: String
     /// Start with no devices: the state directory's store is moved aside (kept, named with the time) before the
-    /// worker opens a new one. For a damaged store with no changelog to rebuild from, knowingly; use it once.
+    /// worker opens a new one.
+    ///
+    /// For a damaged store with no changelog to rebuild from, knowingly; use it once.
     ///
     /// Default: false.
     public var resetState: Bool
@@ -193,18 +195,39 @@ extension WorkerConfiguration {
         /// refused); a catch-up run (``WorkerConfiguration/untilCaughtUp``) gives up after
         /// ``catchUpAttempts``, as a job whose caller wants an answer. 0: never, in either mode.
         public var maxAttempts: Int?
+        /// How long a delivery may wait for the broker before it counts as refused, and how long, after a rewind,
+        /// the worker may go without writing a checkpoint before that counts as another refusal: what turns an
+        /// outage into attempts of the retry budget.
+        ///
+        /// Default (nil): a service waits out outages however long (deliveries pause, nothing is lost); a catch-up run
+        /// waits ``catchUpTimeout``, so that an outage longer than its budget ends it with exit status 75. 0: never.
+        public var timeout: Duration?
 
         /// A catch-up run's attempts by default: with the default back-off, about a minute of waiting in all.
         public static let catchUpAttempts = 6
+        /// A catch-up run's delivery timeout by default.
+        public static let catchUpTimeout = Duration.seconds(30)
 
         public init(
             initialBackoff: Duration = .seconds(1),
             maximumBackoff: Duration = .seconds(60),
-            maxAttempts: Int? = nil
+            maxAttempts: Int? = nil,
+            timeout: Duration? = nil
         ) {
             self.initialBackoff = initialBackoff
             self.maximumBackoff = maximumBackoff
             self.maxAttempts = maxAttempts
+            self.timeout = timeout
+        }
+    }
+
+    /// How long a delivery may wait for the broker, and a rewound worker for its next checkpoint, before either counts
+    /// as refused; nil: for ever (see ``DeliveryRetry/timeout``).
+    public var deliveryTimeout: Duration? {
+        switch deliveryRetry.timeout {
+        case .zero?: nil
+        case let timeout?: timeout
+        case nil: untilCaughtUp ? DeliveryRetry.catchUpTimeout : nil
         }
     }
 

@@ -42,7 +42,8 @@ struct WorkerAssembly {
             backoff: .init(
                 initial: configuration.deliveryRetry.initialBackoff,
                 maximum: configuration.deliveryRetry.maximumBackoff,
-                maxAttempts: configuration.retryBudget
+                maxAttempts: configuration.retryBudget,
+                stallTimeout: configuration.deliveryTimeout
             ),
             health: health
         )

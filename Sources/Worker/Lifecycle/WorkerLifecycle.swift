@@ -75,6 +75,8 @@ struct WorkerLifecycle {
     private var refusals = 0
     /// The partitions were lost inside the poll under way: the loop rewinds when it returns.
     private var pendingLoss: WorkerError?
+    /// When the worker went back to consuming after a refusal, until a checkpoint is written again.
+    private var resumedAfterRefusal: ContinuousClock.Instant?
 
     /// How long to wait before retrying after failed attempts in a row: `initial`, doubling, at most `maximum`;
     /// after `maxAttempts` failed attempts in a row (nil: never), the worker gives up.
@@ -82,6 +84,9 @@ struct WorkerLifecycle {
         var initial: Duration
         var maximum: Duration
         var maxAttempts: Int? = nil
+        /// How long after a rewind the worker may run without writing a checkpoint before that counts as another
+        /// refusal (Kafka unreachable: nothing is read, nothing delivered); nil: for ever.
+        var stallTimeout: Duration? = nil
 
         /// Whether `failed` attempts in a row exhaust the budget.
         func isExhausted(after failed: Int) -> Bool { maxAttempts.map { failed >= $0 } ?? false }
@@ -162,9 +167,20 @@ struct WorkerLifecycle {
     mutating func polled(now: ContinuousClock.Instant) -> Action {
         switch state {
         case .running, .restoring:
-            guard let loss = pendingLoss else { return .consume }
-            pendingLoss = nil
-            return fenced(loss, now: now)
+            if let loss = pendingLoss {
+                pendingLoss = nil
+                return fenced(loss, now: now)
+            }
+            if let resumed = resumedAfterRefusal, let limit = backoff.stallTimeout, now - resumed >= limit {
+                return checkpointFailed(
+                    WorkerError(
+                        .delivery,
+                        "no checkpoint written within \(limit) of the last rewind (Kafka unreachable?)"
+                    ),
+                    now: now
+                )
+            }
+            return .consume
         case .failed(let error): return .fail(error)
         case .starting, .waitingForKafka, .backingOff, .stopping, .stopped: return .none
         }
@@ -190,6 +206,7 @@ struct WorkerLifecycle {
     /// A checkpoint was written: deliveries go through again, the next refusal starts the back-off afresh.
     mutating func checkpointWritten() -> Action {
         refusals = 0
+        resumedAfterRefusal = nil
         switch state {
         case .running, .restoring: return .consume
         case .starting, .waitingForKafka, .backingOff, .stopping, .stopped, .failed: return .none
@@ -251,9 +268,10 @@ struct WorkerLifecycle {
     /// The loop checks whether the back-off is over at `now`: consume (or connect) again, or go on waiting.
     mutating func backoffElapsed(now: ContinuousClock.Instant) -> Action {
         switch state {
-        case .backingOff(_, _, let until):
+        case .backingOff(_, let refused, let until):
             guard now >= until else { return .backOff(until: until) }
             state = .running
+            if refused > 0 { resumedAfterRefusal = now }
             return .consume
         case .waitingForKafka(_, _, let until):
             // Still waiting for Kafka: the state stays until the next attempt succeeds or fails.
