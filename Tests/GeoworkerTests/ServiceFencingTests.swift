@@ -94,6 +94,6 @@ struct ServiceFencingTests {
 
     @Test("three instances, one stopped past its session mid-stream and resumed: one instance's events")
     func threeInstances() async throws {
-        try await stallOne(of: 3, stopAfter: .milliseconds(1_000))
+        try await stallOne(of: 3, stopAfter: .milliseconds(2_000))
     }
 }
