@@ -203,6 +203,7 @@ public final class StateStore: Sendable {
         case appended([Int32: OffsetSpan])
     }
 
+    @discardableResult
     private func write(
         devices: some Sequence<EncodedDevice>,
         offsets: [TopicPartition: Int64],
