@@ -1,5 +1,6 @@
 import Configuration
 import GeoCore
+import Kafka
 import TestSupport
 import Testing
 
@@ -52,6 +53,32 @@ struct WorkerConfigurationTests {
         #expect(throws: WorkerError.self) {
             try WorkerConfiguration(config: ConfigReader.inMemory(["deliveryRetry.maxBackoffMs": 600_000]))
         }
+    }
+
+    @Test("static membership: groupInstanceId reaches the group's consumer only; none by default")
+    func staticMembership() throws {
+        let configuration = try WorkerConfiguration(config: ConfigReader.inMemory(["groupInstanceId": "geoworker-0"]))
+        #expect(configuration.groupInstanceID == "geoworker-0")
+        #expect(KafkaClients.groupConsumerConfiguration(configuration).properties["group.instance.id"] == "geoworker-0")
+        #expect(
+            KafkaClients.restoreConsumerConfiguration(configuration).properties["group.instance.id"] == nil,
+            "the restore consumer joins no group"
+        )
+        let dynamic = try WorkerConfiguration(config: ConfigReader.inMemory([:]))
+        #expect(KafkaClients.groupConsumerConfiguration(dynamic).properties["group.instance.id"] == nil)
+    }
+
+    @Test("the delivery timeout: 30 s for a catch-up run, none for a service, set, or 0 for none")
+    func deliveryTimeout() throws {
+        #expect(try WorkerConfiguration(config: ConfigReader.inMemory([:])).deliveryTimeout == nil)
+        let catchUp = try WorkerConfiguration(config: ConfigReader.inMemory(["untilCaughtUp": true]))
+        #expect(catchUp.deliveryTimeout == .seconds(30))
+        let set = try WorkerConfiguration(config: ConfigReader.inMemory(["deliveryRetry.timeoutMs": 5_000]))
+        #expect(set.deliveryTimeout == .seconds(5))
+        let never = try WorkerConfiguration(
+            config: ConfigReader.inMemory(["untilCaughtUp": true, "deliveryRetry.timeoutMs": 0])
+        )
+        #expect(never.deliveryTimeout == nil)
     }
 
     @Test("the dead-letter limits: set, derived from the producer's message.max.bytes, or refused when too large")
