@@ -37,6 +37,7 @@ public final class StateStore: Sendable {
         var configuration = Configuration()
         configuration.label = "geoworker.state"
         configuration.prepareDatabase { db in
+            db.add(function: Self.statePrecedes)
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.logCheckpointPages)")
         }
@@ -220,10 +221,10 @@ public final class StateStore: Sendable {
             var committed = false
             try database.writeWithoutTransaction { db in
                 try db.inTransaction {
-                    var upsertDevice = BoundStatement(try db.cachedStatement(sql: Self.upsertDeviceSQL))
-                    let storedState = try db.cachedStatement(sql: "SELECT state FROM device WHERE device_id = ?")
+                    var upsertDevice = BoundStatement(
+                        try db.cachedStatement(sql: keepingNewer ? Self.upsertNewerDeviceSQL : Self.upsertDeviceSQL)
+                    )
                     for device in ordered {
-                        if keepingNewer, try Self.isOlder(device, than: storedState) { continue }
                         upsertDevice.bind(device.deviceId)
                         upsertDevice.bind(Int64(device.partition))
                         upsertDevice.bind(device.bytes)
@@ -262,15 +263,19 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Whether the stored state of `device`'s id is newer than `device` (so a restore keeps it).
+    /// `geoworker_state_precedes(incoming, stored)`: whether the state `incoming` encodes is older than `stored`'s (its
+    /// applied offsets precede the other's), read from the encodings' heads; a restore's upsert keeps the stored row
+    /// then.
     ///
-    /// A stored row that does not decode is not kept over a record that does.
-    private static func isOlder(_ device: EncodedDevice, than storedState: Statement) throws -> Bool {
-        guard let stored = try Data.fetchOne(storedState, arguments: [device.deviceId]),
+    /// Called by SQLite only for a device already stored. A head that does not decode is not older: the record the
+    /// restore checked wins over a stored row that no longer decodes.
+    private static let statePrecedes = DatabaseFunction("geoworker_state_precedes", argumentCount: 2, pure: true) {
+        values in
+        guard let incoming = Data.fromDatabaseValue(values[0]), let stored = Data.fromDatabaseValue(values[1]),
+            let incomingOffsets = try? incoming.withUnsafeBytes({ try DeviceStateEncoding.appliedOffsets(in: $0) }),
             let storedOffsets = try? stored.withUnsafeBytes({ try DeviceStateEncoding.appliedOffsets(in: $0) })
         else { return false }
-        let incoming = try? device.bytes.withUnsafeBytes { try DeviceStateEncoding.appliedOffsets(in: $0) }
-        return incoming.map { $0.precedes(storedOffsets) } ?? false
+        return incomingOffsets.precedes(storedOffsets)
     }
 
     /// The changelog offsets to store for `progress`: a restore's as they are; of a checkpoint's own records, the
@@ -304,6 +309,13 @@ public final class StateStore: Sendable {
     private static let upsertDeviceSQL = """
         INSERT INTO device (device_id, partition, state) VALUES (?, ?, ?)
         ON CONFLICT (device_id) DO UPDATE SET partition = excluded.partition, state = excluded.state
+        """
+
+    /// The upsert of a restore: a stored state newer than the record's stays.
+    private static let upsertNewerDeviceSQL = """
+        INSERT INTO device (device_id, partition, state) VALUES (?, ?, ?)
+        ON CONFLICT (device_id) DO UPDATE SET partition = excluded.partition, state = excluded.state
+        WHERE NOT geoworker_state_precedes(excluded.state, device.state)
         """
 
     private static let upsertOffsetSQL = """
