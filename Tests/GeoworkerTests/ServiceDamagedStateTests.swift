@@ -82,12 +82,15 @@ struct ServiceDamagedStateTests {
         #expect(after.status == 0 && after.output.contains("healthy"), "\(after.output) \(after.errors)")
     }
 
-    @Test("without the changelog: the start fails naming the file and --reset-state, which then starts empty")
-    func withoutChangelog() async throws {
+    @Test(
+        "without the changelog: the start fails naming the file and --reset-state, which then starts empty",
+        arguments: Damage.allCases
+    )
+    func withoutChangelog(damage: Damage) async throws {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 100, positionsPerDevice: 40, topics: bed.topics)
-        try await firstRun(bed, traffic, damage: .garbage, extra: ["--no-changelog"])
-        try Damage.garbage.apply(to: bed.stateDirectory)
+        try await firstRun(bed, traffic, damage: damage, extra: ["--no-changelog"])
+        try damage.apply(to: bed.stateDirectory)
 
         let refused = try bed.start(["--no-changelog", "--until-caught-up"])
         #expect(await refused.waitForExit(timeout: .seconds(60)) == .exited(1))
