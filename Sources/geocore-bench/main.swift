@@ -1,6 +1,6 @@
 // Benchmarks of the core: message decoding, the tracker, and state store writes.
 //
-//   swift run -c release geocore-bench [--only decode|tracker|shapes|map|million|encode|store]
+//   swift run -c release geocore-bench [--only decode|tracker|shapes|map|nearby|million|encode|store]
 //
 // 1. Decode: 1M position messages (the documented layout, RFC 3339 or epoch-ms timestamps, varied
 //    devices, coordinates with 6 decimals as GPS receivers report them) decoded from their bytes on one core;
@@ -13,6 +13,7 @@
 //    bytes per pin of each kind.
 //    Map: the operations page's questions over 1M devices with 3 circle pins each (what the worker's loop
 //    pauses for): the map's device selection for the whole world and for a city, and a status card.
+//    Nearby: the nearby grid (issue 32) over 1M devices: placing and moving them, a 5 km query, a city's box.
 //    Million: 1M devices with 3 circle pins (and 100k with a 100-vertex polygon): resident bytes per device,
 //    positions/s with the bundled country index, a checkpoint of every device, loading them from the store.
 // 3. Encode: the tracker's events as CloudEvents JSON, one buffer each, as the worker publishes them.
@@ -175,6 +176,7 @@ func polygon(around center: Coordinate, radius: Double, vertices: Int) -> PinSha
 
 // The operations page's questions over a million devices: the worker's loop answers them between batches,
 // so their time is a pause of the worker.
+if runs("nearby") { benchmarkNearby(random: &random) }
 if runs("map") {
     var fleet = DeviceRegistry(tracker: DeviceTracker(countries: Hemispheres()))
     var fleetEvents: [DeviceEvent] = []
