@@ -26,29 +26,20 @@ extension Consumer {
     @available(*, noasync, message: "blocks the calling thread")
     public func confirmMembership(committing offsets: [TopicPartition: Int64]) throws(KafkaError) -> Membership {
         precondition(!offsets.isEmpty, "a membership check commits at least one offset")
-        let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        var err = rd_kafka_commit(handle.pointer, list, 0)
-        if err == RD_KAFKA_RESP_ERR_NO_ERROR {
-            // The request may succeed as a whole and fail for some partitions.
-            err = TopicPartition.offsets(from: list).first { $0.2 != RD_KAFKA_RESP_ERR_NO_ERROR }?.2 ?? err
-        }
-        if err == RD_KAFKA_RESP_ERR_NO_ERROR {
-            state.didCommit(list)
+        do {
+            try commit(offsets)
             return .confirmed
+        } catch  where Self.membershipLostCodes.contains(error.code) {
+            return .lost(error)
         }
-        let error = KafkaError(err, "membership check (offset commit)")
-        guard Self.membershipLostCodes.contains(err) else { throw error }
-        return .lost(error)
     }
 
     /// Answers that mean this consumer is not a member of the current generation.
-    private static let membershipLostCodes: [rd_kafka_resp_err_t] = [
-        RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION,
-        RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
-        RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID,
-        RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
-        RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
-        RD_KAFKA_RESP_ERR__STATE,
+    private static let membershipLostCodes: Set<KafkaError.Code> = [
+        KafkaError.Code(rawValue: RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION.rawValue),
+        KafkaError.Code(rawValue: RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID.rawValue),
+        KafkaError.Code(rawValue: RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID.rawValue),
+        KafkaError.Code(rawValue: RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST.rawValue),
+        .rebalanceInProgress, .invalidState,
     ]
 }

@@ -112,48 +112,31 @@ public final class DeliveryBatch: @unchecked Sendable {
         return errors.keys.sorted().map { report(at: $0) }
     }
 
-    /// Blocks until every message has its report, then returns for each partition of each topic the delivered
-    /// messages landed in the offset after the last of them.
-    @available(*, noasync, message: "blocks the calling thread")
-    public func waitForNextOffsets() -> [TopicPartition: Int64] {
-        condition.lock()
-        defer { condition.unlock() }
-        while pending > 0 { condition.wait() }
-        guard case .all(let topic) = topics else {
-            var next: [TopicPartition: Int64] = [:]
-            for index in 0..<count {
-                guard let offset = slots[index].offset, offset >= 0 else { continue }
-                let key = TopicPartition(topics[index], slots[index].partition)
-                next[key] = max(next[key] ?? 0, offset + 1)
-            }
-            return next
-        }
-        // One topic: by partition number, without hashing its name for every message.
-        var next: [Int32: Int64] = [:]
-        for index in 0..<count {
-            guard let offset = slots[index].offset, offset >= 0 else { continue }
-            next[slots[index].partition] = max(next[slots[index].partition] ?? 0, offset + 1)
-        }
-        return Dictionary(uniqueKeysWithValues: next.map { (TopicPartition(topic, $0.key), $0.value) })
-    }
-
     /// Blocks until every message has its report, then returns for each partition of each topic where the delivered
     /// messages landed: the first offset, the offset after the last, and how many.
     ///
-    /// A writer that must know whether someone else wrote between its messages (a gap) asks this rather than
-    /// ``waitForNextOffsets()``.
+    /// A writer that must know whether someone else wrote between its messages (a gap) compares the count with the
+    /// span (``OffsetSpan/isContiguous``).
     @available(*, noasync, message: "blocks the calling thread")
     public func waitForSpans() -> [TopicPartition: OffsetSpan] {
         condition.lock()
         defer { condition.unlock() }
         while pending > 0 { condition.wait() }
-        var spans: [TopicPartition: OffsetSpan] = [:]
+        guard case .all(let topic) = topics else {
+            var spans: [TopicPartition: OffsetSpan] = [:]
+            for index in 0..<count {
+                guard let offset = slots[index].offset, offset >= 0 else { continue }
+                OffsetSpan.include(offset, in: &spans[TopicPartition(topics[index], slots[index].partition)])
+            }
+            return spans
+        }
+        // One topic (a checkpoint's changelog records): by partition number, without hashing its name per message.
+        var spans: [Int32: OffsetSpan] = [:]
         for index in 0..<count {
             guard let offset = slots[index].offset, offset >= 0 else { continue }
-            let key = TopicPartition(topics[index], slots[index].partition)
-            spans[key, default: OffsetSpan(first: offset, next: offset + 1, count: 0)].include(offset)
+            OffsetSpan.include(offset, in: &spans[slots[index].partition])
         }
-        return spans
+        return Dictionary(uniqueKeysWithValues: spans.map { (TopicPartition(topic, $0.key), $0.value) })
     }
 
     /// Suspends until every message has its report, then returns them in send order.

@@ -20,10 +20,16 @@ public struct OffsetSpan: Hashable, Sendable {
     /// Whether the span holds nothing but these messages: no other writer's landed between them.
     public var isContiguous: Bool { next - first == Int64(count) }
 
-    /// Adds a message that landed at `offset`.
-    mutating func include(_ offset: Int64) {
-        first = min(first, offset)
-        next = max(next, offset + 1)
-        count += 1
+    /// Adds a message that landed at `offset` to `span`, which starts with it when there is none yet.
+    static func include(_ offset: Int64, in span: inout OffsetSpan?) {
+        guard let current = span else {
+            span = OffsetSpan(first: offset, next: offset + 1, count: 1)
+            return
+        }
+        span = OffsetSpan(
+            first: min(current.first, offset),
+            next: max(current.next, offset + 1),
+            count: current.count + 1
+        )
     }
 }

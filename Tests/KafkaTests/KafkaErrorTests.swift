@@ -69,14 +69,25 @@ struct KafkaErrorTests {
         #expect(refusals.count == 1)
         #expect(refusals.first?.error?.code == .messageSizeTooLarge)
         #expect(refusals == oneTopic.wait().filter { !$0.isDelivered })
-        #expect(oneTopic.waitForNextOffsets() == [TopicPartition(topic, 0): 2, TopicPartition(topic, 1): 3])
+        #expect(
+            oneTopic.waitForSpans().mapValues(\.next) == [TopicPartition(topic, 0): 2, TopicPartition(topic, 1): 3]
+        )
+        #expect(
+            oneTopic.waitForSpans() == [
+                TopicPartition(topic, 0): OffsetSpan(first: 0, next: 2, count: 2),
+                TopicPartition(topic, 1): OffsetSpan(first: 0, next: 3, count: 3),
+            ],
+            "the refused record landed nowhere"
+        )
 
         let twoTopics = producer.send([
             ProducerRecord(topic: other, partition: 0, key: nil, value: "f"),
             ProducerRecord(topic: topic, partition: 1, key: nil, value: "g"),
         ])
         #expect(twoTopics.waitForRefusals().isEmpty)
-        #expect(twoTopics.waitForNextOffsets() == [TopicPartition(other, 0): 1, TopicPartition(topic, 1): 4])
+        #expect(
+            twoTopics.waitForSpans().mapValues(\.next) == [TopicPartition(other, 0): 1, TopicPartition(topic, 1): 4]
+        )
         #expect(twoTopics.wait().map(\.topic) == [other, topic])
     }
 
