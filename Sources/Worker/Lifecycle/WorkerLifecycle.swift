@@ -17,6 +17,11 @@
 /// before it retries: 1 s, doubling up to 60 s (``Backoff``), counted from the last refusal until a
 /// checkpoint is written again.
 ///
+/// Partitions lost while the worker was paused past its session (`assignmentLost`, inside the poll), or a checkpoint the
+/// group's membership check refused (``WorkerError/Code/fenced``), rewind at once, uncounted: `running ──polled──>
+/// backingOff(until: now)`. After a refusal's rewind, a round that finds no checkpoint written within
+/// ``Backoff/stallTimeout`` counts as another refusal, so an outage spends a catch-up run's budget.
+///
 /// Newly assigned partitions are restored from the changelog inside the assignment (a rebalance hook run by
 /// the poll): `running ──assigned──> restoring ──restored──> running`; not ready meanwhile. Kafka unreachable at
 /// start-up is waited for: `starting ──connectFailed──> waitingForKafka ──(backoffElapsed: connect)──>
