@@ -68,10 +68,12 @@ extension StateStore {
                 var devices = 0
                 let rows = try Row.fetchCursor(db, sql: "SELECT device_id, state FROM device")
                 while let row = try rows.next() {
-                    let bytes: Data = row[1] ?? Data()
-                    do {
-                        _ = try DeviceStateEncoding.decode([UInt8](bytes))
-                    } catch {
+                    let decoded = try row.withUnsafeData(atIndex: 1) { data in
+                        (data ?? Data()).withUnsafeBytes { bytes in
+                            Result { () throws(DeviceStateDecodingError) in try DeviceStateEncoding.decode(bytes) }
+                        }
+                    }
+                    if case .failure(let error) = decoded {
                         return .damaged("device \(row[0] as String) does not decode: \(error)")
                     }
                     devices += 1

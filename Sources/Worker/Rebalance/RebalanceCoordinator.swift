@@ -47,7 +47,6 @@ final class RebalanceCoordinator: @unchecked Sendable {
         lostAssignments: Counter,
         logger: Logger
     ) {
-        self.lostAssignments = lostAssignments
         self.configuration = configuration
         self.clients = clients
         self.handover = handover
@@ -56,6 +55,7 @@ final class RebalanceCoordinator: @unchecked Sendable {
         self.devices = devices
         self.ledger = ledger
         self.lifecycle = lifecycle
+        self.lostAssignments = lostAssignments
         self.logger = logger
     }
 
