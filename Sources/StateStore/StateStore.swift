@@ -19,6 +19,8 @@ public final class StateStore: Sendable {
     public static let fileName = "state.sqlite"
 
     private let database: DatabasePool
+    /// The directory the store is in.
+    private let directory: String
 
     /// How many pages (4 KiB each) the write-ahead log takes before the commit that passes them copies it into the
     /// database file: 64 MiB, where SQLite's default is 4 MiB.
@@ -34,6 +36,7 @@ public final class StateStore: Sendable {
     /// - Throws: ``StateStoreError`` `open` when the directory or file cannot be used, `migrate` when the
     ///   schema cannot be brought up to date (for example a file written by a newer geoworker).
     public init(directory: String) throws(StateStoreError) {
+        self.directory = directory
         var configuration = Configuration()
         configuration.label = "geoworker.state"
         configuration.prepareDatabase { db in
@@ -82,6 +85,14 @@ public final class StateStore: Sendable {
                 }
                 return devices
             }
+        } catch let damage as StoredDataError {
+            // Found where the rows are decoded anyway, rather than by decoding every row at each start: the next
+            // start reads the mark and moves the store aside (``check(directory:decodingDevices:)``).
+            try? Data(damage.description.utf8).write(to: URL(fileURLWithPath: Self.damageMark(in: directory)))
+            throw StateStoreError(
+                code: .read,
+                message: "\(damage.description); the store is marked damaged, and the next start moves it aside"
+            )
         } catch {
             throw StateStoreError(.read, error)
         }

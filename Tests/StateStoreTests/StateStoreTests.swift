@@ -155,6 +155,14 @@ struct StateStoreTests {
         let error = #expect(throws: StateStoreError.self) { try store.loadDevices() }
         #expect(error?.code == .read)
         #expect(error?.description.contains("device d: encoding version 99") == true, "\(String(describing: error))")
+        // Found when loaded, it marks the store: the next start's quick check sees it without decoding every device.
+        guard case .damaged(let finding) = StateStore.check(directory: directory, decodingDevices: false) else {
+            Issue.record("the store is not marked damaged")
+            return
+        }
+        #expect(finding.contains("device d: encoding version 99"))
+        _ = try StateStore.moveAside(directory: directory, at: Date(timeIntervalSince1970: 0))
+        #expect(StateStore.check(directory: directory) == .missing, "the mark goes aside with the store")
     }
 
     @Test("a store written by schema v2 (pins' states in the pin rows) opens through v3 and v4 with nothing lost")
