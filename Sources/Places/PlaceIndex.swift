@@ -1,0 +1,152 @@
+import Countries
+public import GeoCore
+
+/// Where a point is in human terms, offline: its region, its nearest populated place and its time zone.
+///
+/// Read from a places index (`places.idx`, built by `make places` with ``PlaceIndexBuilder``):
+/// - **time zones** from timezone-boundary-builder's polygons, which cover the oceans too with the nautical zones
+///   (`Etc/GMT+5`), so every point has one; looked up exactly as ``CountryIndex`` looks up countries;
+/// - **regions** (ISO 3166-2 first-level subdivisions) from a polygon where the index has one for the point's
+///   country (the US, Canada, Australia, India, China and a few more), else from the nearest populated place of
+///   the same country that GeoNames gives a region: never another country's;
+/// - **localities** from GeoNames' places of 500 people or more, the nearest of the point's country (of all, for
+///   a point no country claims), in a k-d tree per country.
+public final class PlaceIndex: PlaceResolver {
+    /// One region of the index.
+    public struct Region: Hashable, Sendable {
+        public let code: String
+        public let name: String
+    }
+
+    /// What the index was built from, as its builder wrote it (for logs and `--version`-style answers).
+    public let sources: String
+    public let regions: [Region]
+    let timeZones: CountryIndex
+    let regionPolygons: CountryIndex
+    /// For each region polygon (by its number in ``regionPolygons``), its region's number in ``regions``.
+    let regionOfPolygon: [UInt16]
+    let places: PlaceTable
+    let tree: LocalityTree
+    /// ISO 3166-1 alpha-2 code -> country number of ``tree``.
+    let countryNumbers: [String: Int]
+    let offsets: UTCOffsets
+
+    init(contents: PlaceIndexContents) {
+        sources = contents.sources
+        regions = contents.regions
+        timeZones = contents.timeZones
+        regionPolygons = contents.regionPolygons
+        let regionNumbers = Dictionary(
+            contents.regions.enumerated().map { ($1.code, UInt16($0)) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        regionOfPolygon = contents.regionPolygons.countries.map { regionNumbers[$0.code] ?? LocalityTree.noRegion }
+        places = contents.places
+        tree = contents.tree
+        countryNumbers = Dictionary(
+            contents.countryCodes.enumerated().map { ($1, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        offsets = UTCOffsets(identifiers: contents.timeZones.countries.map(\.code))
+    }
+
+    /// The number of populated places the index holds.
+    public var placeCount: Int { places.count }
+
+    /// The IANA names of the time zones the index draws.
+    public var timeZoneIdentifiers: [String] { timeZones.countries.map(\.code) }
+
+    /// Bytes the index's tables take in memory.
+    public var memoryFootprint: Int {
+        timeZones.memoryFootprint + regionPolygons.memoryFootprint + places.memoryFootprint
+            + tree.nodes.count * (MemoryLayout<LocalityTree.Node>.stride + 3)
+    }
+
+    public func places(at coordinate: Coordinate, within radius: Double, countryCode: String?) -> PlaceAnswer {
+        let radius = max(0, radius)
+        let country = countryCode.flatMap { countryNumbers[$0] }
+        let point = LocalityTree.unitVector(coordinate)
+        return PlaceAnswer(
+            region: region(at: coordinate, point: point, within: radius, countryCode: countryCode, country: country),
+            // A country the index has no places of (Antarctica's claims, Bouvet Island) has no locality.
+            locality: countryCode != nil && country == nil
+                ? nil : locality(near: coordinate, point: point, country: country),
+            timeZone: timeZone(at: coordinate, within: radius)
+        )
+    }
+
+    public func utcOffset(ofTimeZone identifier: String, at time: Int64) -> Int? {
+        offsets.offset(of: identifier, at: time)
+    }
+
+    /// The time zone at a point (accuracy 0): the polygons cover the whole globe, the oceans with nautical zones.
+    public func timeZone(at coordinate: Coordinate) -> String? {
+        timeZones.country(at: coordinate)?.code
+    }
+
+    func timeZone(at coordinate: Coordinate, within radius: Double) -> PlaceDecision<String> {
+        guard radius > 0 else { return .decided(timeZones.country(at: coordinate)?.code) }
+        guard let zone = timeZones.country(at: coordinate, within: radius) else { return .undecided }
+        return .decided(zone.code)
+    }
+
+    /// The region: a polygon of the point's country that holds the point (within the coastal tolerance at sea),
+    /// else the region of the nearest place of that country that has one.
+    func region(
+        at coordinate: Coordinate,
+        point: SIMD3<Float>,
+        within radius: Double,
+        countryCode: String?,
+        country: Int?
+    ) -> PlaceDecision<PlaceRegion> {
+        guard let countryCode, let country else { return .decided(nil) }
+        if let polygon = regionPolygons.countryNumber(at: coordinate),
+            regionPolygons.countries[polygon].code.hasPrefix(countryCode + "-")
+        {
+            guard radius > 0 else { return .decided(region(number: regionOfPolygon[polygon], source: .polygon)) }
+            // A disc that reaches into another region, or beyond the polygons, decides nothing.
+            guard let whole = regionPolygons.country(at: coordinate, within: radius),
+                whole.code == regionPolygons.countries[polygon].code
+            else { return .undecided }
+            return .decided(region(number: regionOfPolygon[polygon], source: .polygon))
+        }
+        guard let nearest = tree.nearest(to: point, inCountry: country, filter: .withRegion) else {
+            return .decided(nil)
+        }
+        let number = tree.regions[nearest.node]
+        if radius > 0 {
+            // Every point of the disc is nearer this place than any place of another region when such a place lies
+            // beyond the nearest's distance plus the disc's diameter (the triangle inequality, on the chord).
+            let reach = LocalityTree.metres(chordSquared: nearest.chordSquared) + 2 * radius
+            let rival = tree.nearest(
+                to: point,
+                inCountry: country,
+                filter: .regionOtherThan(number),
+                within: LocalityTree.chordSquared(metres: reach)
+            )
+            if rival != nil { return .undecided }
+        }
+        return .decided(region(number: number, source: .nearestPlace))
+    }
+
+    private func region(number: UInt16, source: PlaceRegion.Source) -> PlaceRegion? {
+        guard number != LocalityTree.noRegion else { return nil }
+        let region = regions[Int(number)]
+        return PlaceRegion(code: region.code, name: region.name, source: source)
+    }
+
+    /// The nearest populated place of the point's country, or of all places when no country claims the point.
+    func locality(near coordinate: Coordinate, point: SIMD3<Float>, country: Int?) -> Locality? {
+        let found =
+            country.map { tree.nearest(to: point, inCountry: $0, filter: .any) } ?? tree.nearestAnywhere(to: point)
+        guard let node = found?.node else { return nil }
+        let place = places.coordinate(of: node)
+        return Locality(
+            name: places.name(of: node),
+            geonameId: Int(places.geonameIds[node]),
+            population: Int(places.populations[node]),
+            coordinate: place,
+            distance: coordinate.distance(to: place)
+        )
+    }
+}

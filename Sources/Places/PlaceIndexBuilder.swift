@@ -1,0 +1,164 @@
+public import Countries
+import GeoCore
+
+/// Compiles the places' sources into the index ``PlaceIndex`` reads.
+///
+/// The sources are as `tools/places/prepare_places.py` writes them. Built twice from the same sources, the index
+/// has the same bytes.
+public enum PlaceIndexBuilder {
+    /// The sources of one index.
+    public struct Sources {
+        /// `places.tsv`: geonameid, name, latitude, longitude, country, region (ISO 3166-2 or empty), population,
+        /// time zone; one place a line.
+        public var places: String
+        /// `regions.tsv`: ISO 3166-2 code, name, GeoNames admin-1 code; one region a line.
+        public var regions: String
+        /// The time-zone polygons, their codes IANA names.
+        public var timeZones: [CountryBoundary]
+        /// The region polygons, their codes ISO 3166-2 codes (names are taken from `regions`).
+        public var regionBoundaries: [CountryBoundary]
+        /// What the sources are, for the index's readers (versions and licences).
+        public var description: String
+
+        public init(
+            places: String,
+            regions: String,
+            timeZones: [CountryBoundary],
+            regionBoundaries: [CountryBoundary],
+            description: String
+        ) {
+            self.places = places
+            self.regions = regions
+            self.timeZones = timeZones
+            self.regionBoundaries = regionBoundaries
+            self.description = description
+        }
+    }
+
+    /// One line of `places.tsv`.
+    struct Place {
+        var geonameId: UInt32
+        var name: String
+        var latitude: Int32
+        var longitude: Int32
+        var country: String
+        var region: String
+        var population: UInt32
+    }
+
+    public static func build(_ sources: Sources) throws(PlaceIndexError) -> [UInt8] {
+        let regions = try parseRegions(sources.regions)
+        let regionNumbers = Dictionary(
+            regions.enumerated().map { ($1.code, UInt16($0)) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        let regionNames = Dictionary(regions.map { ($0.code, $0.name) }, uniquingKeysWith: { first, _ in first })
+        var places = try parsePlaces(sources.places)
+        places.sort { ($0.country, $0.geonameId) < ($1.country, $1.geonameId) }
+        let countries = Array(Set(places.map(\.country))).sorted()
+
+        var writer = PlaceIndexWriter()
+        writer.bytes += PlaceIndexFormat.magic
+        writer.u32(PlaceIndexFormat.version)
+        try writer.string(sources.description, lengthAs: UInt32.self)
+        writer.section(try polygons(sources.timeZones, of: "time-zone"))
+        let regionBoundaries = sources.regionBoundaries.map { boundary in
+            CountryBoundary(
+                code: boundary.code,
+                name: regionNames[boundary.code] ?? boundary.name,
+                rings: boundary.rings
+            )
+        }
+        writer.section(try polygons(regionBoundaries, of: "region"))
+        writer.u32(UInt32(regions.count))
+        for region in regions {
+            try writer.string(region.code, lengthAs: UInt8.self)
+            try writer.string(region.name, lengthAs: UInt16.self)
+        }
+
+        // Each country's places in a range of their own, laid out as its k-d tree.
+        var nodes = places.enumerated().map { number, place in
+            let point = LocalityTree.unitVector(
+                Coordinate(
+                    latitude: Double(place.latitude) / PlaceIndexFormat.degreeUnits,
+                    longitude: Double(place.longitude) / PlaceIndexFormat.degreeUnits
+                )!  // in range: parsePlaces checked
+            )
+            return LocalityTree.Node(x: point.x, y: point.y, z: point.z, place: UInt32(number))
+        }
+        var axes = [UInt8](repeating: 0, count: places.count)
+        writer.u32(UInt32(countries.count))
+        var start = 0
+        for country in countries {
+            var end = start
+            while end < places.count && places[end].country == country { end += 1 }
+            LocalityTree.layOut(&nodes, axes: &axes, range: start..<end)
+            try writer.string(country, lengthAs: UInt8.self)
+            writer.u32(UInt32(start))
+            writer.u32(UInt32(end - start))
+            start = end
+        }
+        let ordered = nodes.map { places[Int($0.place)] }
+        writer.u32(UInt32(ordered.count))
+        writer.array(ordered.map { $0.geonameId })
+        writer.array(ordered.map { $0.latitude })
+        writer.array(ordered.map { $0.longitude })
+        writer.array(ordered.map { $0.population })
+        writer.array(ordered.map { regionNumbers[$0.region] ?? LocalityTree.noRegion })
+        writer.array(axes)
+        var names: [UInt8] = []
+        var ends: [UInt32] = []
+        for place in ordered {
+            names += place.name.utf8
+            ends.append(UInt32(names.count))
+        }
+        writer.array(ends)
+        writer.u32(UInt32(names.count))
+        writer.bytes += names
+        return writer.bytes
+    }
+
+    private static func polygons(_ boundaries: [CountryBoundary], of kind: String) throws(PlaceIndexError) -> [UInt8] {
+        do {
+            return try CountryIndexBuilder.build(boundaries)
+        } catch {
+            throw PlaceIndexError("the \(kind) polygons: \(error.description)")
+        }
+    }
+
+    static func parseRegions(_ text: String) throws(PlaceIndexError) -> [PlaceIndex.Region] {
+        var regions: [PlaceIndex.Region] = []
+        for (number, line) in text.split(separator: "\n").enumerated() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count >= 2, fields[0].contains("-"), !fields[1].isEmpty else {
+                throw PlaceIndexError("regions.tsv line \(number + 1) is not code, name, admin-1 code")
+            }
+            regions.append(PlaceIndex.Region(code: String(fields[0]), name: String(fields[1])))
+        }
+        guard regions.count < Int(LocalityTree.noRegion) else { throw PlaceIndexError("too many regions") }
+        return regions.sorted { $0.code < $1.code }
+    }
+
+    static func parsePlaces(_ text: String) throws(PlaceIndexError) -> [Place] {
+        var places: [Place] = []
+        for (number, line) in text.split(separator: "\n").enumerated() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count >= 7, let id = UInt32(fields[0]), let latitude = Double(fields[2]),
+                let longitude = Double(fields[3]), (-90...90).contains(latitude), (-180...180).contains(longitude),
+                fields[4].utf8.count == 2, let population = UInt32(fields[6])
+            else { throw PlaceIndexError("places.tsv line \(number + 1) is not a place (\(line.prefix(80)))") }
+            places.append(
+                Place(
+                    geonameId: id,
+                    name: String(fields[1]),
+                    latitude: Int32((latitude * PlaceIndexFormat.degreeUnits).rounded()),
+                    longitude: Int32((longitude * PlaceIndexFormat.degreeUnits).rounded()),
+                    country: String(fields[4]),
+                    region: String(fields[5]),
+                    population: population
+                )
+            )
+        }
+        return places
+    }
+}
