@@ -28,6 +28,21 @@ extension PlaceIndex {
         self.init(contents: try contents.get())
     }
 
+    /// Reads the index at `path`, or, without one, at the first of ``defaultLocations(executable:)`` that exists.
+    ///
+    /// - Throws: ``PlaceIndexError`` naming where it looked and how to build the index when none is found.
+    public static func load(from path: String?) throws(PlaceIndexError) -> PlaceIndex {
+        if let path { return try PlaceIndex(contentsOf: path) }
+        let candidates = defaultLocations()
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+            throw PlaceIndexError(
+                "no places index found (looked for \(candidates.joined(separator: ", "))): build it with "
+                    + "`make places`, or give its path"
+            )
+        }
+        return try PlaceIndex(contentsOf: found)
+    }
+
     /// Where geoworker looks for `places.idx` when it is not told: beside the executable, in a source checkout's
     /// `.build-places/` (for an executable in `.build/<configuration>/`), and in `/usr/share/geoworker/`.
     public static func defaultLocations(executable: String = CommandLine.arguments.first ?? "") -> [String] {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Countries
 import Foundation
 import GeoCore
+import Places
 
 /// `geoworker geocode`: the offline country lookup, one coordinate or a stream of them.
 struct GeocodeCommand: ParsableCommand {
@@ -15,6 +16,10 @@ struct GeocodeCommand: ParsableCommand {
                 Reads `lat,lon` lines (FILE, or - for standard input) and writes one ISO 3166-1 code
                 per line, an empty line where there is no country. A malformed line gets an empty line
                 too, is reported on standard error, and makes the exit status 1.
+            geoworker geocode --places (LAT LON | --input FILE)
+                Adds the region (ISO 3166-2, from a polygon or the nearest place of the same country), the
+                nearest populated place and the IANA time zone: with --input, one JSON object per line,
+                {"lat","lon","country","region","locality","timeZone"} (a malformed line gets {"error": ...}).
             """
     )
 
@@ -34,6 +39,15 @@ struct GeocodeCommand: ParsableCommand {
     )
     var toleranceKilometres: Double = CountryIndex.territorialSea / 1000
 
+    @Flag(help: "Add the region, the nearest populated place and the time zone (needs the places index).")
+    var places = false
+
+    @Option(
+        name: .customLong("places-index"),
+        help: "The places index (default: places.idx beside the executable, .build-places/, /usr/share/geoworker/)."
+    )
+    var placesIndexPath: String?
+
     func validate() throws {
         if inputPath == nil && (coordinate.count != 2 || coordinate.contains { Double($0) == nil }) {
             throw ValidationError(
@@ -50,8 +64,9 @@ struct GeocodeCommand: ParsableCommand {
 
     func run() throws {
         let index = try CountryIndex.bundled(coastalTolerance: toleranceKilometres * 1000)
+        let placeIndex = places ? try PlaceIndex.load(from: placesIndexPath) : nil
         if let inputPath {
-            let failures = try GeocodeStream(index: index).run(inputPath: inputPath)
+            let failures = try GeocodeStream(index: index, places: placeIndex).run(inputPath: inputPath)
             if failures > 0 { throw ExitCode(1) }
             return
         }
@@ -74,6 +89,14 @@ struct GeocodeCommand: ParsableCommand {
             }
         } else {
             result["country"] = NSNull()
+        }
+        if let placeIndex {
+            // The same members as a line of --input --places gives.
+            var line: [UInt8] = []
+            placeIndex.places(at: point, within: 0, countryCode: result["country"] as? String)
+                .appendGeocodeLine(at: point, country: result["country"] as? String, to: &line)
+            let members = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] ?? [:]
+            for key in ["region", "locality", "timeZone"] { result[key] = members[key] }
         }
         let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .withoutEscapingSlashes])
         print(String(decoding: json, as: UTF8.self))

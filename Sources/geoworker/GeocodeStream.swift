@@ -1,8 +1,10 @@
 import Countries
 import Foundation
 import GeoCore
+import Places
 
-/// The streaming form of `geoworker geocode`: `lat,lon` lines in, one country code per line out.
+/// The streaming form of `geoworker geocode`: `lat,lon` lines in, one country code per line out (with places, one
+/// JSON object per line: ``PlaceAnswer/appendGeocodeLine(at:country:to:)``).
 ///
 /// Built for files of millions of lines: input is read in large blocks straight into one buffer, each block's
 /// whole lines are cut into one stretch per core and geocoded in parallel, each line read in place
@@ -10,6 +12,8 @@ import GeoCore
 /// and answered from bytes prepared once per country; the stretches' output is written in input order.
 struct GeocodeStream {
     let index: CountryIndex
+    /// With `--places`: the places index, each line answered as JSON.
+    let places: PlaceIndex?
     /// Malformed lines reported on standard error before going quiet (all are still counted).
     static let reportedFailures = 10
     private static let blockSize = 1 << 22
@@ -30,7 +34,7 @@ struct GeocodeStream {
         defer { if input != STDIN_FILENO { close(input) } }
         let codes = index.countries.map { Array($0.code.utf8) + [UInt8(ascii: "\n")] }
         let threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
-        let stretches = (0..<threads).map { _ in Stretch(codes: codes) }
+        let stretches = (0..<threads).map { _ in Stretch(codes: codes, places: places) }
         var report = FailureReport()
         // `filled` bytes of `buffer` hold input; a partial last line moves to the front before the next read.
         var buffer = [UInt8](repeating: 0, count: Self.blockSize)
@@ -117,6 +121,7 @@ struct GeocodeStream {
         // @unchecked: a stretch is used by one thread at a time: its geocoding thread, then the reading one.
         /// Each country's code and a newline, by its number in the index.
         let codes: [[UInt8]]
+        let places: PlaceIndex?
         private(set) var result = Result()
 
         struct Result {
@@ -127,7 +132,10 @@ struct GeocodeStream {
             var malformedCount = 0
         }
 
-        init(codes: [[UInt8]]) { self.codes = codes }
+        init(codes: [[UInt8]], places: PlaceIndex?) {
+            self.codes = codes
+            self.places = places
+        }
 
         /// Geocodes the lines into a local result, stored once at the end: the stretches sit side by side
         /// in memory, and counting in the object from two threads would share its cache line between cores.
@@ -149,6 +157,9 @@ struct GeocodeStream {
             self.result = result
         }
 
+        /// With places, what a malformed line gets: an object that says so, keeping the output line for line.
+        private static let malformedLine = Array(#"{"error":"expected 'lat,lon' in degrees"}"#.utf8)
+
         private func handle(_ line: UnsafeRawBufferPointer, _ index: CountryIndex, into result: inout Result) {
             result.lines += 1
             var line = line
@@ -158,10 +169,16 @@ struct GeocodeStream {
                 if result.malformed.count < GeocodeStream.reportedFailures {
                     result.malformed.append((result.lines, String(decoding: line.prefix(80), as: UTF8.self)))
                 }
+                if places != nil { result.output.append(contentsOf: Self.malformedLine) }
                 result.output.append(UInt8(ascii: "\n"))
                 return
             }
-            if let number = index.countryNumber(at: point) {
+            if let places {
+                let country = index.countryNumber(at: point).map { index.countries[$0].code }
+                places.places(at: point, within: 0, countryCode: country)
+                    .appendGeocodeLine(at: point, country: country, to: &result.output)
+                result.output.append(UInt8(ascii: "\n"))
+            } else if let number = index.countryNumber(at: point) {
                 result.output.append(contentsOf: codes[number])
             } else {
                 result.output.append(UInt8(ascii: "\n"))
