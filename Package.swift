@@ -95,7 +95,7 @@ let package = Package(
         .target(
             name: "Worker",
             dependencies: [
-                "Kafka", "GeoCore", "StateStore", "Countries", "Threads",
+                "Kafka", "GeoCore", "StateStore", "Countries", "Places", "Threads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -94,6 +94,28 @@ public struct CloudEventEncoder: Sendable {
             json.member("countryName", change.countryName)
             json.key("position")
             json.fix(change.position)
+            if change.region != nil || change.locality != nil {
+                json.key("region")
+                json.region(change.region)
+                json.key("locality")
+                json.locality(change.locality)
+            }
+        case .regionChanged(let change):
+            json.key("from")
+            json.region(change.from)
+            json.key("to")
+            json.region(change.to)
+            json.key("countryCode")
+            json.optionalString(change.countryCode)
+            json.key("position")
+            json.fix(change.position)
+        case .timeZoneChanged(let change):
+            json.key("from")
+            json.zone(change.from)
+            json.key("to")
+            json.zone(change.to)
+            json.key("position")
+            json.fix(change.position)
         case .languageSuggested(let suggestion):
             json.member("countryCode", suggestion.countryCode)
             json.member("language", suggestion.language)

@@ -16,6 +16,8 @@ public struct DeviceEvent: Hashable, Sendable {
         case geofenceDwelled(GeofenceDwell)
         case geofenceCrossed(GeofencePassage)
         case geofenceApproaching(GeofenceApproach)
+        case regionChanged(RegionChange)
+        case timeZoneChanged(TimeZoneChange)
     }
 
     public init(id: String, deviceId: String, time: Int64, payload: Payload) {
@@ -31,7 +33,7 @@ public struct DeviceEvent: Hashable, Sendable {
     /// Every CloudEvents `type` an event may have, each at its ``typeNumber``.
     public static let types = [
         "geofence.entered", "geofence.exited", "country.changed", "language.suggested", "geofence.dwelled",
-        "geofence.crossed", "geofence.approaching",
+        "geofence.crossed", "geofence.approaching", "region.changed", "timezone.changed",
     ]
 
     /// The position of the event's `type` in ``types``: what counts events by type without hashing the name.
@@ -44,6 +46,8 @@ public struct DeviceEvent: Hashable, Sendable {
         case .geofenceDwelled: 4
         case .geofenceCrossed: 5
         case .geofenceApproaching: 6
+        case .regionChanged: 7
+        case .timeZoneChanged: 8
         }
     }
 }
@@ -143,11 +147,82 @@ public struct CountryChange: Hashable, Sendable {
     /// The English name of `to`.
     public let countryName: String
     public let position: Fix
+    /// With places: the region of the fix that decided the change (nil where none is known, or without places).
+    public let region: PlaceRegion?
+    /// With places: the populated place nearest that fix.
+    public let locality: Locality?
 
-    public init(from: String?, to: String, countryName: String, position: Fix) {
+    public init(
+        from: String?,
+        to: String,
+        countryName: String,
+        position: Fix,
+        region: PlaceRegion? = nil,
+        locality: Locality? = nil
+    ) {
         self.from = from
         self.to = to
         self.countryName = countryName
+        self.position = position
+        self.region = region
+        self.locality = locality
+    }
+}
+
+extension CountryChange {
+    /// The same change with the region and locality of its fix.
+    func described(region: PlaceRegion?, locality: Locality?) -> CountryChange {
+        CountryChange(
+            from: from,
+            to: to,
+            countryName: countryName,
+            position: position,
+            region: region,
+            locality: locality
+        )
+    }
+}
+
+/// A device arriving in another region (an ISO 3166-2 subdivision) of its country, or in a country where no
+/// region is known (`to` nil).
+public struct RegionChange: Hashable, Sendable {
+    /// The region last announced, nil for the first.
+    public let from: PlaceRegion?
+    public let to: PlaceRegion?
+    /// The device's country (ISO 3166-1 alpha-2) at the change.
+    public let countryCode: String?
+    public let position: Fix
+
+    public init(from: PlaceRegion?, to: PlaceRegion?, countryCode: String?, position: Fix) {
+        self.from = from
+        self.to = to
+        self.countryCode = countryCode
+        self.position = position
+    }
+}
+
+/// A device arriving in another time zone: each side with its offset from UTC at the fix's time, so that a
+/// consumer can tell a change of clock from a change of name.
+public struct TimeZoneChange: Hashable, Sendable {
+    /// An IANA time zone and its offset from UTC (seconds, daylight saving time included) at the change.
+    public struct Zone: Hashable, Sendable {
+        public let identifier: String
+        public let utcOffsetSeconds: Int?
+
+        public init(identifier: String, utcOffsetSeconds: Int?) {
+            self.identifier = identifier
+            self.utcOffsetSeconds = utcOffsetSeconds
+        }
+    }
+
+    /// The zone last announced, nil for the first.
+    public let from: Zone?
+    public let to: Zone
+    public let position: Fix
+
+    public init(from: Zone?, to: Zone, position: Fix) {
+        self.from = from
+        self.to = to
         self.position = position
     }
 }

@@ -59,10 +59,16 @@ public struct DeviceRegistry: Sendable {
         }
     }
 
-    /// The operator's status card of one device, if the registry holds it.
-    public func statusCard(of deviceId: String) -> DeviceStatusCard? {
+    /// The operator's status card of one device, if the registry holds it, asked for at `now` (milliseconds since
+    /// the epoch: the moment of the device's local time on the card).
+    public func statusCard(of deviceId: String, now: Int64) -> DeviceStatusCard? {
         index.slot(of: deviceId, hash: index.hashing.hash(deviceId)) { slots[$0].state.deviceId }.map {
-            DeviceStatusCard(state: slots[$0].state, confirmedByFix: slots[$0].confirmedByFix, tracker: tracker)
+            DeviceStatusCard(
+                state: slots[$0].state,
+                confirmedByFix: slots[$0].confirmedByFix,
+                tracker: tracker,
+                now: now
+            )
         }
     }
 

@@ -15,6 +15,8 @@ public struct DeviceState: Hashable, Sendable {
     public var countryCandidate: String?
     /// How many consecutive fixes placed the device in `countryCandidate`.
     public var countryCandidateFixes: Int
+    /// With places: the region and time zone announced, and the changes pending.
+    public var places: DevicePlaces
     /// The partition number its messages arrive on: that of the last message applied to it.
     ///
     /// Both input topics are co-partitioned and keyed by device id, so a device's positions and commands share this
@@ -35,6 +37,7 @@ public struct DeviceState: Hashable, Sendable {
         country: String? = nil,
         countryCandidate: String? = nil,
         countryCandidateFixes: Int = 0,
+        places: DevicePlaces = DevicePlaces(),
         inputPartition: Int32 = 0,
         appliedOffsets: AppliedOffsets = AppliedOffsets()
     ) {
@@ -45,6 +48,7 @@ public struct DeviceState: Hashable, Sendable {
         self.country = country
         self.countryCandidate = countryCandidate
         self.countryCandidateFixes = countryCandidateFixes
+        self.places = places
         self.inputPartition = inputPartition
         self.appliedOffsets = appliedOffsets
     }

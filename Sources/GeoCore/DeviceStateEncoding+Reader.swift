@@ -56,6 +56,35 @@ extension DeviceStateEncoding {
             return Double(bitPattern: bits)
         }
 
+        /// A device's places (version 4).
+        mutating func places() throws(DeviceStateDecodingError) -> DevicePlaces {
+            let flags = try byte("places flags")
+            guard flags & ~PlacesFlag.all == 0 else { throw DeviceStateDecodingError("unknown places flags \(flags)") }
+            var places = DevicePlaces()
+            if flags & PlacesFlag.region != 0 {
+                let code = try string("region code")
+                let name = try string("region name")
+                let source = try byte("region source")
+                guard source <= 1 else { throw DeviceStateDecodingError("unknown region source \(source)") }
+                places.region = PlaceRegion(code: code, name: name, source: source == 0 ? .polygon : .nearestPlace)
+            }
+            if flags & PlacesFlag.regionCandidate != 0 { places.regionCandidate = try string("region candidate") }
+            places.regionCandidateFixes = try fixCount("region candidate fixes")
+            if flags & PlacesFlag.timeZone != 0 { places.timeZone = try string("time zone") }
+            if flags & PlacesFlag.timeZoneCandidate != 0 {
+                places.timeZoneCandidate = try string("time-zone candidate")
+            }
+            places.timeZoneCandidateFixes = try fixCount("time-zone candidate fixes")
+            return places
+        }
+
+        private mutating func fixCount(_ what: String) throws(DeviceStateDecodingError) -> Int {
+            guard let count = Int(exactly: try varint(what)) else {
+                throw DeviceStateDecodingError("the \(what) is out of range")
+            }
+            return count
+        }
+
         mutating func string(_ what: String) throws(DeviceStateDecodingError) -> String {
             let length = try varint("\(what) length")
             guard length <= UInt64(remaining) else { throw DeviceStateDecodingError("cut short in the \(what)") }

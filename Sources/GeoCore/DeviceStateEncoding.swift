@@ -4,13 +4,13 @@
 /// The state store keeps it as each device's row and the changelog carries it as each device's record, the same bytes,
 /// so a restore stores what it reads without decoding and encoding again.
 ///
-/// Layout, version 3 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
+/// Layout, version 4 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
 /// a string is its UTF-8 length as a varint, then its bytes):
 /// ```
-/// u8 version (3) · string deviceId · varint inputPartition · varint positions offset + 1 · varint commands
+/// u8 version (4) · string deviceId · varint inputPartition · varint positions offset + 1 · varint commands
 /// offset + 1 · u8 flags (1 last fix, 2 its accuracy, 4 country, 8 country candidate) · [f64 lat · f64 lon ·
 /// zigzag varint timestamp · [f64 accuracy]] · [string country] · [string candidate] · varint candidate fixes ·
-/// varint language count · strings · varint pin count · pins
+/// varint language count · strings · varint pin count · pins · places
 /// pin: string id · u8 flags (1 title, 2 metadata, 4 polygon, 8 multi-polygon, 16 dwell, 32 approach,
 /// 64 since) · u8 state (bits 0-1 announced membership, 4 dwell announced, 8 approach announced, 16 approach
 /// arrival) ·
@@ -18,8 +18,12 @@
 /// per ring varint vertex count · per vertex f64 lon · f64 lat (rings without their closing vertex) ·
 /// [varint dwell seconds] · [varint approach seconds] · [zigzag varint since] · [zigzag varint approach arrival] ·
 /// [string title] · [string metadata]
+/// places: u8 flags (1 region, 2 region candidate, 4 time zone, 8 time-zone candidate) · [string region code ·
+/// string region name · u8 region source (0 polygon, 1 nearest place)] · [string region candidate] · varint region
+/// candidate fixes · [string time zone] · [string time-zone candidate] · varint time-zone candidate fixes
 /// ```
-/// Version 2 is version 3 without the approach arrival (its state bit is never set).
+/// Version 3 is version 4 without places (read as none announced: a device's first fix after an upgrade announces
+/// its region and time zone). Version 2 is version 3 without the approach arrival (its state bit is never set).
 /// Version 1 (circles only, no per-pin times) differs in its pins: string id · f64 lat · f64 lon · f64 radius ·
 /// u8 flags (1 title, 2 metadata) · u8 announced membership · [string title] · [string metadata]. Stores and
 /// changelogs written by versions 1 and 2 are read as they are and written back as version 3 when the device
@@ -29,9 +33,9 @@
 /// (written by a newer geoworker) with an error that says so, never with a guess.
 public enum DeviceStateEncoding {
     /// The version this build writes.
-    public static let version: UInt8 = 3
+    public static let version: UInt8 = 4
     /// The versions this build reads.
-    public static let readableVersions: ClosedRange<UInt8> = 1...3
+    public static let readableVersions: ClosedRange<UInt8> = 1...4
 
     /// The state's bytes.
     public static func encode(_ state: DeviceState) -> [UInt8] {
@@ -62,6 +66,7 @@ public enum DeviceStateEncoding {
         for language in state.languages { writer.string(language) }
         writer.varint(UInt64(state.pins.count))
         for tracked in state.pins { writer.pin(tracked) }
+        writer.places(state.places)
         return writer.bytes
     }
 
@@ -119,6 +124,7 @@ public enum DeviceStateEncoding {
         for _ in 0..<pinCount {
             pins.append(version == 1 ? try reader.pinVersion1() : try reader.pin(hasArrival: version >= 3))
         }
+        let places = version >= 4 ? try reader.places() : DevicePlaces()
         guard reader.isAtEnd else {
             throw DeviceStateDecodingError("\(reader.remaining) bytes after the end of the state")
         }
@@ -130,6 +136,7 @@ public enum DeviceStateEncoding {
             country: country,
             countryCandidate: candidate,
             countryCandidateFixes: candidateFixes,
+            places: places,
             inputPartition: partition,
             appliedOffsets: AppliedOffsets(positions: positions, commands: commands)
         )
@@ -181,6 +188,15 @@ public enum DeviceStateEncoding {
         static let approach: UInt8 = 32
         static let since: UInt8 = 64
         static let all: UInt8 = 127
+    }
+
+    /// The flags of a device's places.
+    enum PlacesFlag {
+        static let region: UInt8 = 1
+        static let regionCandidate: UInt8 = 2
+        static let timeZone: UInt8 = 4
+        static let timeZoneCandidate: UInt8 = 8
+        static let all: UInt8 = 15
     }
 
     /// The state byte of a pin: its membership in the low two bits, then what has been announced.
@@ -249,6 +265,25 @@ public enum DeviceStateEncoding {
             if let arrival = tracked.approachArrival { varint(zigzag(arrival)) }
             if let title = pin.title { string(title) }
             if let metadata = pin.metadataJSON { string(metadata) }
+        }
+
+        mutating func places(_ places: DevicePlaces) {
+            var flags: UInt8 = 0
+            if places.region != nil { flags |= PlacesFlag.region }
+            if places.regionCandidate != nil { flags |= PlacesFlag.regionCandidate }
+            if places.timeZone != nil { flags |= PlacesFlag.timeZone }
+            if places.timeZoneCandidate != nil { flags |= PlacesFlag.timeZoneCandidate }
+            byte(flags)
+            if let region = places.region {
+                string(region.code)
+                string(region.name)
+                byte(region.source == .polygon ? 0 : 1)
+            }
+            if let candidate = places.regionCandidate { string(candidate) }
+            varint(UInt64(max(0, places.regionCandidateFixes)))
+            if let zone = places.timeZone { string(zone) }
+            if let candidate = places.timeZoneCandidate { string(candidate) }
+            varint(UInt64(max(0, places.timeZoneCandidateFixes)))
         }
 
         mutating func byte(_ value: UInt8) { bytes.append(value) }

@@ -19,12 +19,19 @@ public struct DeviceStatusCard: Sendable {
     public let status: LocationStatus
     public let countryName: String?
     public let suggestion: LanguageSuggestion?
+    /// With places: the populated place nearest the last fix.
+    public let locality: Locality?
+    /// With places: the device's time zone and, at the card's time, its offset from UTC.
+    public let timeZone: TimeZoneChange.Zone?
+    /// The time the card was asked for (milliseconds since the epoch): the moment of its local time.
+    public let now: Int64
 
     /// - Parameters:
     ///   - state: the device's state.
     ///   - confirmedByFix: whether this instance has applied a position of the device since it took it.
-    ///   - tracker: the tracker whose country names and language advice the card uses.
-    public init(state: DeviceState, confirmedByFix: Bool, tracker: DeviceTracker) {
+    ///   - tracker: the tracker whose country names, language advice and places the card uses.
+    ///   - now: the time the card is asked for, for the device's local time.
+    public init(state: DeviceState, confirmedByFix: Bool, tracker: DeviceTracker, now: Int64) {
         self.state = state
         if state.lastFix == nil {
             status = .unknown
@@ -34,6 +41,17 @@ public struct DeviceStatusCard: Sendable {
         countryName = state.country.map { tracker.countries.countryName(for: $0) }
         suggestion = state.country.flatMap {
             tracker.languages?.suggestion(for: $0, deviceLanguages: state.languages)
+        }
+        self.now = now
+        if let places = tracker.places, let fix = state.lastFix {
+            locality = places.places(at: fix.coordinate, within: 0, countryCode: state.country).locality
+        } else {
+            locality = nil
+        }
+        timeZone = tracker.places.flatMap { places in
+            state.places.timeZone.map {
+                TimeZoneChange.Zone(identifier: $0, utcOffsetSeconds: places.utcOffset(ofTimeZone: $0, at: now))
+            }
         }
     }
 
@@ -53,6 +71,25 @@ public struct DeviceStatusCard: Sendable {
         if let code = state.country { json.string(code) } else { json.null() }
         if let countryName { json.member("name", countryName) }
         json.endObject()
+        json.key("region")
+        json.region(state.places.region)
+        json.key("locality")
+        json.locality(locality)
+        json.key("timeZone")
+        if let timeZone {
+            json.beginObject()
+            json.member("timeZone", timeZone.identifier)
+            json.key("utcOffsetSeconds")
+            if let offset = timeZone.utcOffsetSeconds {
+                json.number(Double(offset))
+                json.member("localTime", Self.localTime(now, offsetSeconds: offset))
+            } else {
+                json.null()
+            }
+            json.endObject()
+        } else {
+            json.null()
+        }
         json.key("languages")
         json.beginArray()
         for language in state.languages { json.string(language) }
@@ -72,6 +109,18 @@ public struct DeviceStatusCard: Sendable {
         json.endArray()
         json.endObject()
         return json.output
+    }
+}
+
+extension DeviceStatusCard {
+    /// RFC 3339 local time with its offset, to the second: `2026-11-21T03:34:00-05:00`.
+    static func localTime(_ milliseconds: Int64, offsetSeconds: Int) -> String {
+        let local = Timestamp.rfc3339(milliseconds + Int64(offsetSeconds) * 1000)
+        let minutes = abs(offsetSeconds) / 60
+        let hours = minutes / 60
+        let sign = offsetSeconds < 0 ? "-" : "+"
+        let offset = "\(sign)\(hours < 10 ? "0" : "")\(hours):\(minutes % 60 < 10 ? "0" : "")\(minutes % 60)"
+        return String(local.prefix(19)) + offset
     }
 }
 

@@ -57,15 +57,19 @@ public struct DeviceTracker: Sendable {
     public let configuration: TrackerConfiguration
     public let countries: any CountryResolver
     public let languages: (any LanguageAdvisor)?
+    /// Regions, localities and time zones (``PlaceTracker``); without it, no place events.
+    public let places: (any PlaceResolver)?
 
     public init(
         configuration: TrackerConfiguration = TrackerConfiguration(),
         countries: any CountryResolver,
-        languages: (any LanguageAdvisor)? = nil
+        languages: (any LanguageAdvisor)? = nil,
+        places: (any PlaceResolver)? = nil
     ) {
         self.configuration = configuration
         self.countries = countries
         self.languages = languages
+        self.places = places
     }
 
     // MARK: Positions
@@ -104,6 +108,8 @@ public struct DeviceTracker: Sendable {
         keepsArea: Bool,
         events: inout [DeviceEvent]
     ) -> Outcome {
+        let first = events.count
+        defer { dropDisabledEvents(from: first, in: &events) }
         if let last = state.lastFix {
             if position.timestamp < last.timestamp { return Outcome(kind: .stale) }
             if position.timestamp == last.timestamp { return Outcome(kind: .duplicate) }
@@ -128,15 +134,42 @@ public struct DeviceTracker: Sendable {
                 geofences.evaluate(&state.pins[index], context, numbering: &numbering, events: &events)
             }
         }
-        updateCountry(
+        let (decided, change) = updateCountry(
             of: &state,
             at: fix,
             accuracy: margin,
             area: &countryArea,
-            keepsArea: keepsArea,
-            numbering: &numbering,
-            events: &events
+            keepsArea: keepsArea
         )
+        // The places of the fix, in the country its point lies in: the decided one when its disc decided it.
+        let answer = places.map { places in
+            let country = decided ?? countries.countryCode(at: fix.coordinate)
+            return (places, country, places.places(at: fix.coordinate, within: margin, countryCode: country))
+        }
+        if var change {
+            if let (places, country, answer) = answer {
+                // The region and locality of the fix that decided it, as its point lies.
+                let point =
+                    answer.region == .undecided
+                    ? places.places(at: fix.coordinate, within: 0, countryCode: country) : answer
+                change = change.described(region: point.region.value, locality: answer.locality)
+            }
+            events.append(numbering.next(.countryChanged(change)))
+            if let suggestion = languages?.suggestion(for: change.to, deviceLanguages: state.languages) {
+                events.append(numbering.next(.languageSuggested(suggestion)))
+            }
+        }
+        if let (places, country, answer) = answer {
+            PlaceTracker(configuration: configuration, resolver: places).update(
+                &state.places,
+                answer: answer,
+                pointAnswer: { places.places(at: fix.coordinate, within: 0, countryCode: country) },
+                country: state.country,
+                fix: fix,
+                numbering: &numbering,
+                events: &events
+            )
+        }
         return Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
     }
 
@@ -178,15 +211,15 @@ public struct DeviceTracker: Sendable {
     /// device moving a few hundred metres between fixes is looked up again every few kilometres.
     static let countryAreaReach = 2_000.0
 
+    /// Decides the device's country from the fix: returns the country the fix's disc decided (nil when it decided
+    /// none), and the change to announce, if any.
     private func updateCountry(
         of state: inout DeviceState,
         at fix: Fix,
         accuracy: Double,
         area: inout CountryArea,
-        keepsArea: Bool,
-        numbering: inout EventNumbering,
-        events: inout [DeviceEvent]
-    ) {
+        keepsArea: Bool
+    ) -> (decided: String?, change: CountryChange?) {
         // The first fix: the country the position lies in. Later: only a fix whose whole accuracy disc lies
         // in one country decides (nil: near a border, or at sea beyond the tolerance: keep the last); a disc
         // inside the area around the last lookup lies in the device's country.
@@ -211,20 +244,21 @@ public struct DeviceTracker: Sendable {
         // An area stands for the device's country: kept only while that is the country it lies in (a first
         // fix in another country that needs confirming does not change the device's country yet).
         defer { area = decided != nil && decided == state.country ? freshArea : .none }
-        guard let code = decided else { return }
+        guard let code = decided else { return (nil, nil) }
         if code == state.country {
             state.countryCandidate = nil
             state.countryCandidateFixes = 0
-            return
+            return (code, nil)
         }
         if state.country != nil {
-            if state.countryCandidate == code {
-                state.countryCandidateFixes += 1
-            } else {
-                state.countryCandidate = code
-                state.countryCandidateFixes = 1
-            }
-            guard state.countryCandidateFixes >= configuration.countryConfirmations else { return }
+            guard
+                ChangeConfirmation.confirms(
+                    code,
+                    candidate: &state.countryCandidate,
+                    fixes: &state.countryCandidateFixes,
+                    needed: configuration.countryConfirmations
+                )
+            else { return (code, nil) }
         }
         let change = CountryChange(
             from: state.country,
@@ -235,16 +269,32 @@ public struct DeviceTracker: Sendable {
         state.country = code
         state.countryCandidate = nil
         state.countryCandidateFixes = 0
-        events.append(numbering.next(.countryChanged(change)))
-        if let suggestion = languages?.suggestion(for: code, deviceLanguages: state.languages) {
-            events.append(numbering.next(.languageSuggested(suggestion)))
-        }
+        return (code, change)
     }
 
     // MARK: Commands
 
     /// Applies a command to its device's state, appending the events it causes to `events`.
     public func apply(
+        _ command: DeviceCommand,
+        origin: MessageOrigin,
+        to state: inout DeviceState,
+        events: inout [DeviceEvent]
+    ) -> Outcome {
+        let first = events.count
+        defer { dropDisabledEvents(from: first, in: &events) }
+        return applyCommand(command, origin: origin, to: &state, events: &events)
+    }
+
+    /// Removes the events of types the configuration turns off from those appended since `first` (they were
+    /// numbered all the same, so the others keep their ids whichever types are off).
+    private func dropDisabledEvents(from first: Int, in events: inout [DeviceEvent]) {
+        guard !configuration.disabledEventTypes.isEmpty, events.count > first else { return }
+        let kept = events[first...].filter { !configuration.disabledEventTypes.contains($0.type) }
+        events.replaceSubrange(first..., with: kept)
+    }
+
+    private func applyCommand(
         _ command: DeviceCommand,
         origin: MessageOrigin,
         to state: inout DeviceState,

@@ -23,6 +23,16 @@ extension JSONWriter {
         endObject()
     }
 
+    /// `{"timeZone":"America/Denver","utcOffsetSeconds":-25200}`, or null.
+    mutating func zone(_ zone: TimeZoneChange.Zone?) {
+        guard let zone else { return null() }
+        beginObject()
+        member("timeZone", zone.identifier)
+        key("utcOffsetSeconds")
+        if let offset = zone.utcOffsetSeconds { number(Double(offset)) } else { null() }
+        endObject()
+    }
+
     mutating func optionalString(_ value: String?) {
         if let value { string(value) } else { null() }
     }

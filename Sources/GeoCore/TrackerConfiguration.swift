@@ -42,6 +42,16 @@ public struct TrackerConfiguration: Hashable, Sendable {
     ///
     /// Default: 1 m/s.
     public var approachMinimumSpeed: Double
+    /// How many deciding fixes in a row must place a device in another region or time zone before it is announced
+    /// there (as ``countryConfirmations`` for countries).
+    ///
+    /// Default: 1.
+    public var placeConfirmations: Int
+    /// Event types (``DeviceEvent/types``, such as `region.changed`) the tracker does not emit.
+    ///
+    /// The device's state follows them all the same, so that turning one back on announces the next change rather
+    /// than an old one. Default: none.
+    public var disabledEventTypes: Set<String>
 
     public init(
         maximumPinsPerDevice: Int = 100,
@@ -52,7 +62,9 @@ public struct TrackerConfiguration: Hashable, Sendable {
         maximumVerticesPerDevice: Int = 10_000,
         maximumFixGapSeconds: Int = 600,
         approachHeadingTolerance: Double = 45,
-        approachMinimumSpeed: Double = 1
+        approachMinimumSpeed: Double = 1,
+        placeConfirmations: Int = 1,
+        disabledEventTypes: Set<String> = []
     ) {
         self.maximumPinsPerDevice = maximumPinsPerDevice
         self.maximumAccuracy = maximumAccuracy
@@ -63,5 +75,7 @@ public struct TrackerConfiguration: Hashable, Sendable {
         self.maximumFixGapSeconds = maximumFixGapSeconds
         self.approachHeadingTolerance = approachHeadingTolerance
         self.approachMinimumSpeed = approachMinimumSpeed
+        self.placeConfirmations = placeConfirmations
+        self.disabledEventTypes = disabledEventTypes
     }
 }

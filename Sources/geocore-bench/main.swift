@@ -229,7 +229,9 @@ if runs("map") {
     var cardBytes = 0
     let cards = 100_000
     let cardTime = seconds {
-        for index in 0..<cards { cardBytes += fleet.statusCard(of: "device-\(index * 7 % fleetSize)")!.json().count }
+        for index in 0..<cards {
+            cardBytes += fleet.statusCard(of: "device-\(index * 7 % fleetSize)", now: 0)!.json().count
+        }
     }
     print(
         String(

@@ -45,7 +45,12 @@ enum EventLine {
         case "country.changed":
             let from = data["from"] as? String ?? "(first fix)"
             let to = data["to"] as? String ?? "?"
-            return "\(from) -> \(to) (\(data["countryName"] as? String ?? to))"
+            let near = (data["locality"] as? [String: Any]).map { ", near \(locality($0))" } ?? ""
+            return "\(from) -> \(to) (\(data["countryName"] as? String ?? to))\(near)"
+        case "region.changed":
+            return "\(region(data["from"], first: "(first fix)")) -> \(region(data["to"], first: "no region"))"
+        case "timezone.changed":
+            return "\(zone(data["from"]) ?? "(first fix)") -> \(zone(data["to"]) ?? "?")"
         case "language.suggested":
             let alternatives = data["alternatives"] as? [String] ?? []
             let also = alternatives.isEmpty ? "" : "; also \(alternatives.joined(separator: ", "))"
@@ -54,6 +59,27 @@ enum EventLine {
         default:
             return String(describing: data)
         }
+    }
+
+    /// "US-TX Texas", or `none` for null.
+    private static func region(_ value: Any?, first none: String) -> String {
+        guard let region = value as? [String: Any] else { return none }
+        return "\(region["code"] as? String ?? "?") \(region["name"] as? String ?? "")"
+    }
+
+    /// "America/Denver (UTC-07:00)".
+    private static func zone(_ value: Any?) -> String? {
+        guard let zone = value as? [String: Any], let name = zone["timeZone"] as? String else { return nil }
+        guard let offset = zone["utcOffsetSeconds"] as? Int else { return name }
+        let sign = offset < 0 ? "-" : "+"
+        let minutes = abs(offset) / 60
+        return
+            "\(name) (UTC\(sign)\(minutes / 60 < 10 ? "0" : "")\(minutes / 60):\(minutes % 60 < 10 ? "0" : "")\(minutes % 60))"
+    }
+
+    /// "Kehl (61 m)".
+    private static func locality(_ locality: [String: Any]) -> String {
+        "\(locality["name"] as? String ?? "?") (\(metres(locality["distanceMeters"])))"
     }
 
     /// "Title (id)", or the id alone.

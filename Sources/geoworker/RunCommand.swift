@@ -74,6 +74,15 @@ struct RunCommand: AsyncParsableCommand {
     )
     var groupInstanceId: String?
 
+    @Option(
+        help:
+            "The places index for region and time-zone events (env GEOWORKER_PLACES_INDEX; default: places.idx beside the executable, .build-places/ of a source checkout, /usr/share/geoworker/)."
+    )
+    var placesIndex: String?
+
+    @Flag(help: "Look up no places: no region or time-zone events (env GEOWORKER_PLACES_ENABLED=false).")
+    var noPlaces = false
+
     @Option(help: "Directory of the SQLite state (env GEOWORKER_STATE_DIR; default ./geoworker-state).")
     var stateDir: String?
 
@@ -191,6 +200,8 @@ struct RunCommand: AsyncParsableCommand {
                 "groupId": groupId.map(ConfigContent.string),
                 "groupInstanceId": groupInstanceId.map(ConfigContent.string),
                 "stateDir": stateDir.map(ConfigContent.string),
+                "places.index": placesIndex.map(ConfigContent.string),
+                "places.enabled": noPlaces ? .bool(false) : nil,
                 "resetState": resetState ? .bool(true) : nil,
                 "http.port": httpPort.map(ConfigContent.int),
                 "http.devices": httpDevices ? .bool(true) : nil,

@@ -54,9 +54,10 @@ struct DeviceStateEncodingTests {
 
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(bytes + [0]) }
 
-        // The pin's state byte follows its id ("p": length and byte) and its flags.
+        // The pin's state byte follows its id ("p": length and byte) and its flags; a state with no places ends
+        // with three bytes (their flags and two fix counts).
         var membership = bytes
-        let stateIndex = DeviceStateEncoding.encode(DeviceState(deviceId: "d")).count + 3
+        let stateIndex = DeviceStateEncoding.encode(DeviceState(deviceId: "d")).count - 3 + 3
         #expect(membership[stateIndex] == Membership.undetermined.rawValue)
         membership[stateIndex] = 3
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(membership) }
@@ -105,7 +106,11 @@ struct DeviceStateEncodingTests {
         let tracked = TrackedPin(pin: Self.pin, membership: .outside, since: 1_000, approachAnnounced: true)
         let state = DeviceState(deviceId: "d", pins: [tracked])
         var bytes = DeviceStateEncoding.encode(state)
-        #expect(bytes[0] == 3)
+        #expect(bytes[0] == 4)
+        // Version 3 is version 4 without places: the three bytes of none.
+        bytes.removeLast(3)
+        bytes[0] = 3
+        #expect(try DeviceStateEncoding.decode(bytes) == state, "version 3 is version 4 without places")
         bytes[0] = 2
         #expect(try DeviceStateEncoding.decode(bytes) == state, "version 2 is version 3 without arrivals")
 
@@ -113,10 +118,34 @@ struct DeviceStateEncodingTests {
         arriving.pins[0].approachArrival = 61_000
         var withArrival = DeviceStateEncoding.encode(arriving)
         #expect(try DeviceStateEncoding.decode(withArrival) == arriving)
+        withArrival.removeLast(3)
         withArrival[0] = 2
         #expect(throws: DeviceStateDecodingError.self, "version 2 never wrote an arrival") {
             try DeviceStateEncoding.decode(withArrival)
         }
+    }
+
+    @Test("a device's places (region with its source, time zone, pending changes) come back whole")
+    func places() throws {
+        let places = DevicePlaces(
+            region: PlaceRegion(code: "US-IN", name: "Indiana", source: .polygon),
+            regionCandidate: "US-MI",
+            regionCandidateFixes: 1,
+            timeZone: "America/Chicago",
+            timeZoneCandidate: nil,
+            timeZoneCandidateFixes: 0
+        )
+        let state = DeviceState(deviceId: "rig-4", places: places)
+        #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(state)) == state)
+        var nearest = state
+        nearest.places.region = PlaceRegion(code: "DE-BW", name: "Baden-Württemberg", source: .nearestPlace)
+        nearest.places.timeZoneCandidate = "Europe/Paris"
+        nearest.places.timeZoneCandidateFixes = 2
+        #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(nearest)) == nearest)
+        // An unknown places flag or region source is refused.
+        var bytes = DeviceStateEncoding.encode(DeviceState(deviceId: "d"))
+        bytes[bytes.count - 3] = 16
+        #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(bytes) }
     }
 
     @Test("a polygon pin with holes, dwell, approach and its announced times comes back whole")

@@ -44,30 +44,30 @@ struct DeviceStatusCardTests {
             origin: MessageOrigin(topic: "c", partition: 2, offset: 0, timestamp: 0),
             events: &events
         )
-        var card = try Self.json(registry.statusCard(of: "d"))
+        var card = try Self.json(registry.statusCard(of: "d", now: 0))
         #expect((card["country"] as? [String: Any])?["status"] as? String == "unknown")
         #expect(card["lastFix"] is NSNull)
         #expect((card["pins"] as? [[String: Any]])?.first?["state"] as? String == "undetermined")
 
         Self.fix(&registry, longitude: 0.5, at: 1_000, offset: 0)
-        card = try Self.json(registry.statusCard(of: "d"))
+        card = try Self.json(registry.statusCard(of: "d", now: 0))
         #expect((card["country"] as? [String: Any])?["status"] as? String == "current")
         #expect((card["country"] as? [String: Any])?["code"] as? String == "AA")
         #expect(card["partition"] as? Int == 2)
         #expect((card["pins"] as? [[String: Any]])?.first?["state"] as? String == "inside")
 
         var restored = DeviceRegistry(tracker: Self.tracker, states: [try #require(registry.state(of: "d"))])
-        card = try Self.json(restored.statusCard(of: "d"))
+        card = try Self.json(restored.statusCard(of: "d", now: 0))
         #expect((card["country"] as? [String: Any])?["status"] as? String == "cached")
         // A replayed (already applied) or older position confirms nothing.
         Self.fix(&restored, longitude: 0.5, at: 1_000, offset: 0)
         Self.fix(&restored, longitude: 0.5, at: 500, offset: 1)
-        card = try Self.json(restored.statusCard(of: "d"))
+        card = try Self.json(restored.statusCard(of: "d", now: 0))
         #expect((card["country"] as? [String: Any])?["status"] as? String == "cached")
         Self.fix(&restored, longitude: 1.5, at: 2_000, offset: 2)
-        card = try Self.json(restored.statusCard(of: "d"))
+        card = try Self.json(restored.statusCard(of: "d", now: 0))
         #expect((card["country"] as? [String: Any])?["status"] as? String == "current")
-        #expect(restored.statusCard(of: "other") == nil)
+        #expect(restored.statusCard(of: "other", now: 0) == nil)
     }
 
     @Test("an approach under way shows when the device is expected at the edge, and how long that is from its fix")
@@ -91,7 +91,7 @@ struct DeviceStatusCardTests {
         )
         _ = registry.apply(position, origin: Self.origin(0), events: &events)
         #expect(events.contains { $0.type == "geofence.approaching" })
-        let card = try Self.json(registry.statusCard(of: "d"))
+        let card = try Self.json(registry.statusCard(of: "d", now: 0))
         let approach = try #require((card["pins"] as? [[String: Any]])?.first?["approach"] as? [String: Any])
         #expect(approach["inProgress"] as? Bool == true && approach["seconds"] as? Int == 120)
         #expect(approach["etaSeconds"] as? Int == 45, "\(approach)")

@@ -194,6 +194,8 @@ extension DeviceEvent {
         case .geofenceCrossed(let passage): "crossed \(passage.pin.id)"
         case .geofenceApproaching(let approach):
             "approaching \(approach.pin.id) eta \(Int(approach.etaSeconds.rounded()))s \(approach.basis.rawValue)"
+        case .regionChanged(let change): "region \(change.from?.code ?? "nil")->\(change.to?.code ?? "nil")"
+        case .timeZoneChanged(let change): "zone \(change.from?.identifier ?? "nil")->\(change.to.identifier)"
         }
     }
 }

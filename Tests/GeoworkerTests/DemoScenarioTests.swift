@@ -21,6 +21,12 @@ struct DemoScenarioTests {
         switch type {
         case "country.changed": detail = "\(data["from"] as? String ?? "-")>\(data["to"] as? String ?? "?")"
         case "language.suggested": detail = "\(data["language"] as? String ?? "?")"
+        case "region.changed":
+            let code = { (side: Any?) in (side as? [String: Any])?["code"] as? String ?? "-" }
+            detail = "\(code(data["from"]))>\(code(data["to"]))"
+        case "timezone.changed":
+            let zone = { (side: Any?) in (side as? [String: Any])?["timeZone"] as? String ?? "-" }
+            detail = "\(zone(data["from"]))>\(zone(data["to"]))"
         default:
             let pin = data["pin"] as? [String: Any]
             detail = "\(pin?["id"] as? String ?? "?")\(data["initial"] as? Bool == true ? " initial" : "")"
@@ -40,8 +46,10 @@ struct DemoScenarioTests {
 
         #expect(
             of("truck-17") == [
-                "country.changed ->FR", "language.suggested fr-FR", "geofence.approaching geneva-depot",
-                "country.changed FR>CH", "language.suggested fr-CH",
+                "country.changed ->FR", "language.suggested fr-FR", "region.changed ->FR-ARA",
+                "timezone.changed ->Europe/Paris", "geofence.approaching geneva-depot",
+                "country.changed FR>CH", "language.suggested fr-CH", "region.changed FR-ARA>CH-GE",
+                "timezone.changed Europe/Paris>Europe/Zurich",
                 "geofence.entered geneva-depot", "geofence.exited geneva-depot",
             ]
         )
@@ -49,20 +57,33 @@ struct DemoScenarioTests {
         // first fix in Kehl (before it reaches the warehouse), for car-9 the first in Maastricht.
         #expect(
             of("van-3") == [
-                "country.changed ->FR", "language.suggested fr-FR",
-                "country.changed FR>DE", "language.suggested de-DE", "geofence.entered kehl-warehouse",
+                "country.changed ->FR", "language.suggested fr-FR", "region.changed ->FR-GES",
+                "timezone.changed ->Europe/Paris",
+                "country.changed FR>DE", "language.suggested de-DE", "region.changed FR-GES>DE-BW",
+                "timezone.changed Europe/Paris>Europe/Berlin", "geofence.entered kehl-warehouse",
                 "geofence.dwelled kehl-warehouse", "geofence.exited kehl-warehouse",
             ]
         )
         #expect(
             of("car-9") == [
-                "country.changed ->BE", "language.suggested nl-BE",
+                "country.changed ->BE", "language.suggested nl-BE", "region.changed ->BE-BRU",
+                "timezone.changed ->Europe/Brussels",
                 "geofence.entered brussels-office initial", "geofence.exited brussels-office",
-                "geofence.crossed e40-gantry", "country.changed BE>NL", "language.suggested nl-NL",
-                "geofence.entered maastricht-client",
+                "region.changed BE-BRU>BE-VLG", "geofence.crossed e40-gantry", "country.changed BE>NL",
+                "language.suggested nl-NL", "region.changed BE-VLG>NL-LI",
+                "timezone.changed Europe/Brussels>Europe/Amsterdam", "geofence.entered maastricht-client",
             ]
         )
-        #expect(events.count == 22)
+        // Indiana to Michigan: the state line (from the region polygons) and the time-zone line (central to
+        // eastern) are crossed a fix apart.
+        #expect(
+            of("rig-4") == [
+                "country.changed ->US", "language.suggested en-US", "region.changed ->US-IN",
+                "timezone.changed ->America/Chicago", "region.changed US-IN>US-MI",
+                "timezone.changed America/Chicago>America/Detroit",
+            ]
+        )
+        #expect(events.count == 41)
         // The operator's view: one readable line per event.
         #expect(lines.contains { $0.contains("truck-17") && $0.contains("FR -> CH (Switzerland)") })
         #expect(
@@ -70,6 +91,12 @@ struct DemoScenarioTests {
         )
         #expect(lines.contains { $0.contains("car-9") && $0.contains("passed through between the fixes of 08:14:00") })
         #expect(lines.contains { $0.contains("truck-17") && $0.contains("ETA 3 min 6 s") })
+        #expect(lines.contains { $0.contains("rig-4") && $0.contains("US-IN Indiana -> US-MI Michigan") })
+        #expect(
+            lines.contains {
+                $0.contains("rig-4") && $0.contains("America/Chicago (UTC-06:00) -> America/Detroit (UTC-05:00)")
+            }
+        )
     }
 
     @Test("demo --serve: after the trace the page and the device endpoints are up at the printed address")
@@ -85,10 +112,10 @@ struct DemoScenarioTests {
             return address != nil || !demo.isRunning
         }
         let port = try #require(address.flatMap(Int.init), "\(demo.output)\(demo.errors.suffix(2000))")
-        #expect(demo.output.contains("demo: 22 events"), "the trace's events come first")
+        #expect(demo.output.contains("demo: 41 events"), "the trace's events come first")
         #expect(try await get(port, "").body.contains("EventSource"))
         let map = try await get(port, "map/devices")
-        #expect(map.body.contains(#""inView":3,"#), "the trace's three devices: \(map.body.prefix(300))")
+        #expect(map.body.contains(#""inView":4,"#), "the trace's four devices: \(map.body.prefix(300))")
         let card = try await get(port, "devices/truck-17")
         #expect(card.status == 200 && card.body.contains(#""code":"CH""#), "\(card.body)")
         demo.send(SIGINT)

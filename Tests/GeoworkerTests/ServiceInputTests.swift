@@ -94,7 +94,7 @@ struct ServiceInputTests {
         try await clean.produce(cleanTraffic.commands() + cleanTraffic.positions())
         try await clean.runUntilCaughtUp()
         let events = try await bed.events()
-        #expect(events.count == 80)
+        #expect(events.count == 120, "per device: 8 of countries and pins, and its first region and time zone")
         #expect(Set(try events.map(withoutID)) == Set(try await clean.events().map(withoutID)))
     }
 
@@ -199,7 +199,7 @@ struct ServiceInputTests {
         try await clean.produce(pinned(cleanTraffic.commands()) + pinned(cleanTraffic.positions()))
         try await clean.runUntilCaughtUp()
         let events = try await bed.events()
-        #expect(events.count == 80)
+        #expect(events.count == 120, "per device: 8 of countries and pins, and its first region and time zone")
         // Event ids name the input topic; the clean run's topics have other names.
         let cleanEvents = try await clean.events().map {
             $0.json.replacingOccurrences(of: clean.topics.positions, with: bed.topics.positions)
@@ -236,7 +236,10 @@ struct ServiceInputTests {
         try await bed.runUntilCaughtUp()
         let events = try await bed.events()
         #expect(
-            Set(events.map(\.type)) == ["geofence.entered", "geofence.exited", "country.changed", "language.suggested"]
+            Set(events.map(\.type)) == [
+                "geofence.entered", "geofence.exited", "country.changed", "language.suggested", "region.changed",
+                "timezone.changed",
+            ]
         )
 
         var lines = positions.map { "position\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
@@ -355,7 +358,7 @@ struct ServiceInputTests {
         let lines = result.output.split(separator: "\n").map {
             $0.split(separator: "\t", maxSplits: 2).map(String.init)
         }
-        #expect(lines.count == 32)
+        #expect(lines.count == 48)
         for line in lines {
             let object = try JSONSerialization.jsonObject(with: Data(line[2].utf8)) as? [String: Any]
             #expect(object?["subject"] as? String == line[0])

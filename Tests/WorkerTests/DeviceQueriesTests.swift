@@ -8,7 +8,7 @@ struct DeviceQueriesTests {
     @Test("a question the loop does not take in time is answered busy; one it takes gets its answer")
     func busyOrAnswered() async {
         let queries = DeviceQueries(timeout: .milliseconds(100))
-        guard case .busy = await queries.ask(.statusCard(deviceId: "d")) else {
+        guard case .busy = await queries.ask(.statusCard(deviceId: "d", now: 0)) else {
             Issue.record("expected busy")
             return
         }

@@ -9,6 +9,12 @@ Three devices on real roads' straight-line approximations, one fix a minute, wit
 - car-9 tracks its Brussels office pin while parked inside it (an initial enter), then drives to Maastricht:
   Belgium -> the Netherlands, leaving the office pin, passing a toll gantry pin between two fixes a minute
   apart (a crossing: neither fix is inside) and entering a Maastricht pin.
+- rig-4 (an English speaker) drives Gary, Indiana -> New Buffalo, Michigan along Lake Michigan: from Indiana to
+  Michigan (regions from their polygons) and from central to eastern time (America/Chicago, UTC-6, to
+  America/Detroit, UTC-5), although north-west Indiana and Michigan are neighbours: the time-zone line is not the
+  state line's.
+Every device's first fix announces its country, region and time zone; the European ones' regions come from the
+nearest place of their country (no region polygons there).
 Each line: {"topic": "positions"|"commands", "key": deviceId, "timestamp": epoch ms, "message": {...}}.
 Run: python3 tools/demo/make_trace.py
 """
@@ -79,6 +85,9 @@ command(START + 2 * MINUTE + 50_000, {"type": "track", "deviceId": "car-9", "pin
     "id": "e40-gantry", "lat": round(gantry[0], 6), "lon": round(gantry[1], 6), "radius": 300,
     "title": "E40 toll gantry"}})
 drive("car-9", car, end, ["nl-BE", "fr-BE"])
+
+# rig-4: Gary, IN -> New Buffalo, MI.
+drive("rig-4", route((41.5934, -87.3464), (41.7939, -86.7439), 40), START, ["en-US"])
 
 lines.sort(key=lambda line: (line["timestamp"], line["topic"] == "positions", line["key"]))
 with open("Sources/geoworker/Resources/demo-trace.jsonl", "w") as out:

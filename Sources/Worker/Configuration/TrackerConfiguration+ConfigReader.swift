@@ -1,11 +1,12 @@
 public import Configuration
+import Foundation
 public import GeoCore
 
 extension TrackerConfiguration {
     /// Reads `maxPinsPerDevice`, `maxAccuracyMeters`, `assumedAccuracyMeters`, `countryConfirmations`,
     /// `maxVerticesPerPin`, `maxVerticesPerDevice`, `maxFixGapSeconds`, `approachHeadingToleranceDegrees` and
-    /// `approachMinimumSpeed` (under `tracker.` for the executable); each falls back to the default documented
-    /// on the property.
+    /// `approachMinimumSpeed`, `placeConfirmations` and `disabledEvents` (a list of event types) (under `tracker.` for
+    /// the executable); each falls back to the default documented on the property.
     ///
     /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable.
     public init(config: ConfigReader) throws(WorkerError) {
@@ -55,7 +56,26 @@ extension TrackerConfiguration {
                 "approachMinimumSpeed",
                 default: defaults.approachMinimumSpeed,
                 in: 0.01...1_000
-            )
+            ),
+            placeConfirmations: try config.integer(
+                "placeConfirmations",
+                default: defaults.placeConfirmations,
+                in: 1...100
+            ),
+            disabledEventTypes: try Self.disabledEventTypes(config)
         )
+    }
+
+    /// The `disabledEvents` list: event types, each one geoworker emits.
+    private static func disabledEventTypes(_ config: ConfigReader) throws(WorkerError) -> Set<String> {
+        let listed = (config.stringArray(forKey: "disabledEvents") ?? []).flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for type in listed where !DeviceEvent.types.contains(type) {
+            throw WorkerError(
+                .configuration,
+                "disabledEvents: \"\(type)\" is not an event type (\(DeviceEvent.types.joined(separator: ", ")))"
+            )
+        }
+        return Set(listed)
     }
 }

@@ -12,7 +12,8 @@ extension WorkerConfiguration {
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
-    /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``) and `changelog.*` (``Changelog/init(config:)``).
+    /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``), `changelog.*` (``Changelog/init(config:)``) and
+    /// `places.enabled`, `places.index` (``Places``).
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
@@ -58,6 +59,12 @@ extension WorkerConfiguration {
             },
             changelog: try config.settings(under: "changelog") { config throws(WorkerError) in
                 try Changelog(config: config)
+            },
+            places: try config.settings(under: "places") { config throws(WorkerError) in
+                Places(
+                    enabled: try config.flag("enabled", default: true),
+                    indexPath: try config.optionalText("index")
+                )
             },
             kafkaProperties: kafkaProperties
         )

@@ -106,6 +106,8 @@ public struct WorkerConfiguration: Sendable {
     public var deadLetters: DeadLetter.Limits
     /// The device-state changelog: whether the worker keeps one, and how it creates a missing one.
     public var changelog: Changelog
+    /// Regions, localities and time zones: whether the worker looks them up, and where its index is.
+    public var places: Places
     /// Raw librdkafka properties (SASL/SSL, tuning).
     ///
     /// Never logged. A key goes to both the consumer and the producer, unless it starts with `consumer.` or
@@ -129,6 +131,7 @@ public struct WorkerConfiguration: Sendable {
         deliveryRetry: DeliveryRetry = DeliveryRetry(),
         deadLetters: DeadLetter.Limits = DeadLetter.Limits(),
         changelog: Changelog = Changelog(),
+        places: Places = Places(),
         kafkaProperties: [String: String] = [:]
     ) {
         self.brokers = brokers
@@ -147,6 +150,7 @@ public struct WorkerConfiguration: Sendable {
         self.deliveryRetry = deliveryRetry
         self.deadLetters = deadLetters
         self.changelog = changelog
+        self.places = places
         self.kafkaProperties = kafkaProperties
     }
 
@@ -155,6 +159,22 @@ public struct WorkerConfiguration: Sendable {
 }
 
 extension WorkerConfiguration {
+    /// The places index (`region.changed`, `timezone.changed`, the card's region, locality and time zone).
+    public struct Places: Hashable, Sendable {
+        /// Whether to look places up at all.
+        ///
+        /// Default: true; the worker then runs without places, with a warning, when no index is found where it looks
+        /// by default (an ``indexPath`` that cannot be read stops the start instead).
+        public var enabled: Bool
+        /// The places index file; nil looks in `PlaceIndex.defaultLocations`.
+        public var indexPath: String?
+
+        public init(enabled: Bool = true, indexPath: String? = nil) {
+            self.enabled = enabled
+            self.indexPath = indexPath
+        }
+    }
+
     /// The device-state changelog's settings.
     public struct Changelog: Hashable, Sendable {
         /// Whether each checkpoint's changed devices go to the changelog topic and assigned partitions are restored

@@ -48,11 +48,13 @@ struct WorkerAssembly {
             health: health
         )
         let tracker: DeviceTracker
+        let places = try PlacesLoading.load(configuration.places, logger: logger)
         do {
             tracker = DeviceTracker(
                 configuration: configuration.tracker,
                 countries: try CountryIndex.bundled(coastalTolerance: configuration.coastalTolerance),
-                languages: try CountryLanguages.bundled()
+                languages: try CountryLanguages.bundled(),
+                places: places
             )
         } catch {
             throw WorkerError(.countries, "cannot read the bundled country data", underlying: error)

@@ -111,7 +111,8 @@ public struct DeviceEndpoints: Sendable {
             if let refusal = access.refusal(request) { return refusal }
             guard let sources, let raw = context.parameters.get("deviceId") else { return Self.notServed() }
             let deviceId = raw.removingPercentEncoding ?? raw
-            return Self.response(await sources.queries.ask(.statusCard(deviceId: deviceId)))
+            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+            return Self.response(await sources.queries.ask(.statusCard(deviceId: deviceId, now: now)))
         }
         router.get("map/devices") { request, _ in
             if let refusal = access.refusal(request) { return refusal }

@@ -9,8 +9,8 @@ import Synchronization
 /// or not running) is answered ``Answer/busy``.
 public final class DeviceQueries: Sendable {
     public enum Question: Sendable {
-        /// The status card of one device.
-        case statusCard(deviceId: String)
+        /// The status card of one device, asked for at `now` (milliseconds since the epoch, for its local time).
+        case statusCard(deviceId: String, now: Int64)
         /// The devices a map shows (``DeviceMapSelection``).
         case map(MapView, limit: Int)
     }

@@ -16,9 +16,9 @@ extension ShardedDevices {
         inputPartitionCount: Int
     ) -> DeviceQueries.Answer {
         switch question {
-        case .statusCard(let deviceId):
+        case .statusCard(let deviceId, let now):
             let shard = shards[routing.shard(ofDevice: deviceId)]
-            if let card = shard.processor.registry.statusCard(of: deviceId) { return .json(card.json()) }
+            if let card = shard.processor.registry.statusCard(of: deviceId, now: now) { return .json(card.json()) }
             return .notHeld(Self.whereIs(deviceId, held: held, inputPartitionCount: inputPartitionCount))
         case .map(let view, let limit):
             let registries = shards.map(\.processor.registry)

@@ -1,0 +1,136 @@
+/// The region and time-zone rules for one fix of one device: `region.changed` and `timezone.changed`.
+///
+/// The same rules as the country's (see ``DeviceTracker``): a fix decides only when its whole accuracy disc has one
+/// answer (``PlaceResolver/places(at:within:countryCode:)`` leaves it undecided otherwise), so driving along a
+/// boundary never flaps; a change is announced after ``TrackerConfiguration/placeConfirmations`` deciding fixes in a
+/// row; the first answer of a device is announced from its first fix (`from: null`), by the point when its disc does
+/// not decide. At sea the last region and time zone are kept (the time-zone polygons draw nautical zones there, so a
+/// ship does get those); arriving in a country where no region is known (or none of that country) announces the
+/// region as `null`, so that a device never carries another country's region. Pure, like the tracker.
+struct PlaceTracker {
+    let configuration: TrackerConfiguration
+    let resolver: any PlaceResolver
+
+    /// Applies one fix's answer (`answer`, for the fix's accuracy) to the device's places, appending the events.
+    ///
+    /// `country` is the device's country after this fix; `pointAnswer` looks the fix's point up alone, for a device
+    /// that has nothing announced yet.
+    func update(
+        _ places: inout DevicePlaces,
+        answer: PlaceAnswer,
+        pointAnswer: () -> PlaceAnswer,
+        country: String?,
+        fix: Fix,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        var answer = answer
+        let firstRegion = places.region == nil && places.regionCandidate == nil
+        let firstZone = places.timeZone == nil && places.timeZoneCandidate == nil
+        if (firstRegion && answer.region == .undecided) || (firstZone && answer.timeZone == .undecided) {
+            let point = pointAnswer()
+            if firstRegion && answer.region == .undecided { answer.region = point.region }
+            if firstZone && answer.timeZone == .undecided { answer.timeZone = point.timeZone }
+        }
+        updateRegion(
+            &places,
+            answer.region,
+            first: firstRegion,
+            country: country,
+            fix: fix,
+            numbering: &numbering,
+            events: &events
+        )
+        updateTimeZone(&places, answer.timeZone, first: firstZone, fix: fix, numbering: &numbering, events: &events)
+    }
+
+    private func updateRegion(
+        _ places: inout DevicePlaces,
+        _ decision: PlaceDecision<PlaceRegion>,
+        first: Bool,
+        country: String?,
+        fix: Fix,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        guard case .decided(let decided) = decision else { return }
+        guard let region = decided else {
+            // No region here: at sea (no country) keep the last; in a country, a region of another country goes.
+            guard let last = places.region, let country, last.countryCode != country else { return }
+            places.region = nil
+            places.regionCandidate = nil
+            places.regionCandidateFixes = 0
+            events.append(
+                numbering.next(.regionChanged(RegionChange(from: last, to: nil, countryCode: country, position: fix)))
+            )
+            return
+        }
+        if region.code == places.region?.code {
+            places.regionCandidate = nil
+            places.regionCandidateFixes = 0
+            return
+        }
+        if !first {
+            guard
+                ChangeConfirmation.confirms(
+                    region.code,
+                    candidate: &places.regionCandidate,
+                    fixes: &places.regionCandidateFixes,
+                    needed: configuration.placeConfirmations
+                )
+            else { return }
+        }
+        let change = RegionChange(
+            from: places.region,
+            to: region,
+            countryCode: String(region.countryCode),
+            position: fix
+        )
+        places.region = region
+        places.regionCandidate = nil
+        places.regionCandidateFixes = 0
+        events.append(numbering.next(.regionChanged(change)))
+    }
+
+    private func updateTimeZone(
+        _ places: inout DevicePlaces,
+        _ decision: PlaceDecision<String>,
+        first: Bool,
+        fix: Fix,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        guard case .decided(let decided) = decision, let zone = decided else { return }
+        if zone == places.timeZone {
+            places.timeZoneCandidate = nil
+            places.timeZoneCandidateFixes = 0
+            return
+        }
+        if !first {
+            guard
+                ChangeConfirmation.confirms(
+                    zone,
+                    candidate: &places.timeZoneCandidate,
+                    fixes: &places.timeZoneCandidateFixes,
+                    needed: configuration.placeConfirmations
+                )
+            else { return }
+        }
+        let change = TimeZoneChange(
+            from: places.timeZone.map { withOffset($0, at: fix.timestamp) },
+            to: withOffset(zone, at: fix.timestamp),
+            position: fix
+        )
+        places.timeZone = zone
+        places.timeZoneCandidate = nil
+        places.timeZoneCandidateFixes = 0
+        events.append(numbering.next(.timeZoneChanged(change)))
+    }
+
+    private func withOffset(_ identifier: String, at time: Int64) -> TimeZoneChange.Zone {
+        TimeZoneChange.Zone(
+            identifier: identifier,
+            utcOffsetSeconds: resolver.utcOffset(ofTimeZone: identifier, at: time)
+        )
+    }
+}
