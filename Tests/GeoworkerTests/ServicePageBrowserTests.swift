@@ -40,6 +40,11 @@ struct ServicePageBrowserTests {
             #expect(card.contains("Germany (current)"), "\(card)")
             #expect(card.contains("de-DE"), "\(card)")
             #expect(card.contains("Strasbourg depot outside"), "\(card)")
+            // The places: region, nearest locality and the device's clock now (UTC+01:00 in Germany's winter,
+            // +02:00 in its summer).
+            #expect(card.contains("Baden-Württemberg (DE-BW) (nearest-place)"), "\(card)")
+            #expect(card.contains("Near"), "\(card)")
+            #expect(card.contains(/Europe\/Berlin, \d\d:\d\d local \(UTC\+0[12]:00\)/), "\(card)")
 
             try await browser.waitUntil("the live stream is open") {
                 try await browser.text("#stream-state") == "(live)"
