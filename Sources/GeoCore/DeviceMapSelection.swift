@@ -29,17 +29,15 @@ public struct DeviceMapSelection: Sendable {
 
     /// Counts the registry's devices in view (the first pass, which sizes the sample).
     private mutating func count(_ registry: DeviceRegistry) {
-        registry.forEachState { state, _ in
-            if let fix = state.lastFix, view.contains(fix.coordinate) { inView += 1 }
-        }
+        registry.forEachState(inView: view) { _, _ in inView += 1 }
     }
 
     /// Writes the registry's devices in view that the sample takes.
     private mutating func add(_ registry: DeviceRegistry) {
         // Every stride-th device in view: an even spread over the fleet rather than the first ones met.
         let stride = max(1, (inView + limit - 1) / limit)
-        registry.forEachState { state, confirmedByFix in
-            guard let fix = state.lastFix, view.contains(fix.coordinate) else { return }
+        registry.forEachState(inView: view) { state, confirmedByFix in
+            guard let fix = state.lastFix else { return }
             defer { seen += 1 }
             guard seen % stride == 0, shown < limit, !truncated else { return }
             guard writer.output.count < maximumBytes else {

@@ -9,6 +9,8 @@ public struct DeviceRegistry: Sendable {
     private var slots: [Slot]
     /// Slots changed since the last ``takeChanges()``, in the order they first changed.
     private var changedSlots: [Int] = []
+    /// Where each device's last fix is, by slot: the nearby query's index and the map's for small views.
+    private var lastFixes = NearbyGrid<Int>()
 
     /// What became of one message given to the registry.
     public enum Outcome: Hashable, Sendable {
@@ -27,6 +29,9 @@ public struct DeviceRegistry: Sendable {
         var confirmedByFix = false
         /// Where the device's country was last looked up with room around it: not stored, like the slot.
         var countryArea = CountryArea.none
+        /// The device's speed at its last fix (metres per second): reported, else derived from its last two fixes
+        /// when they are close enough in time; not stored (nil until this registry applies a fix of it).
+        var speed: Double?
     }
 
     public init(tracker: DeviceTracker, states: [DeviceState] = []) {
@@ -35,8 +40,10 @@ public struct DeviceRegistry: Sendable {
         self.index = DeviceIndex(minimumCapacity: states.count)
         slots.reserveCapacity(states.count)
         for state in states {
-            slots[slot(of: state.deviceId)].state = state
+            let slot = slot(of: state.deviceId)
+            slots[slot].state = state
             pinCount += state.pins.count
+            if let fix = state.lastFix { lastFixes.place(slot, at: fix.coordinate) }
         }
     }
 
@@ -85,6 +92,7 @@ public struct DeviceRegistry: Sendable {
     ) -> Outcome {
         let slot = slot(of: position.deviceId)
         if slots[slot].state.reflects(origin, kind: .positions) { return .alreadyApplied }
+        let previous = slots[slot].state.lastFix
         // Taken out and put back: two in-place accesses to one slot at once would overlap.
         var area = slots[slot].countryArea
         let outcome = tracker.apply(
@@ -97,7 +105,10 @@ public struct DeviceRegistry: Sendable {
         slots[slot].countryArea = area
         record(outcome, slot: slot, origin: origin, kind: .positions)
         switch outcome.kind {
-        case .applied, .appliedWithoutGeofences: slots[slot].confirmedByFix = true
+        case .applied, .appliedWithoutGeofences:
+            slots[slot].confirmedByFix = true
+            slots[slot].speed = position.speed ?? Self.derivedSpeed(from: previous, to: position, tracker.configuration)
+            lastFixes.place(slot, at: position.coordinate)
         case .stale, .duplicate, .rejected: break
         }
         return .tracked(outcome.kind)
@@ -202,5 +213,71 @@ extension DeviceState {
             appliedOffsets = AppliedOffsets()
         }
         appliedOffsets[kind] = origin.offset
+    }
+}
+
+extension DeviceRegistry {
+    /// A device near a point: its state, how far its last fix is, and its speed there if known.
+    public struct NearbyDevice: Sendable {
+        public let state: DeviceState
+        public let distance: Double
+        public let speed: Double?
+        /// Whether a fix confirmed it since the registry got it (the card's `current`).
+        public let confirmedByFix: Bool
+    }
+
+    /// The devices whose last fix lies within `radius` metres of `center`, nearest first, at most `limit`.
+    ///
+    /// From the grid of last fixes, unless the circle covers more cells than the registry has devices: then every
+    /// device is measured, which is cheaper.
+    public func nearby(to center: Coordinate, within radius: Double, limit: Int) -> [NearbyDevice] {
+        let found: [(id: Int, distance: Double)]
+        let cellSpan = 2 * radius / LocalPlane.metresPerDegree / lastFixes.cellDegrees + 2
+        if cellSpan * cellSpan > Double(slots.count) {
+            found = slots.indices.compactMap { slot in
+                guard let fix = slots[slot].state.lastFix else { return nil }
+                let distance = center.distance(to: fix.coordinate)
+                return distance <= radius ? (slot, distance) : nil
+            }.sorted { $0.distance < $1.distance }.prefix(limit).map { $0 }
+        } else {
+            found = lastFixes.nearest(to: center, within: radius, limit: limit)
+        }
+        return found.map {
+            NearbyDevice(
+                state: slots[$0.id].state,
+                distance: $0.distance,
+                speed: slots[$0.id].speed,
+                confirmedByFix: slots[$0.id].confirmedByFix
+            )
+        }
+    }
+
+    /// Calls `body` with every device whose last fix is in `view`, and whether a fix confirmed it since the registry
+    /// got it: from the grid of last fixes for a view of fewer cells than the registry has devices, else by looking
+    /// at every device.
+    public func forEachState(inView view: MapView, _ body: (DeviceState, Bool) -> Void) {
+        let width = view.west <= view.east ? view.east - view.west : 360 - view.west + view.east
+        let cells = (width / lastFixes.cellDegrees + 2) * ((view.north - view.south) / lastFixes.cellDegrees + 2)
+        guard cells <= Double(slots.count) else {
+            for slot in slots {
+                if let fix = slot.state.lastFix, view.contains(fix.coordinate) { body(slot.state, slot.confirmedByFix) }
+            }
+            return
+        }
+        for slot in lastFixes.inside(south: view.south, west: view.west, north: view.north, east: view.east) {
+            body(slots[slot].state, slots[slot].confirmedByFix)
+        }
+    }
+
+    /// The speed between two fixes of a device, when they are close enough in time to say something.
+    static func derivedSpeed(
+        from previous: Fix?,
+        to position: Position,
+        _ configuration: TrackerConfiguration
+    ) -> Double? {
+        guard let previous else { return nil }
+        let seconds = Double(position.timestamp - previous.timestamp) / 1000
+        guard seconds > 0, seconds <= Double(configuration.maximumFixGapSeconds) else { return nil }
+        return previous.coordinate.distance(to: position.coordinate) / seconds
     }
 }

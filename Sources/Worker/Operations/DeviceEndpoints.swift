@@ -107,6 +107,17 @@ public struct DeviceEndpoints: Sendable {
             guard let outlines = Self.outlines else { return Self.notServed() }
             return Self.bytes(outlines, type: "application/json", caching: "max-age=86400")
         }
+        router.get("devices/nearby") { request, _ in
+            if let refusal = access.refusal(request) { return refusal }
+            guard let sources else { return Self.notServed() }
+            switch NearbyQuery.read(request.uri.queryParameters, maximumLimit: mapLimit) {
+            case .failure(let problem): return Self.error(.badRequest, problem.message)
+            case .success(let query):
+                return Self.response(
+                    await sources.queries.ask(.nearby(query.center, radius: query.radius, limit: query.limit))
+                )
+            }
+        }
         router.get("devices/:deviceId") { request, context in
             if let refusal = access.refusal(request) { return refusal }
             guard let sources, let raw = context.parameters.get("deviceId") else { return Self.notServed() }

@@ -13,6 +13,8 @@ public final class DeviceQueries: Sendable {
         case statusCard(deviceId: String, now: Int64)
         /// The devices a map shows (``DeviceMapSelection``).
         case map(MapView, limit: Int)
+        /// The devices nearest a point (``DeviceNearbySelection``): within `radius` metres, at most `limit`.
+        case nearby(Coordinate, radius: Double, limit: Int)
     }
 
     public enum Answer: Sendable {

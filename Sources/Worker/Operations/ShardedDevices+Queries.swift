@@ -23,6 +23,9 @@ extension ShardedDevices {
         case .map(let view, let limit):
             let registries = shards.map(\.processor.registry)
             return .json(DeviceMapSelection(view: view, limit: limit, from: registries).json())
+        case .nearby(let center, let radius, let limit):
+            let registries = shards.map(\.processor.registry)
+            return .json(DeviceNearbySelection(center: center, radius: radius, limit: limit, from: registries).json())
         }
     }
 
