@@ -176,6 +176,12 @@ let package = Package(
             dependencies: ["Countries", "GeoCore", "TestSupport"],
             swiftSettings: strictSwift
         ),
+        // The places index's size, agreement with independent answers, lookup cost and the tracker with it.
+        .executableTarget(
+            name: "places-bench",
+            dependencies: ["Places", "Countries", "GeoCore", "TestSupport"],
+            swiftSettings: strictSwift
+        ),
         .executableTarget(
             name: "geocore-bench",
             dependencies: ["GeoCore", "StateStore", "Kafka", "Countries", "TestSupport"],

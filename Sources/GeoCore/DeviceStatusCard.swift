@@ -44,7 +44,7 @@ public struct DeviceStatusCard: Sendable {
         }
         self.now = now
         if let places = tracker.places, let fix = state.lastFix {
-            locality = places.places(at: fix.coordinate, within: 0, countryCode: state.country).locality
+            locality = places.locality(near: fix.coordinate, countryCode: state.country)
         } else {
             locality = nil
         }

@@ -141,31 +141,29 @@ public struct DeviceTracker: Sendable {
             area: &countryArea,
             keepsArea: keepsArea
         )
-        // The places of the fix, in the country its point lies in: the decided one when its disc decided it.
-        let answer = places.map { places in
-            let country = decided ?? countries.countryCode(at: fix.coordinate)
-            return (places, country, places.places(at: fix.coordinate, within: margin, countryCode: country))
-        }
+        // The places of the fix are looked up in the country its point lies in: the decided one when its disc
+        // decided it.
+        let pointCountry = places == nil ? nil : decided ?? countries.countryCode(at: fix.coordinate)
         if var change {
-            if let (places, country, answer) = answer {
+            if let places {
                 // The region and locality of the fix that decided it, as its point lies.
-                let point =
-                    answer.region == .undecided
-                    ? places.places(at: fix.coordinate, within: 0, countryCode: country) : answer
-                change = change.described(region: point.region.value, locality: answer.locality)
+                change = change.described(
+                    region: places.region(at: fix.coordinate, within: 0, countryCode: pointCountry).value,
+                    locality: places.locality(near: fix.coordinate, countryCode: pointCountry)
+                )
             }
             events.append(numbering.next(.countryChanged(change)))
             if let suggestion = languages?.suggestion(for: change.to, deviceLanguages: state.languages) {
                 events.append(numbering.next(.languageSuggested(suggestion)))
             }
         }
-        if let (places, country, answer) = answer {
+        if let places {
             PlaceTracker(configuration: configuration, resolver: places).update(
                 &state.places,
-                answer: answer,
-                pointAnswer: { places.places(at: fix.coordinate, within: 0, countryCode: country) },
-                country: state.country,
-                fix: fix,
+                at: fix,
+                accuracy: margin,
+                pointCountry: pointCountry,
+                deviceCountry: state.country,
                 numbering: &numbering,
                 events: &events
             )

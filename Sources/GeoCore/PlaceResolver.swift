@@ -2,15 +2,28 @@
 ///
 /// Like ``CountryResolver``, pure from the tracker's side: the same coordinate always gets the same answer.
 public protocol PlaceResolver: Sendable {
-    /// The region, nearest locality and time zone of a fix at `coordinate` whose accuracy is `radius` metres, in
-    /// the country `countryCode` (the country at the point itself, nil at sea beyond the coastal tolerance).
-    ///
-    /// The region and the time zone are ``PlaceDecision/undecided`` when the accuracy disc reaches across one of
-    /// their boundaries; the locality is the nearest place to the point whatever the accuracy.
-    func places(at coordinate: Coordinate, within radius: Double, countryCode: String?) -> PlaceAnswer
+    /// The region of a fix at `coordinate` whose accuracy is `radius` metres, in the country `countryCode` (the
+    /// country at the point itself, nil at sea beyond the coastal tolerance): ``PlaceDecision/undecided`` when the
+    /// accuracy disc reaches across a region boundary.
+    func region(at coordinate: Coordinate, within radius: Double, countryCode: String?) -> PlaceDecision<PlaceRegion>
+    /// The time zone of a fix: ``PlaceDecision/undecided`` when its accuracy disc reaches across a zone boundary.
+    func timeZone(at coordinate: Coordinate, within radius: Double) -> PlaceDecision<String>
+    /// The populated place nearest `coordinate`, of the country `countryCode` when there is one.
+    func locality(near coordinate: Coordinate, countryCode: String?) -> Locality?
     /// The offset from UTC, in seconds, of the IANA time zone `identifier` at `time` (milliseconds since the epoch; daylight saving time
     /// included), or nil for a zone the resolver does not know.
     func utcOffset(ofTimeZone identifier: String, at time: Int64) -> Int?
+}
+
+extension PlaceResolver {
+    /// The region, nearest locality and time zone of a fix at once (see each).
+    public func places(at coordinate: Coordinate, within radius: Double, countryCode: String?) -> PlaceAnswer {
+        PlaceAnswer(
+            region: region(at: coordinate, within: radius, countryCode: countryCode),
+            locality: locality(near: coordinate, countryCode: countryCode),
+            timeZone: timeZone(at: coordinate, within: radius)
+        )
+    }
 }
 
 /// An answer that a fix may leave open: a boundary lies within its accuracy.

@@ -11,37 +11,38 @@ struct PlaceTracker {
     let configuration: TrackerConfiguration
     let resolver: any PlaceResolver
 
-    /// Applies one fix's answer (`answer`, for the fix's accuracy) to the device's places, appending the events.
+    /// Applies one fix, whose accuracy is `accuracy` metres, to the device's places, appending the events.
     ///
-    /// `country` is the device's country after this fix; `pointAnswer` looks the fix's point up alone, for a device
-    /// that has nothing announced yet.
+    /// `pointCountry` is the country the fix's point lies in (where its region is looked for); `deviceCountry` the
+    /// device's country after this fix.
     func update(
         _ places: inout DevicePlaces,
-        answer: PlaceAnswer,
-        pointAnswer: () -> PlaceAnswer,
-        country: String?,
-        fix: Fix,
+        at fix: Fix,
+        accuracy: Double,
+        pointCountry: String?,
+        deviceCountry: String?,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
-        var answer = answer
+        // A device with nothing announced yet takes its point's answer when its disc does not decide.
+        var region = resolver.region(at: fix.coordinate, within: accuracy, countryCode: pointCountry)
         let firstRegion = places.region == nil && places.regionCandidate == nil
-        let firstZone = places.timeZone == nil && places.timeZoneCandidate == nil
-        if (firstRegion && answer.region == .undecided) || (firstZone && answer.timeZone == .undecided) {
-            let point = pointAnswer()
-            if firstRegion && answer.region == .undecided { answer.region = point.region }
-            if firstZone && answer.timeZone == .undecided { answer.timeZone = point.timeZone }
+        if firstRegion && region == .undecided {
+            region = resolver.region(at: fix.coordinate, within: 0, countryCode: pointCountry)
         }
+        var zone = resolver.timeZone(at: fix.coordinate, within: accuracy)
+        let firstZone = places.timeZone == nil && places.timeZoneCandidate == nil
+        if firstZone && zone == .undecided { zone = resolver.timeZone(at: fix.coordinate, within: 0) }
         updateRegion(
             &places,
-            answer.region,
+            region,
             first: firstRegion,
-            country: country,
+            country: deviceCountry,
             fix: fix,
             numbering: &numbering,
             events: &events
         )
-        updateTimeZone(&places, answer.timeZone, first: firstZone, fix: fix, numbering: &numbering, events: &events)
+        updateTimeZone(&places, zone, first: firstZone, fix: fix, numbering: &numbering, events: &events)
     }
 
     private func updateRegion(

@@ -43,6 +43,11 @@ struct LocalityTree: Sendable {
     private let bounds: [(centre: SIMD3<Float>, radius: Float)]
 
     static let noRegion = UInt16.max
+    /// Ranges of at most this many places are leaves, scanned whole in the order the builder left them.
+    ///
+    /// The search is bound by fetching nodes from memory, not by measuring them: a leaf's places share a few cache
+    /// lines where the tree's last levels would each have been a fetch of its own.
+    static let leafSize = 32
 
     init(nodes: [Node], axes: [UInt8], regions: [UInt16], countryRanges: [Range<Int>]) {
         self.nodes = nodes
@@ -123,7 +128,16 @@ struct LocalityTree: Sendable {
         _ best: inout (node: Int, chordSquared: Float)?,
         _ bound: inout Float
     ) {
-        guard !range.isEmpty else { return }
+        guard range.count > Self.leafSize else {
+            for index in range {
+                let distance = Self.chordSquared(point, nodes[index])
+                if distance < bound && accepts(index, filter) {
+                    best = (index, distance)
+                    bound = distance
+                }
+            }
+            return
+        }
         let middle = range.lowerBound + range.count / 2
         let node = nodes[middle]
         let distance = Self.chordSquared(point, node)
@@ -157,7 +171,7 @@ extension LocalityTree {
     ///
     /// Deterministic: ties in a coordinate keep the places' order by their position in the place table.
     static func layOut(_ nodes: inout [Node], axes: inout [UInt8], range: Range<Int>) {
-        guard !range.isEmpty else { return }
+        guard range.count > leafSize else { return }
         var low = SIMD3<Float>(repeating: .infinity)
         var high = SIMD3<Float>(repeating: -.infinity)
         for node in nodes[range] {

@@ -62,17 +62,24 @@ public final class PlaceIndex: PlaceResolver {
             + tree.nodes.count * (MemoryLayout<LocalityTree.Node>.stride + 3)
     }
 
-    public func places(at coordinate: Coordinate, within radius: Double, countryCode: String?) -> PlaceAnswer {
-        let radius = max(0, radius)
-        let country = countryCode.flatMap { countryNumbers[$0] }
-        let point = LocalityTree.unitVector(coordinate)
-        return PlaceAnswer(
-            region: region(at: coordinate, point: point, within: radius, countryCode: countryCode, country: country),
-            // A country the index has no places of (Antarctica's claims, Bouvet Island) has no locality.
-            locality: countryCode != nil && country == nil
-                ? nil : locality(near: coordinate, point: point, country: country),
-            timeZone: timeZone(at: coordinate, within: radius)
+    public func region(
+        at coordinate: Coordinate,
+        within radius: Double,
+        countryCode: String?
+    ) -> PlaceDecision<PlaceRegion> {
+        region(
+            at: coordinate,
+            within: max(0, radius),
+            countryCode: countryCode,
+            country: countryCode.flatMap { countryNumbers[$0] }
         )
+    }
+
+    public func locality(near coordinate: Coordinate, countryCode: String?) -> Locality? {
+        let country = countryCode.flatMap { countryNumbers[$0] }
+        // A country the index has no places of (Antarctica's claims, Bouvet Island) has no locality.
+        if countryCode != nil && country == nil { return nil }
+        return locality(near: coordinate, point: LocalityTree.unitVector(coordinate), country: country)
     }
 
     public func utcOffset(ofTimeZone identifier: String, at time: Int64) -> Int? {
@@ -84,7 +91,7 @@ public final class PlaceIndex: PlaceResolver {
         timeZones.country(at: coordinate)?.code
     }
 
-    func timeZone(at coordinate: Coordinate, within radius: Double) -> PlaceDecision<String> {
+    public func timeZone(at coordinate: Coordinate, within radius: Double) -> PlaceDecision<String> {
         guard radius > 0 else { return .decided(timeZones.country(at: coordinate)?.code) }
         guard let zone = timeZones.country(at: coordinate, within: radius) else { return .undecided }
         return .decided(zone.code)
@@ -94,7 +101,6 @@ public final class PlaceIndex: PlaceResolver {
     /// else the region of the nearest place of that country that has one.
     func region(
         at coordinate: Coordinate,
-        point: SIMD3<Float>,
         within radius: Double,
         countryCode: String?,
         country: Int?
@@ -110,6 +116,7 @@ public final class PlaceIndex: PlaceResolver {
             else { return .undecided }
             return .decided(region(number: regionOfPolygon[polygon], source: .polygon))
         }
+        let point = LocalityTree.unitVector(coordinate)
         guard let nearest = tree.nearest(to: point, inCountry: country, filter: .withRegion) else {
             return .decided(nil)
         }

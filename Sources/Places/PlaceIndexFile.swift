@@ -19,7 +19,7 @@ import GeoCore
 /// ```
 enum PlaceIndexFormat {
     static let magic: [UInt8] = Array("GWPL".utf8)
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     static let degreeUnits = 10_000_000.0
 }
 

@@ -205,6 +205,7 @@ if runs("map") {
     _ = fleet.takeChanges()
     for (name, view) in [
         ("the whole world", MapView.world), ("a 1 x 1 degree box", MapView(west: 7, south: 48, east: 8, north: 49)),
+        ("a city's box, 0.2 x 0.3 degrees", MapView(west: 7.6, south: 48.5, east: 7.9, north: 48.7)),
     ] {
         var bytes = 0
         var shown = 0
@@ -226,6 +227,24 @@ if runs("map") {
             )
         )
     }
+    // GET /devices/nearby's answer over the same fleet: the registry's grid of last fixes, nearest 10 within 5 km.
+    var nearbyFound = 0
+    let nearbyQueries = 10_000
+    let nearbyTime = seconds {
+        for query in 0..<nearbyQueries {
+            let center = Coordinate(latitude: Double(query % 130) - 60, longitude: Double(query % 360) - 180)!
+            let selection = DeviceNearbySelection(center: center, radius: 5_000, limit: 10, from: [fleet])
+            nearbyFound += selection.devices.count
+            _ = selection.json()
+        }
+    }
+    print(
+        String(
+            format: "nearby answer of 1M devices, 5 km, nearest 10: %.1f µs each (%.2f found on average)",
+            nearbyTime * 1e6 / Double(nearbyQueries),
+            Double(nearbyFound) / Double(nearbyQueries)
+        )
+    )
     var cardBytes = 0
     let cards = 100_000
     let cardTime = seconds {
