@@ -48,3 +48,16 @@ public struct CountryArea: Sendable {
         return (north * north + east * east).squareRoot() + accuracy * 1.01 + 2 <= Double(clearance)
     }
 }
+
+/// The areas clear of boundaries that the tracker keeps beside a device's state from one fix to the next (neither is
+/// stored): its country's, and its region's and time zone's together.
+public struct DeviceAreas: Sendable {
+    public var country = CountryArea.none
+    /// Where the device's region and time zone were last looked up, and how far around no boundary of either lies:
+    /// used only while the country's area holds the fix too and the device is in the country it was looked up in
+    /// (`placesCountry`; a nearest-place region is looked for among the country's own places).
+    public var places = CountryArea.none
+    public var placesCountry: String?
+
+    public init() {}
+}

@@ -27,8 +27,9 @@ public struct DeviceRegistry: Sendable {
         /// Whether a position of the device was applied since the registry got it: a device it was built
         /// with (restored from the store or the changelog) is only as current as its last fix elsewhere.
         var confirmedByFix = false
-        /// Where the device's country was last looked up with room around it: not stored, like the slot.
-        var countryArea = CountryArea.none
+        /// Where the device's country, region and time zone were last looked up with room around them: not stored,
+        /// like the slot.
+        var areas = DeviceAreas()
         /// The device's speed at its last fix (metres per second): reported, else derived from its last two fixes
         /// when they are close enough in time; not stored (nil until this registry applies a fix of it).
         var speed: Double?
@@ -94,15 +95,15 @@ public struct DeviceRegistry: Sendable {
         if slots[slot].state.reflects(origin, kind: .positions) { return .alreadyApplied }
         let previous = slots[slot].state.lastFix
         // Taken out and put back: two in-place accesses to one slot at once would overlap.
-        var area = slots[slot].countryArea
+        var areas = slots[slot].areas
         let outcome = tracker.apply(
             position,
             origin: origin,
             to: &slots[slot].state,
-            countryArea: &area,
+            areas: &areas,
             events: &events
         )
-        slots[slot].countryArea = area
+        slots[slot].areas = areas
         record(outcome, slot: slot, origin: origin, kind: .positions)
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences:

@@ -83,28 +83,29 @@ public struct DeviceTracker: Sendable {
     ) -> Outcome {
         // No area kept from one position to the next: the resolver is not asked for one either (measuring the
         // clearance costs more than the plain lookup).
-        var area = CountryArea.none
-        return apply(position, origin: origin, to: &state, countryArea: &area, keepsArea: false, events: &events)
+        var areas = DeviceAreas()
+        return apply(position, origin: origin, to: &state, areas: &areas, keepsArea: false, events: &events)
     }
 
-    /// Applies a position to its device's state, appending the events it causes to `events`; `countryArea` is
-    /// where the device's country was last looked up with room around it (``CountryArea``), kept beside the
-    /// state by the caller from one position to the next, so that fixes inside it are not looked up again.
+    /// Applies a position to its device's state, appending the events it causes to `events`; `areas` are where
+    /// the device's country, and its region and time zone, were last looked up with room around them
+    /// (``CountryArea``), kept beside the state by the caller from one position to the next, so that fixes inside
+    /// them are not looked up again.
     public func apply(
         _ position: Position,
         origin: MessageOrigin,
         to state: inout DeviceState,
-        countryArea: inout CountryArea,
+        areas: inout DeviceAreas,
         events: inout [DeviceEvent]
     ) -> Outcome {
-        apply(position, origin: origin, to: &state, countryArea: &countryArea, keepsArea: true, events: &events)
+        apply(position, origin: origin, to: &state, areas: &areas, keepsArea: true, events: &events)
     }
 
     private func apply(
         _ position: Position,
         origin: MessageOrigin,
         to state: inout DeviceState,
-        countryArea: inout CountryArea,
+        areas: inout DeviceAreas,
         keepsArea: Bool,
         events: inout [DeviceEvent]
     ) -> Outcome {
@@ -138,7 +139,7 @@ public struct DeviceTracker: Sendable {
             of: &state,
             at: fix,
             accuracy: margin,
-            area: &countryArea,
+            area: &areas.country,
             keepsArea: keepsArea
         )
         // The places of the fix are looked up in the country its point lies in: the decided one when its disc
@@ -158,15 +159,26 @@ public struct DeviceTracker: Sendable {
             }
         }
         if let places {
+            // A place area stands only inside the country's (there the fix's disc lies in the device's country),
+            // and for the country it was made in.
+            let inCountryArea = keepsArea && areas.country.holds(fix.coordinate, accuracy: margin)
+            if areas.placesCountry != state.country {
+                areas.places = .none
+                areas.placesCountry = state.country
+            }
             PlaceTracker(configuration: configuration, resolver: places).update(
                 &state.places,
                 at: fix,
                 accuracy: margin,
                 pointCountry: pointCountry,
                 deviceCountry: state.country,
+                area: &areas.places,
+                keepsArea: inCountryArea,
                 numbering: &numbering,
                 events: &events
             )
+        } else {
+            areas.places = .none
         }
         return Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
     }

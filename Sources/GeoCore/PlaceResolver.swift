@@ -10,12 +10,44 @@ public protocol PlaceResolver: Sendable {
     func timeZone(at coordinate: Coordinate, within radius: Double) -> PlaceDecision<String>
     /// The populated place nearest `coordinate`, of the country `countryCode` when there is one.
     func locality(near coordinate: Coordinate, countryCode: String?) -> Locality?
+    /// ``region(at:within:countryCode:)``, and how far from `coordinate` (up to `reach` metres) the answer stays the
+    /// same for any disc inside that circle (its clearance, as ``CountryResolver`` gives one for countries); nil
+    /// when the resolver cannot tell.
+    func region(
+        at coordinate: Coordinate,
+        within radius: Double,
+        countryCode: String?,
+        clearanceUpTo reach: Double
+    ) -> (region: PlaceDecision<PlaceRegion>, clearance: Double?)
+    /// ``timeZone(at:within:)`` with its clearance, as for regions.
+    func timeZone(
+        at coordinate: Coordinate,
+        within radius: Double,
+        clearanceUpTo reach: Double
+    ) -> (timeZone: PlaceDecision<String>, clearance: Double?)
     /// The offset from UTC, in seconds, of the IANA time zone `identifier` at `time` (milliseconds since the epoch; daylight saving time
     /// included), or nil for a zone the resolver does not know.
     func utcOffset(ofTimeZone identifier: String, at time: Int64) -> Int?
 }
 
 extension PlaceResolver {
+    public func region(
+        at coordinate: Coordinate,
+        within radius: Double,
+        countryCode: String?,
+        clearanceUpTo reach: Double
+    ) -> (region: PlaceDecision<PlaceRegion>, clearance: Double?) {
+        (region(at: coordinate, within: radius, countryCode: countryCode), nil)
+    }
+
+    public func timeZone(
+        at coordinate: Coordinate,
+        within radius: Double,
+        clearanceUpTo reach: Double
+    ) -> (timeZone: PlaceDecision<String>, clearance: Double?) {
+        (timeZone(at: coordinate, within: radius), nil)
+    }
+
     /// The region, nearest locality and time zone of a fix at once (see each).
     public func places(at coordinate: Coordinate, within radius: Double, countryCode: String?) -> PlaceAnswer {
         PlaceAnswer(

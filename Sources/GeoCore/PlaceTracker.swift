@@ -14,23 +14,86 @@ struct PlaceTracker {
     /// Applies one fix, whose accuracy is `accuracy` metres, to the device's places, appending the events.
     ///
     /// `pointCountry` is the country the fix's point lies in (where its region is looked for); `deviceCountry` the
-    /// device's country after this fix.
+    /// device's country after this fix. `area` is where the region and time zone were last looked up with room
+    /// around them, kept (`keepsArea`: the fix lies in its device's country's area) or cleared: a fix whose disc
+    /// lies inside it has the region and time zone announced, and is not looked up.
     func update(
         _ places: inout DevicePlaces,
         at fix: Fix,
         accuracy: Double,
         pointCountry: String?,
         deviceCountry: String?,
+        area: inout CountryArea,
+        keepsArea: Bool,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        guard keepsArea else {
+            area = .none
+            return update(
+                &places,
+                region: resolver.region(at: fix.coordinate, within: accuracy, countryCode: pointCountry),
+                zone: resolver.timeZone(at: fix.coordinate, within: accuracy),
+                at: fix,
+                pointCountry: pointCountry,
+                deviceCountry: deviceCountry,
+                numbering: &numbering,
+                events: &events
+            )
+        }
+        if area.holds(fix.coordinate, accuracy: accuracy) { return }
+        let (region, regionClearance) = resolver.region(
+            at: fix.coordinate,
+            within: accuracy,
+            countryCode: pointCountry,
+            clearanceUpTo: Self.areaReach
+        )
+        let (zone, zoneClearance) = resolver.timeZone(
+            at: fix.coordinate,
+            within: accuracy,
+            clearanceUpTo: Self.areaReach
+        )
+        update(
+            &places,
+            region: region,
+            zone: zone,
+            at: fix,
+            pointCountry: pointCountry,
+            deviceCountry: deviceCountry,
+            numbering: &numbering,
+            events: &events
+        )
+        // An area stands for the announced region and time zone, with nothing pending.
+        if let regionClearance, let zoneClearance, region == .decided(places.region), zone == .decided(places.timeZone),
+            places.regionCandidate == nil, places.timeZoneCandidate == nil
+        {
+            area = CountryArea(center: fix.coordinate, clearance: min(regionClearance, zoneClearance))
+        } else {
+            area = .none
+        }
+    }
+
+    /// How far around a looked-up fix the tracker asks for the region and time zone to stay the same, as for the
+    /// country (``DeviceTracker/countryAreaReach``).
+    static let areaReach = 2_000.0
+
+    private func update(
+        _ places: inout DevicePlaces,
+        region: PlaceDecision<PlaceRegion>,
+        zone: PlaceDecision<String>,
+        at fix: Fix,
+        pointCountry: String?,
+        deviceCountry: String?,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
         // A device with nothing announced yet takes its point's answer when its disc does not decide.
-        var region = resolver.region(at: fix.coordinate, within: accuracy, countryCode: pointCountry)
+        var region = region
         let firstRegion = places.region == nil && places.regionCandidate == nil
         if firstRegion && region == .undecided {
             region = resolver.region(at: fix.coordinate, within: 0, countryCode: pointCountry)
         }
-        var zone = resolver.timeZone(at: fix.coordinate, within: accuracy)
+        var zone = zone
         let firstZone = places.timeZone == nil && places.timeZoneCandidate == nil
         if firstZone && zone == .undecided { zone = resolver.timeZone(at: fix.coordinate, within: 0) }
         updateRegion(

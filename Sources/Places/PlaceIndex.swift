@@ -136,7 +136,7 @@ public final class PlaceIndex: PlaceResolver {
         return .decided(region(number: number, source: .nearestPlace))
     }
 
-    private func region(number: UInt16, source: PlaceRegion.Source) -> PlaceRegion? {
+    func region(number: UInt16, source: PlaceRegion.Source) -> PlaceRegion? {
         guard number != LocalityTree.noRegion else { return nil }
         let region = regions[Int(number)]
         return PlaceRegion(code: region.code, name: region.name, source: source)
