@@ -146,7 +146,36 @@ public final class PlaceIndex: PlaceResolver {
     func locality(near coordinate: Coordinate, point: SIMD3<Float>, country: Int?) -> Locality? {
         let found =
             country.map { tree.nearest(to: point, inCountry: $0, filter: .any) } ?? tree.nearestAnywhere(to: point)
-        guard let node = found?.node else { return nil }
+        return found.map { locality(node: $0.node, from: coordinate) }
+    }
+
+    /// A point's region, locality and time zone at once, as the resolver's three answers give them, with one
+    /// search of the places where they can share it: a point (no accuracy disc) whose nearest place has a region,
+    /// in a country without region polygons there, has that place's region.
+    public func places(at coordinate: Coordinate, within radius: Double, countryCode: String?) -> PlaceAnswer {
+        let zone = timeZone(at: coordinate, within: radius)
+        guard radius <= 0, let countryCode, let country = countryNumbers[countryCode],
+            regionPolygons.countryNumber(at: coordinate) == nil
+        else {
+            return PlaceAnswer(
+                region: region(at: coordinate, within: radius, countryCode: countryCode),
+                locality: locality(near: coordinate, countryCode: countryCode),
+                timeZone: zone
+            )
+        }
+        let point = LocalityTree.unitVector(coordinate)
+        guard let nearest = tree.nearest(to: point, inCountry: country, filter: .any) else {
+            return PlaceAnswer(region: .decided(nil), locality: nil, timeZone: zone)
+        }
+        let number = tree.regions[nearest.node]
+        let region =
+            number != LocalityTree.noRegion
+            ? PlaceDecision.decided(self.region(number: number, source: .nearestPlace))
+            : self.region(at: coordinate, within: 0, countryCode: countryCode, country: country)
+        return PlaceAnswer(region: region, locality: locality(node: nearest.node, from: coordinate), timeZone: zone)
+    }
+
+    private func locality(node: Int, from coordinate: Coordinate) -> Locality {
         let place = places.coordinate(of: node)
         return Locality(
             name: places.name(of: node),

@@ -1,5 +1,7 @@
+import Countries
 import GeoCore
 import Places
+import TestSupport
 import Testing
 
 /// Region, locality and time zone of well-known places: the cases offline geocoders get wrong.
@@ -96,6 +98,23 @@ struct PlaceLookupTests {
         #expect(locality.population > 8_000_000)
         #expect(locality.distance < 1_000)
         #expect(answer.region.value == PlaceRegion(code: "US-NY", name: "New York", source: .polygon))
+    }
+
+    @Test("the combined answer (one search for region and locality) is the three separate answers")
+    func combined() {
+        var random = SplitMix64(seed: 17)
+        var compared = 0
+        while compared < 20_000 {
+            let point = Coordinate(latitude: random.uniform(-56, 72), longitude: random.uniform(-180, 180))!
+            let country = countryIndex.country(at: point)?.code
+            let separate = PlaceAnswer(
+                region: placeIndex.region(at: point, within: 0, countryCode: country),
+                locality: placeIndex.locality(near: point, countryCode: country),
+                timeZone: placeIndex.timeZone(at: point, within: 0)
+            )
+            #expect(placeIndex.places(at: point, within: 0, countryCode: country) == separate, "\(point)")
+            compared += 1
+        }
     }
 
     @Test("current UTC offsets follow daylight saving time")
