@@ -36,14 +36,18 @@ lint:
 format:
 	swift format --in-place --recursive $(SWIFT_FORMAT_PATHS)
 
-## Benchmarks: the core (decoding, tracker, a million devices, store), country lookup, the Kafka layer against
+## Benchmarks: the core (decoding, tracker, a million devices, store, nearby and map queries), country lookup, the
+## places (index size, agreement with tzfpy, shapely and held-out places, lookup cost, tracker, geocode --places), the Kafka layer against
 ## raw librdkafka, and the service end to end (geocode --input, geoworker run against raw librdkafka, changelog
 ## restore, start-up, produce-to-event latency). BASELINE=path/to/another/geoworker alternates that build's
 ## catch-up runs with this one's on the same preload (for example a release build of an earlier commit).
 BASELINE ?=
-bench: setup
+bench: setup places
 	swift run -c release geocore-bench
 	swift run -c release country-bench
+	python3 tools/places/reference_points.py $(PLACE_BUILD)
+	swift build -c release --product geoworker
+	swift run -c release places-bench
 	swift run -c release kafka-bench
 	swift build -c release --product geoworker
 	swift run -c release service-bench $(if $(BASELINE),--baseline $(BASELINE))

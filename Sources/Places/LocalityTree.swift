@@ -106,19 +106,29 @@ struct LocalityTree: Sendable {
     /// The node nearest `point` among all places (for a point no country claims): countries are searched nearest
     /// bounding sphere first, and a country whose sphere lies beyond the best place found is skipped.
     func nearestAnywhere(to point: SIMD3<Float>) -> (node: Int, chordSquared: Float)? {
-        let order = bounds.indices.map { country -> (Float, Int) in
-            let (centre, radius) = bounds[country]
-            let distance = (point - centre)
-            let gap = max(0, (distance * distance).sum().squareRoot() - radius)
-            return (gap * gap, country)
-        }.sorted { $0 < $1 }
-        var best: (node: Int, chordSquared: Float)? = nil
-        var bound = Float.infinity
-        for (gapSquared, country) in order where !countryRanges[country].isEmpty {
-            if gapSquared > bound { break }
-            search(point, countryRanges[country], .any, &best, &bound)
+        // The countries' gaps (how near their spheres come), visited nearest first by picking the least left each
+        // time: the best place is usually in one of the first few, after which every gap left exceeds it (a sort of
+        // all 246 was most of a sea point's lookup).
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: bounds.count) { gaps in
+            for (country, (centre, radius)) in bounds.enumerated() {
+                let offset = point - centre
+                let gap = max(0, (offset * offset).sum().squareRoot() - radius)
+                gaps[country] = countryRanges[country].isEmpty ? .infinity : gap * gap
+            }
+            var best: (node: Int, chordSquared: Float)? = nil
+            var bound = Float.infinity
+            while true {
+                var nearest = -1
+                var nearestGap = Float.infinity
+                for country in 0..<gaps.count where gaps[country] < nearestGap {
+                    nearest = country
+                    nearestGap = gaps[country]
+                }
+                guard nearest >= 0, nearestGap <= bound else { return best }
+                gaps[nearest] = .infinity
+                search(point, countryRanges[nearest], .any, &best, &bound)
+            }
         }
-        return best
     }
 
     private func search(

@@ -339,29 +339,35 @@ if runs("tracker") {
 
 if runs("geocode") {
     let input = FileManager.default.temporaryDirectory.appendingPathComponent("places-bench-\(getpid()).csv")
-    var random = SplitMix64(seed: 12)
-    var text = ""
-    let count = 1_000_000
-    for _ in 0..<count { text += String(format: "%.5f,%.5f\n", random.uniform(-56, 72), random.uniform(-180, 180)) }
-    try text.write(to: input, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(at: input) }
-    for arguments in [["geocode", "--input", input.path], ["geocode", "--places", "--input", input.path]] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ".build/release/geoworker")
-        process.arguments = arguments
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        let time = try seconds {
-            try process.run()
-            process.waitUntilExit()
-        }
-        print(
-            String(
-                format:
-                    "geoworker %@: %.2f s for 1M random points, %.0f k lines/s, whole process (index load included)",
-                arguments.dropLast().joined(separator: " "),
-                time,
-                Double(count) / time / 1000
+    let count = 1_000_000
+    var random = SplitMix64(seed: 12)
+    let randomPoints = (0..<count).map { _ in
+        String(format: "%.5f,%.5f\n", random.uniform(-56, 72), random.uniform(-180, 180))
+    }
+    let nearPlaces = pointsNearPlaces(count, seed: 13).map {
+        String(format: "%.5f,%.5f\n", $0.0.latitude, $0.0.longitude)
+    }
+    for (distribution, points) in [("random points, 70 % at sea", randomPoints), ("points near places", nearPlaces)] {
+        try points.joined().write(to: input, atomically: true, encoding: .utf8)
+        for arguments in [["geocode", "--input", input.path], ["geocode", "--places", "--input", input.path]] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ".build/release/geoworker")
+            process.arguments = arguments
+            process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            let time = try seconds {
+                try process.run()
+                process.waitUntilExit()
+            }
+            print(
+                String(
+                    format: "geoworker %@, 1M %@: %.2f s, %.0f k lines/s, whole process (index load included)",
+                    arguments.dropLast().joined(separator: " "),
+                    distribution,
+                    time,
+                    Double(count) / time / 1000
+                )
             )
-        )
+        }
     }
 }
