@@ -130,7 +130,9 @@ struct WorkerConfigurationTests {
                 "tracker.assumedAccuracyMeters": 15, "tracker.countryConfirmations": 3,
                 "tracker.maxVerticesPerPin": 200, "tracker.maxVerticesPerDevice": 2_000,
                 "tracker.maxFixGapSeconds": 120, "tracker.approachHeadingToleranceDegrees": 30,
-                "tracker.approachMinimumSpeed": 2.5,
+                "tracker.approachMinimumSpeed": 2.5, "tracker.placeConfirmations": 2,
+                "tracker.disabledEvents": ConfigValue(.stringArray(["timezone.changed", "language.suggested"]), isSecret: false),
+                "places.enabled": false, "places.index": "/opt/geoworker/places.idx",
                 "kafka": ConfigValue(
                     .stringArray(["security.protocol=SASL_SSL", "sasl.password=a=b"]),
                     isSecret: true
@@ -169,8 +171,13 @@ struct WorkerConfigurationTests {
                     maximumVerticesPerDevice: 2_000,
                     maximumFixGapSeconds: 120,
                     approachHeadingTolerance: 30,
-                    approachMinimumSpeed: 2.5
+                    approachMinimumSpeed: 2.5,
+                    placeConfirmations: 2,
+                    disabledEventTypes: ["timezone.changed", "language.suggested"]
                 )
+        )
+        #expect(
+            configuration.places == WorkerConfiguration.Places(enabled: false, indexPath: "/opt/geoworker/places.idx")
         )
         #expect(configuration.kafkaProperties == ["security.protocol": "SASL_SSL", "sasl.password": "a=b"])
         #expect(configuration.deadLetters == DeadLetter.Limits(maxValueBytes: 400_000, maxKeyBytes: 2_048))
@@ -190,6 +197,11 @@ struct WorkerConfigurationTests {
                 "tracker.approachHeadingToleranceDegrees must be in 1.0...89.0"
             ),
             ("kafka", ConfigValue(.stringArray(["=hunter2"]), isSecret: true), "KEY=VALUE"),
+            (
+                "tracker.disabledEvents", ConfigValue(.stringArray(["region.changed", "region.moved"]), isSecret: false),
+                "tracker.disabledEvents: \"region.moved\" is not an event type"
+            ),
+            ("tracker.placeConfirmations", 0, "tracker.placeConfirmations must be in 1...100 (got 0)"),
         ] as [(AbsoluteConfigKey, ConfigValue, String)]
     )
     func unusable(key: AbsoluteConfigKey, value: ConfigValue, message: String) throws {
