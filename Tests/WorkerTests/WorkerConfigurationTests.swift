@@ -131,7 +131,10 @@ struct WorkerConfigurationTests {
                 "tracker.maxVerticesPerPin": 200, "tracker.maxVerticesPerDevice": 2_000,
                 "tracker.maxFixGapSeconds": 120, "tracker.approachHeadingToleranceDegrees": 30,
                 "tracker.approachMinimumSpeed": 2.5, "tracker.placeConfirmations": 2,
-                "tracker.disabledEvents": ConfigValue(.stringArray(["timezone.changed", "language.suggested"]), isSecret: false),
+                "tracker.disabledEvents": ConfigValue(
+                    .stringArray(["timezone.changed", "language.suggested"]),
+                    isSecret: false
+                ),
                 "places.enabled": false, "places.index": "/opt/geoworker/places.idx",
                 "kafka": ConfigValue(
                     .stringArray(["security.protocol=SASL_SSL", "sasl.password=a=b"]),
@@ -198,7 +201,8 @@ struct WorkerConfigurationTests {
             ),
             ("kafka", ConfigValue(.stringArray(["=hunter2"]), isSecret: true), "KEY=VALUE"),
             (
-                "tracker.disabledEvents", ConfigValue(.stringArray(["region.changed", "region.moved"]), isSecret: false),
+                "tracker.disabledEvents",
+                ConfigValue(.stringArray(["region.changed", "region.moved"]), isSecret: false),
                 "tracker.disabledEvents: \"region.moved\" is not an event type"
             ),
             ("tracker.placeConfirmations", 0, "tracker.placeConfirmations must be in 1...100 (got 0)"),
