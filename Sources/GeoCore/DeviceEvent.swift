@@ -8,16 +8,18 @@ public struct DeviceEvent: Hashable, Sendable {
     public let time: Int64
     public let payload: Payload
 
+    /// The rare kinds with large payloads are boxed (`indirect`): a payload is as large as its largest kind, and
+    /// the geofence events that make most of the traffic were copied at twice their size once places were in.
     public enum Payload: Hashable, Sendable {
         case geofenceEntered(GeofenceCrossing)
         case geofenceExited(GeofenceCrossing)
-        case countryChanged(CountryChange)
+        indirect case countryChanged(CountryChange)
         case languageSuggested(LanguageSuggestion)
         case geofenceDwelled(GeofenceDwell)
         case geofenceCrossed(GeofencePassage)
         case geofenceApproaching(GeofenceApproach)
-        case regionChanged(RegionChange)
-        case timeZoneChanged(TimeZoneChange)
+        indirect case regionChanged(RegionChange)
+        indirect case timeZoneChanged(TimeZoneChange)
     }
 
     public init(id: String, deviceId: String, time: Int64, payload: Payload) {

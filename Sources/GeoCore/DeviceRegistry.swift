@@ -9,8 +9,13 @@ public struct DeviceRegistry: Sendable {
     private var slots: [Slot]
     /// Slots changed since the last ``takeChanges()``, in the order they first changed.
     private var changedSlots: [Int] = []
-    /// Where each device's last fix is, by slot: the nearby query's index and the map's for small views.
-    private var lastFixes = NearbyGrid<Int>()
+    /// Where each device's last fix is, by slot: the nearby query's index and the map's for small views. Brought
+    /// up to date by ``updateLastFixes()`` before a query rather than at every fix: a device moves many times
+    /// between two questions, and moving it in the grid cost as much as the rest of its fix.
+    private var lastFixes = NearbyGrid()
+    /// The slots whose last fix changed since the grid was last brought up to date, each once (`isMoved`).
+    private var movedSlots: [Int32] = []
+    private var isMoved: [Bool] = []
 
     /// What became of one message given to the registry.
     public enum Outcome: Hashable, Sendable {
@@ -30,9 +35,9 @@ public struct DeviceRegistry: Sendable {
         /// Where the device's country, region and time zone were last looked up with room around them: not stored,
         /// like the slot.
         var areas = DeviceAreas()
-        /// The device's speed at its last fix (metres per second): reported, else derived from its last two fixes
-        /// when they are close enough in time; not stored (nil until this registry applies a fix of it).
-        var speed: Double?
+        /// What the nearby query needs to give the device's speed: not stored (none until this registry applies a
+        /// fix of it).
+        var motion = Motion()
     }
 
     public init(tracker: DeviceTracker, states: [DeviceState] = []) {
@@ -108,8 +113,11 @@ public struct DeviceRegistry: Sendable {
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences:
             slots[slot].confirmedByFix = true
-            slots[slot].speed = position.speed ?? Self.derivedSpeed(from: previous, to: position, tracker.configuration)
-            lastFixes.place(slot, at: position.coordinate)
+            slots[slot].motion = Motion(reportedSpeed: position.speed, previous: previous)
+            if !isMoved[slot] {
+                isMoved[slot] = true
+                movedSlots.append(Int32(slot))
+            }
         case .stale, .duplicate, .rejected: break
         }
         return .tracked(outcome.kind)
@@ -172,6 +180,7 @@ public struct DeviceRegistry: Sendable {
         if let slot = index.slot(of: deviceId, hash: hash, idOfSlot: { slots[$0].state.deviceId }) { return slot }
         let slot = slots.count
         slots.append(Slot(state: DeviceState(deviceId: deviceId)))
+        isMoved.append(false)
         // Growing the index rehashes every id; the snapshot shares the slots' storage (nothing mutates it
         // meanwhile), and only the small hashing value is captured, never the table being grown.
         let hashing = index.hashing
@@ -227,11 +236,22 @@ extension DeviceRegistry {
         public let confirmedByFix: Bool
     }
 
+    /// Moves the devices whose last fix changed since the last call to where they are now in the grid of last
+    /// fixes: before ``nearby(to:within:limit:)`` or ``forEachState(inView:_:)``, which require it.
+    public mutating func updateLastFixes() {
+        for slot in movedSlots {
+            if let fix = slots[Int(slot)].state.lastFix { lastFixes.place(Int(slot), at: fix.coordinate) }
+            isMoved[Int(slot)] = false
+        }
+        movedSlots.removeAll(keepingCapacity: true)
+    }
+
     /// The devices whose last fix lies within `radius` metres of `center`, nearest first, at most `limit`.
     ///
     /// From the grid of last fixes, unless the circle covers more cells than the registry has devices: then every
     /// device is measured, which is cheaper.
     public func nearby(to center: Coordinate, within radius: Double, limit: Int) -> [NearbyDevice] {
+        precondition(movedSlots.isEmpty, "updateLastFixes() before asking the grid")
         let found: [(id: Int, distance: Double)]
         let cellSpan = 2 * radius / LocalPlane.metresPerDegree / lastFixes.cellDegrees + 2
         if cellSpan * cellSpan > Double(slots.count) {
@@ -247,7 +267,7 @@ extension DeviceRegistry {
             NearbyDevice(
                 state: slots[$0.id].state,
                 distance: $0.distance,
-                speed: slots[$0.id].speed,
+                speed: speed(of: slots[$0.id]),
                 confirmedByFix: slots[$0.id].confirmedByFix
             )
         }
@@ -257,6 +277,7 @@ extension DeviceRegistry {
     /// got it: from the grid of last fixes for a view of fewer cells than the registry has devices, else by looking
     /// at every device.
     public func forEachState(inView view: MapView, _ body: (DeviceState, Bool) -> Void) {
+        precondition(movedSlots.isEmpty, "updateLastFixes() before asking the grid")
         let width = view.west <= view.east ? view.east - view.west : 360 - view.west + view.east
         let cells = (width / lastFixes.cellDegrees + 2) * ((view.north - view.south) / lastFixes.cellDegrees + 2)
         guard cells <= Double(slots.count) else {
@@ -270,15 +291,39 @@ extension DeviceRegistry {
         }
     }
 
-    /// The speed between two fixes of a device, when they are close enough in time to say something.
-    static func derivedSpeed(
-        from previous: Fix?,
-        to position: Position,
-        _ configuration: TrackerConfiguration
-    ) -> Double? {
-        guard let previous else { return nil }
-        let seconds = Double(position.timestamp - previous.timestamp) / 1000
-        guard seconds > 0, seconds <= Double(configuration.maximumFixGapSeconds) else { return nil }
-        return previous.coordinate.distance(to: position.coordinate) / seconds
+    /// A device's speed at its last fix: as reported, else between its last two fixes when they are close enough
+    /// in time to say something (``TrackerConfiguration/maximumFixGapSeconds``).
+    private func speed(of slot: Slot) -> Double? {
+        let motion = slot.motion
+        if !motion.reportedSpeed.isNaN { return Double(motion.reportedSpeed) }
+        guard motion.previousTimestamp != .min, let last = slot.state.lastFix,
+            let previous = Coordinate(
+                latitude: Double(motion.previousLatitude),
+                longitude: Double(motion.previousLongitude)
+            )
+        else { return nil }
+        let seconds = Double(last.timestamp - motion.previousTimestamp) / 1000
+        guard seconds > 0, seconds <= Double(tracker.configuration.maximumFixGapSeconds) else { return nil }
+        return previous.distance(to: last.coordinate) / seconds
+    }
+
+    /// A device's reported speed and the fix before its last, in 20 bytes beside its state (single precision: under
+    /// a metre off, which a speed over seconds does not see).
+    struct Motion {
+        var reportedSpeed = Float.nan
+        var previousLatitude: Float = 0
+        var previousLongitude: Float = 0
+        var previousTimestamp = Int64.min
+
+        init() {}
+
+        init(reportedSpeed: Double?, previous: Fix?) {
+            self.reportedSpeed = reportedSpeed.map(Float.init) ?? .nan
+            if let previous {
+                previousLatitude = Float(previous.coordinate.latitude)
+                previousLongitude = Float(previous.coordinate.longitude)
+                previousTimestamp = previous.timestamp
+            }
+        }
     }
 }

@@ -2,20 +2,28 @@
 /// or inside a box are found by visiting a few cells instead of every one of them: the index behind a nearby query
 /// ("which of my vehicles are nearest this pick-up") and a map's box.
 ///
-/// Each thing is in one cell at a time: placing it again moves it. Cells are rows of latitude and columns of
+/// Things are numbered densely from 0 (a registry's slots), so that where each is lives in arrays: placing a thing
+/// again within its cell, which is most of a moving fleet's fixes, is two array writes and no hashing. Each thing is
+/// in one cell at a time: placing it again moves it. Cells are rows of latitude and columns of
 /// longitude from the south-west corner; a query's columns wrap across the antimeridian, and near a pole, where a
 /// degree of longitude is short, a query takes whole rows. Distances are great-circle (``Coordinate/distance(to:)``).
 ///
 /// Pure and single-threaded: one per shard of devices, changed and asked on the thread that owns the shard.
-public struct NearbyGrid<ID: Hashable & Sendable>: Sendable {
+public struct NearbyGrid: Sendable {
+    public typealias ID = Int
+
     /// The side of a cell in degrees.
     public let cellDegrees: Double
     private let rows: Int
     private let columns: Int
     /// The things in each non-empty cell, by cell number.
-    private var cells: [Int: [ID]] = [:]
-    /// Where each thing is: its cell, its place in that cell's array, and its coordinate.
-    private var places: [ID: (cell: Int, slot: Int, coordinate: Coordinate)] = [:]
+    private var cells: [Int: [Int32]] = [:]
+    /// Each thing's cell (-1: not in the grid) and its place in that cell's array, by thing number.
+    private var cellOf: [Int32] = []
+    private var slotInCell: [Int32] = []
+    /// Each thing's coordinate, by thing number (meaningful where `cellOf` is not -1).
+    private var coordinates: [Coordinate] = []
+    public private(set) var count = 0
 
     /// An empty grid of cells `cellDegrees` on a side (at most 10 degrees; 0.05, about 5.5 km of latitude, by default).
     public init(cellDegrees: Double = 0.05) {
@@ -25,31 +33,40 @@ public struct NearbyGrid<ID: Hashable & Sendable>: Sendable {
         columns = Int((360 / cellDegrees).rounded(.up))
     }
 
-    /// How many things the grid holds.
-    public var count: Int { places.count }
-
     /// Where `id` is, if the grid holds it.
-    public func coordinate(of id: ID) -> Coordinate? { places[id]?.coordinate }
+    public func coordinate(of id: ID) -> Coordinate? {
+        id >= 0 && id < cellOf.count && cellOf[id] >= 0 ? coordinates[id] : nil
+    }
 
-    /// Puts `id` at `coordinate`, moving it from where it was.
+    /// Puts `id` (0 or more) at `coordinate`, moving it from where it was.
     public mutating func place(_ id: ID, at coordinate: Coordinate) {
-        let cell = cellNumber(row: row(of: coordinate.latitude), column: column(of: coordinate.longitude))
-        if let current = places[id] {
-            guard current.cell != cell else {
-                places[id]?.coordinate = coordinate
-                return
-            }
-            takeOut(id, from: current.cell, slot: current.slot)
+        precondition(id >= 0, "things are numbered from 0")
+        if id >= cellOf.count {
+            let added = id + 1 - cellOf.count
+            cellOf.append(contentsOf: repeatElement(-1, count: added))
+            slotInCell.append(contentsOf: repeatElement(0, count: added))
+            coordinates.append(contentsOf: repeatElement(coordinate, count: added))
         }
-        let slot = cells[cell, default: []].count
-        cells[cell, default: []].append(id)
-        places[id] = (cell, slot, coordinate)
+        coordinates[id] = coordinate
+        let cell = Int32(cellNumber(row: row(of: coordinate.latitude), column: column(of: coordinate.longitude)))
+        let current = cellOf[id]
+        guard current != cell else { return }
+        if current >= 0 {
+            takeOut(id, from: Int(current), slot: Int(slotInCell[id]))
+        } else {
+            count += 1
+        }
+        slotInCell[id] = Int32(cells[Int(cell), default: []].count)
+        cells[Int(cell), default: []].append(Int32(id))
+        cellOf[id] = cell
     }
 
     /// Forgets `id`.
     public mutating func remove(_ id: ID) {
-        guard let current = places.removeValue(forKey: id) else { return }
-        takeOut(id, from: current.cell, slot: current.slot)
+        guard id >= 0, id < cellOf.count, cellOf[id] >= 0 else { return }
+        takeOut(id, from: Int(cellOf[id]), slot: Int(slotInCell[id]))
+        cellOf[id] = -1
+        count -= 1
     }
 
     /// The things within `radius` metres of `center`, nearest first (ties by nothing in particular), at most `limit`.
@@ -70,8 +87,8 @@ public struct NearbyGrid<ID: Hashable & Sendable>: Sendable {
             for column in columnsAround(center.longitude, span: longitudeSpan) {
                 guard let ids = cells[cellNumber(row: row, column: column)] else { continue }
                 for id in ids {
-                    let distance = center.distance(to: places[id]!.coordinate)
-                    if distance <= radius { found.append((id, distance)) }
+                    let distance = center.distance(to: coordinates[Int(id)])
+                    if distance <= radius { found.append((Int(id), distance)) }
                 }
             }
         }
@@ -92,12 +109,14 @@ public struct NearbyGrid<ID: Hashable & Sendable>: Sendable {
             for step in 0..<columnCount {
                 guard let ids = cells[cellNumber(row: row, column: (firstColumn + step) % columns)] else { continue }
                 for id in ids {
-                    let coordinate = places[id]!.coordinate
+                    let coordinate = coordinates[Int(id)]
                     let inLongitude =
                         crossesAntimeridian
                         ? coordinate.longitude >= west || coordinate.longitude <= east
                         : coordinate.longitude >= west && coordinate.longitude <= east
-                    if inLongitude && coordinate.latitude >= south && coordinate.latitude <= north { found.append(id) }
+                    if inLongitude && coordinate.latitude >= south && coordinate.latitude <= north {
+                        found.append(Int(id))
+                    }
                 }
             }
         }
@@ -127,8 +146,9 @@ public struct NearbyGrid<ID: Hashable & Sendable>: Sendable {
         guard let last = cells[cell]?.removeLast() else { return }
         if slot < cells[cell]!.count {
             cells[cell]![slot] = last
-            places[last]?.slot = slot
+            slotInCell[Int(last)] = Int32(slot)
         }
-        if cells[cell]!.isEmpty { cells[cell] = nil }
+        // An emptied cell keeps its array: a fleet moves back and forth between the same cells, and dropping and
+        // making arrays again was most of a move's cost.
     }
 }

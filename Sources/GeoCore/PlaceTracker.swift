@@ -135,14 +135,17 @@ struct PlaceTracker {
             return
         }
         if !first {
-            guard
-                ChangeConfirmation.confirms(
-                    region.code,
-                    candidate: &places.regionCandidate,
-                    fixes: &places.regionCandidateFixes,
-                    needed: configuration.placeConfirmations
-                )
-            else { return }
+            var candidate = places.regionCandidate
+            var fixes = places.regionCandidateFixes
+            let confirmed = ChangeConfirmation.confirms(
+                region.code,
+                candidate: &candidate,
+                fixes: &fixes,
+                needed: configuration.placeConfirmations
+            )
+            places.regionCandidate = candidate
+            places.regionCandidateFixes = fixes
+            guard confirmed else { return }
         }
         let change = RegionChange(
             from: places.region,
@@ -171,14 +174,17 @@ struct PlaceTracker {
             return
         }
         if !first {
-            guard
-                ChangeConfirmation.confirms(
-                    zone,
-                    candidate: &places.timeZoneCandidate,
-                    fixes: &places.timeZoneCandidateFixes,
-                    needed: configuration.placeConfirmations
-                )
-            else { return }
+            var candidate = places.timeZoneCandidate
+            var fixes = places.timeZoneCandidateFixes
+            let confirmed = ChangeConfirmation.confirms(
+                zone,
+                candidate: &candidate,
+                fixes: &fixes,
+                needed: configuration.placeConfirmations
+            )
+            places.timeZoneCandidate = candidate
+            places.timeZoneCandidateFixes = fixes
+            guard confirmed else { return }
         }
         let change = TimeZoneChange(
             from: places.timeZone.map { withOffset($0, at: fix.timestamp) },

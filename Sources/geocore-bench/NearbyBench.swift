@@ -6,7 +6,7 @@ import TestSupport
 /// how fast they are placed and moved, a nearby query of 5 km (the target: under 1 ms), and a city's box.
 func benchmarkNearby(random: inout SplitMix64) {
     let count = 1_000_000
-    var grid = NearbyGrid<Int32>()
+    var grid = NearbyGrid()
     var points: [Coordinate] = []
     points.reserveCapacity(count)
     for _ in 0..<count {
@@ -21,7 +21,7 @@ func benchmarkNearby(random: inout SplitMix64) {
         "nearby grid: placing 1M devices",
         count: count,
         seconds: seconds {
-            for (id, point) in points.enumerated() { grid.place(Int32(id), at: point) }
+            for (id, point) in points.enumerated() { grid.place(id, at: point) }
         },
         unit: "devices"
     )
@@ -30,7 +30,7 @@ func benchmarkNearby(random: inout SplitMix64) {
         count: count,
         seconds: seconds {
             for (id, point) in points.enumerated() {
-                grid.place(Int32(id), at: Coordinate(latitude: point.latitude + 0.0009, longitude: point.longitude)!)
+                grid.place(id, at: Coordinate(latitude: point.latitude + 0.0009, longitude: point.longitude)!)
             }
         },
         unit: "moves"

@@ -203,6 +203,7 @@ if runs("map") {
         fleetEvents.removeAll(keepingCapacity: true)
     }
     _ = fleet.takeChanges()
+    fleet.updateLastFixes()
     for (name, view) in [
         ("the whole world", MapView.world), ("a 1 x 1 degree box", MapView(west: 7, south: 48, east: 8, north: 49)),
         ("a city's box, 0.2 x 0.3 degrees", MapView(west: 7.6, south: 48.5, east: 7.9, north: 48.7)),
@@ -553,6 +554,7 @@ if runs("million") {
 }
 
 guard runs("tracker") || runs("encode") || runs("store") else { exit(0) }
+print("sizes: event", MemoryLayout<DeviceEvent>.stride, "state", MemoryLayout<DeviceState>.stride, "places", MemoryLayout<DevicePlaces>.stride)
 let deviceCount = 100_000
 let pinsPerDevice = 3
 var registry = DeviceRegistry(tracker: DeviceTracker(countries: Hemispheres()))

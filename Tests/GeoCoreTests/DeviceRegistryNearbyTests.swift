@@ -21,6 +21,7 @@ struct DeviceRegistryNearbyTests {
                 events: &events
             )
         }
+        registry.updateLastFixes()
         return (registry, positions)
     }
 
@@ -52,6 +53,7 @@ struct DeviceRegistryNearbyTests {
             origin: MessageOrigin(topic: "positions", partition: 0, offset: 1_000, timestamp: 2_000),
             events: &events
         )
+        registry.updateLastFixes()
         let there = registry.nearby(to: Coordinate(latitude: 10, longitude: 10)!, within: 100, limit: 5)
         #expect(there.map(\.state.deviceId) == ["device-0"])
         #expect(there.first?.speed == 5, "the speed the position reported")

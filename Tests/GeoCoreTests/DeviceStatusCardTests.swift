@@ -121,6 +121,7 @@ struct DeviceStatusCardTests {
                 events: &events
             )
         }
+        registry.updateLastFixes()
         let west = MapView(west: 0, south: 0, east: 1, north: 1)
         var selection = DeviceMapSelection(view: west, limit: 100, from: [registry])
         #expect(selection.inView == 60 && selection.shown == 60)

@@ -21,9 +21,11 @@ extension ShardedDevices {
             if let card = shard.processor.registry.statusCard(of: deviceId, now: now) { return .json(card.json()) }
             return .notHeld(Self.whereIs(deviceId, held: held, inputPartitionCount: inputPartitionCount))
         case .map(let view, let limit):
+            for shard in shards { shard.updateLastFixes() }
             let registries = shards.map(\.processor.registry)
             return .json(DeviceMapSelection(view: view, limit: limit, from: registries).json())
         case .nearby(let center, let radius, let limit):
+            for shard in shards { shard.updateLastFixes() }
             let registries = shards.map(\.processor.registry)
             return .json(DeviceNearbySelection(center: center, radius: radius, limit: limit, from: registries).json())
         }

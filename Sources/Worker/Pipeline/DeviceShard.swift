@@ -22,6 +22,10 @@ final class DeviceShard: @unchecked Sendable {
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
 
+    /// Brings the devices' grid of last fixes up to date: on the loop, while the shard is still (an operations
+    /// question), like every reading of `processor` there.
+    func updateLastFixes() { processor.updateLastFixes() }
+
     /// What a shard sent and changed since the last checkpoint: its part of the next ``Checkpoint``.
     struct Changes: Sendable {
         /// Everything sent: events and dead letters.

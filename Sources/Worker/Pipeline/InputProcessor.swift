@@ -139,6 +139,9 @@ public struct InputProcessor: Sendable {
     /// The devices whose state changed since the last call, encoded (see ``DeviceRegistry/takeEncodedChanges()``).
     mutating func takeEncodedChanges() -> [EncodedDevice] { registry.takeEncodedChanges() }
 
+    /// Brings the registry's grid of last fixes up to date, before a nearby or map question.
+    mutating func updateLastFixes() { registry.updateLastFixes() }
+
     private mutating func deadLetter(
         value: UnsafeRawBufferPointer?,
         key: UnsafeRawBufferPointer?,
