@@ -9,9 +9,10 @@ public struct DeviceRegistry: Sendable {
     private var slots: [Slot]
     /// Slots changed since the last ``takeChanges()``, in the order they first changed.
     private var changedSlots: [Int] = []
-    /// Where each device's last fix is, by slot: the nearby query's index and the map's for small views. Brought
-    /// up to date by ``updateLastFixes()`` before a query rather than at every fix: a device moves many times
-    /// between two questions, and moving it in the grid cost as much as the rest of its fix.
+    /// Where each device's last fix is, by slot: the nearby query's index and the map's for small views.
+    ///
+    /// Brought up to date by ``updateLastFixes()`` before a query rather than at every fix: a device moves many
+    /// times between two questions, and moving it in the grid cost as much as the rest of its fix.
     private var lastFixes = NearbyGrid()
     /// The slots whose last fix changed since the grid was last brought up to date, each once (`isMoved`).
     private var movedSlots: [Int32] = []

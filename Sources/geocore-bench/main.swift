@@ -554,7 +554,6 @@ if runs("million") {
 }
 
 guard runs("tracker") || runs("encode") || runs("store") else { exit(0) }
-print("sizes: event", MemoryLayout<DeviceEvent>.stride, "state", MemoryLayout<DeviceState>.stride, "places", MemoryLayout<DevicePlaces>.stride)
 let deviceCount = 100_000
 let pinsPerDevice = 3
 var registry = DeviceRegistry(tracker: DeviceTracker(countries: Hemispheres()))
