@@ -129,24 +129,16 @@ struct PlaceTracker {
             )
             return
         }
-        if region.code == places.region?.code {
-            places.regionCandidate = nil
-            places.regionCandidateFixes = 0
-            return
-        }
-        if !first {
-            var candidate = places.regionCandidate
-            var fixes = places.regionCandidateFixes
-            let confirmed = ChangeConfirmation.confirms(
+        guard
+            confirms(
                 region.code,
-                candidate: &candidate,
-                fixes: &fixes,
-                needed: configuration.placeConfirmations
+                announced: places.region?.code,
+                first: first,
+                in: &places,
+                candidate: \.regionCandidate,
+                fixes: \.regionCandidateFixes
             )
-            places.regionCandidate = candidate
-            places.regionCandidateFixes = fixes
-            guard confirmed else { return }
-        }
+        else { return }
         let change = RegionChange(
             from: places.region,
             to: region,
@@ -168,24 +160,16 @@ struct PlaceTracker {
         events: inout [DeviceEvent]
     ) {
         guard case .decided(let decided) = decision, let zone = decided else { return }
-        if zone == places.timeZone {
-            places.timeZoneCandidate = nil
-            places.timeZoneCandidateFixes = 0
-            return
-        }
-        if !first {
-            var candidate = places.timeZoneCandidate
-            var fixes = places.timeZoneCandidateFixes
-            let confirmed = ChangeConfirmation.confirms(
+        guard
+            confirms(
                 zone,
-                candidate: &candidate,
-                fixes: &fixes,
-                needed: configuration.placeConfirmations
+                announced: places.timeZone,
+                first: first,
+                in: &places,
+                candidate: \.timeZoneCandidate,
+                fixes: \.timeZoneCandidateFixes
             )
-            places.timeZoneCandidate = candidate
-            places.timeZoneCandidateFixes = fixes
-            guard confirmed else { return }
-        }
+        else { return }
         let change = TimeZoneChange(
             from: places.timeZone.map { withOffset($0, at: fix.timestamp) },
             to: withOffset(zone, at: fix.timestamp),
@@ -195,6 +179,36 @@ struct PlaceTracker {
         places.timeZoneCandidate = nil
         places.timeZoneCandidateFixes = 0
         events.append(numbering.next(.timeZoneChanged(change)))
+    }
+
+    /// Whether a deciding fix in `code` is a change to announce now: not the announced one, and the device's first
+    /// or confirmed by ``TrackerConfiguration/placeConfirmations`` fixes in a row (its candidate kept meanwhile,
+    /// cleared by a fix in the announced one).
+    private func confirms(
+        _ code: String,
+        announced: String?,
+        first: Bool,
+        in places: inout DevicePlaces,
+        candidate: WritableKeyPath<DevicePlaces, String?>,
+        fixes: WritableKeyPath<DevicePlaces, Int>
+    ) -> Bool {
+        if code == announced {
+            places[keyPath: candidate] = nil
+            places[keyPath: fixes] = 0
+            return false
+        }
+        if first { return true }
+        var pending = places[keyPath: candidate]
+        var count = places[keyPath: fixes]
+        let confirmed = ChangeConfirmation.confirms(
+            code,
+            candidate: &pending,
+            fixes: &count,
+            needed: configuration.placeConfirmations
+        )
+        places[keyPath: candidate] = pending
+        places[keyPath: fixes] = count
+        return confirmed
     }
 
     private func withOffset(_ identifier: String, at time: Int64) -> TimeZoneChange.Zone {
