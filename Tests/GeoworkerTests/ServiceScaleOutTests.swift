@@ -68,7 +68,11 @@ struct ServiceScaleOutTests {
     static func stop(_ child: BackgroundProcess) async {
         child.send(SIGTERM)
         let ending = await child.waitForExit(timeout: .seconds(60))
-        #expect(ending == .exited(0), "\(child.errors.suffix(2000))")
+        // A crash's reason and its thread's frames come before the registers and images, which fill the log's tail.
+        let lines = child.errors.split(separator: "\n")
+        let crash = lines.firstIndex { $0.contains("Fatal error") || $0.contains("Program crashed") } ?? lines.endIndex
+        let reason = lines[crash...].prefix(40).joined(separator: "\n")
+        #expect(ending == .exited(0), "\(reason)\n\(child.errors.suffix(2000))")
     }
 
     @Test("one of two instances killed mid-stream: the survivor takes its partitions with their state")
