@@ -5,38 +5,20 @@
 /// state is copied and retained as one value, and five strings of places inside it doubled the state's size and
 /// the tracker's cost per fix when places were off.
 public struct DevicePlaces: Hashable, Sendable {
+    /// The places' values, one copy per box.
+    private struct Fields: Hashable, Sendable {
+        var region: PlaceRegion?
+        var regionCandidate: String?
+        var regionCandidateFixes = 0
+        var timeZone: String?
+        var timeZoneCandidate: String?
+        var timeZoneCandidateFixes = 0
+    }
+
     private final class Box: Sendable {
-        let region: PlaceRegion?
-        let regionCandidate: String?
-        let regionCandidateFixes: Int
-        let timeZone: String?
-        let timeZoneCandidate: String?
-        let timeZoneCandidateFixes: Int
-
-        init(
-            region: PlaceRegion?,
-            regionCandidate: String?,
-            regionCandidateFixes: Int,
-            timeZone: String?,
-            timeZoneCandidate: String?,
-            timeZoneCandidateFixes: Int
-        ) {
-            self.region = region
-            self.regionCandidate = regionCandidate
-            self.regionCandidateFixes = regionCandidateFixes
-            self.timeZone = timeZone
-            self.timeZoneCandidate = timeZoneCandidate
-            self.timeZoneCandidateFixes = timeZoneCandidateFixes
-        }
-
-        static let empty = Box(
-            region: nil,
-            regionCandidate: nil,
-            regionCandidateFixes: 0,
-            timeZone: nil,
-            timeZoneCandidate: nil,
-            timeZoneCandidateFixes: 0
-        )
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+        static let empty = Box(Fields())
     }
 
     private var box: Box
@@ -49,102 +31,59 @@ public struct DevicePlaces: Hashable, Sendable {
         timeZoneCandidate: String? = nil,
         timeZoneCandidateFixes: Int = 0
     ) {
-        let empty =
-            region == nil && regionCandidate == nil && regionCandidateFixes == 0 && timeZone == nil
-            && timeZoneCandidate == nil && timeZoneCandidateFixes == 0
-        box =
-            empty
-            ? Box.empty
-            : Box(
-                region: region,
-                regionCandidate: regionCandidate,
-                regionCandidateFixes: regionCandidateFixes,
-                timeZone: timeZone,
-                timeZoneCandidate: timeZoneCandidate,
-                timeZoneCandidateFixes: timeZoneCandidateFixes
-            )
+        let fields = Fields(
+            region: region,
+            regionCandidate: regionCandidate,
+            regionCandidateFixes: regionCandidateFixes,
+            timeZone: timeZone,
+            timeZoneCandidate: timeZoneCandidate,
+            timeZoneCandidateFixes: timeZoneCandidateFixes
+        )
+        box = fields == Fields() ? Box.empty : Box(fields)
     }
 
     /// The region last announced (nil before the first, or in a country where no region is known).
     public var region: PlaceRegion? {
-        get { box.region }
-        set { if newValue != box.region { update { $0.region = newValue } } }
+        get { box.fields.region }
+        set { set(\.region, newValue) }
     }
     /// A different region (its ISO 3166-2 code) that recent fixes placed the device in, not yet confirmed.
     public var regionCandidate: String? {
-        get { box.regionCandidate }
-        set { if newValue != box.regionCandidate { update { $0.regionCandidate = newValue } } }
+        get { box.fields.regionCandidate }
+        set { set(\.regionCandidate, newValue) }
     }
     public var regionCandidateFixes: Int {
-        get { box.regionCandidateFixes }
-        set { if newValue != box.regionCandidateFixes { update { $0.regionCandidateFixes = newValue } } }
+        get { box.fields.regionCandidateFixes }
+        set { set(\.regionCandidateFixes, newValue) }
     }
     /// The IANA time zone last announced, nil before the first.
     public var timeZone: String? {
-        get { box.timeZone }
-        set { if newValue != box.timeZone { update { $0.timeZone = newValue } } }
+        get { box.fields.timeZone }
+        set { set(\.timeZone, newValue) }
     }
     /// A different time zone that recent fixes placed the device in, not yet confirmed.
     public var timeZoneCandidate: String? {
-        get { box.timeZoneCandidate }
-        set { if newValue != box.timeZoneCandidate { update { $0.timeZoneCandidate = newValue } } }
+        get { box.fields.timeZoneCandidate }
+        set { set(\.timeZoneCandidate, newValue) }
     }
     public var timeZoneCandidateFixes: Int {
-        get { box.timeZoneCandidateFixes }
-        set { if newValue != box.timeZoneCandidateFixes { update { $0.timeZoneCandidateFixes = newValue } } }
+        get { box.fields.timeZoneCandidateFixes }
+        set { set(\.timeZoneCandidateFixes, newValue) }
     }
 
-    /// Nothing announced, nothing pending: what a state written before places existed holds.
-    public var isEmpty: Bool { self == DevicePlaces() }
-
-    /// A new box with one field changed (only written when a value changes: at a border, not at every fix).
-    private mutating func update(_ change: (inout DevicePlaces.Fields) -> Void) {
-        var fields = Fields(box)
-        change(&fields)
-        self = DevicePlaces(
-            region: fields.region,
-            regionCandidate: fields.regionCandidate,
-            regionCandidateFixes: fields.regionCandidateFixes,
-            timeZone: fields.timeZone,
-            timeZoneCandidate: fields.timeZoneCandidate,
-            timeZoneCandidateFixes: fields.timeZoneCandidateFixes
-        )
-    }
-
-    private struct Fields {
-        var region: PlaceRegion?
-        var regionCandidate: String?
-        var regionCandidateFixes: Int
-        var timeZone: String?
-        var timeZoneCandidate: String?
-        var timeZoneCandidateFixes: Int
-
-        init(_ box: Box) {
-            region = box.region
-            regionCandidate = box.regionCandidate
-            regionCandidateFixes = box.regionCandidateFixes
-            timeZone = box.timeZone
-            timeZoneCandidate = box.timeZoneCandidate
-            timeZoneCandidateFixes = box.timeZoneCandidateFixes
-        }
+    /// A new box with one value changed, made only when the value does change (at a border, not at every fix).
+    private mutating func set<Value: Equatable>(_ field: WritableKeyPath<Fields, Value>, _ value: Value) {
+        guard box.fields[keyPath: field] != value else { return }
+        var fields = box.fields
+        fields[keyPath: field] = value
+        box = Box(fields)
     }
 
     public static func == (left: DevicePlaces, right: DevicePlaces) -> Bool {
-        left.box === right.box
-            || (left.region == right.region && left.regionCandidate == right.regionCandidate
-                && left.regionCandidateFixes == right.regionCandidateFixes && left.timeZone == right.timeZone
-                && left.timeZoneCandidate == right.timeZoneCandidate
-                && left.timeZoneCandidateFixes == right.timeZoneCandidateFixes)
+        left.box === right.box || left.box.fields == right.box.fields
     }
 
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(region)
-        hasher.combine(regionCandidate)
-        hasher.combine(regionCandidateFixes)
-        hasher.combine(timeZone)
-        hasher.combine(timeZoneCandidate)
-        hasher.combine(timeZoneCandidateFixes)
-    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(box.fields) }
 }
 
 /// The rule shared by a device's country, region and time zone: a change is announced once `needed` deciding fixes
