@@ -10,13 +10,18 @@
 # and for the tests only (`scripts/setup.sh test`, which `make test` runs):
 #   curl            the live event stream's watcher in the device endpoint tests
 #   chromium, chromium-driver  a real headless browser (WebDriver) for the operations page test
-# and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/, and
-# shapely, the reference the polygon geofence tests compare against (tools/geometry/polygon_reference.py).
+#   prometheus      promtool (checks and unit-tests deploy/prometheus/) and a real Prometheus the tests run
+#                   against the worker
+# and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/;
+# shapely, the reference the polygon geofence tests compare against (tools/geometry/polygon_reference.py); and
+# the checkers of the published contract and deploy files (tools/contract/, deploy/): asyncapi3 (the AsyncAPI
+# 3.0 object model), openapi-spec-validator, kubernetes-validate and check-jsonschema (the Compose
+# specification's schema).
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
 packages=(librdkafka-dev libsqlite3-dev libjemalloc-dev pkg-config kcat python3-venv)
-if [ "${1:-}" = "test" ]; then packages+=(curl chromium chromium-driver); fi
+if [ "${1:-}" = "test" ]; then packages+=(curl chromium chromium-driver prometheus); fi
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -52,4 +57,14 @@ fi
 if ! python3 -c "import shapely" >/dev/null 2>&1; then
     echo "setup: installing shapely from PyPI"
     python3 -m pip install --quiet --disable-pip-version-check "shapely>=2.0"
+fi
+
+# The contract's and the deploy files' checkers (pinned: their verdicts are part of `make test`).
+if [ "${1:-}" = "test" ]; then
+    checkers=(asyncapi3==0.0.2 openapi-spec-validator==0.9.0 kubernetes-validate==1.37.0 check-jsonschema==0.39.0)
+    if ! python3 -c "import asyncapi3, openapi_spec_validator, kubernetes_validate, check_jsonschema" >/dev/null 2>&1 \
+        || ! command -v kubernetes-validate >/dev/null || ! command -v check-jsonschema >/dev/null; then
+        echo "setup: installing the contract and deploy checkers from PyPI (${checkers[*]})"
+        python3 -m pip install --quiet --disable-pip-version-check "${checkers[@]}"
+    fi
 fi

@@ -99,6 +99,8 @@ struct ServiceGeofenceTests {
         let valid = try ServiceTestBed.validate(lines)
         #expect(valid.status == 0, "\(valid.output)")
         #expect(valid.output.contains("validated \(lines.count) messages"))
+        let produced = try await bed.expectProducedMessagesMatchAsyncAPI()
+        #expect(produced["deadLetters"] == 2)
     }
 
     static func data(of event: ServiceTestBed.Event) throws -> [String: Any] {

@@ -78,6 +78,10 @@ struct ServiceInputTests {
 
         let letters = try await bed.readAll(bed.topics.deadLetters, partitions: 1)
         #expect(letters.count == Self.malformed.count)
+        // Events, dead letters and changelog records as Schemas/asyncapi.yaml says each channel carries them.
+        let produced = try await bed.expectProducedMessagesMatchAsyncAPI()
+        #expect(produced["deadLetters"] == Self.malformed.count)
+        #expect(produced["changelog", default: 0] >= traffic.devices)
         for (index, malformed) in Self.malformed.enumerated() {
             let letter = letters.first {
                 $0.headers["geoworker-origin"] != nil && $0.key == "device-\(index % 10)"
@@ -248,6 +252,7 @@ struct ServiceInputTests {
         let valid = try ServiceTestBed.validate(lines)
         #expect(valid.status == 0, "\(valid.output)")
         #expect(valid.output.contains("validated \(lines.count) messages"))
+        try await bed.expectProducedMessagesMatchAsyncAPI()
 
         let refused = Self.malformed.filter(\.isJSONObject).map {
             ($0.isCommand ? "command\t" : "position\t") + String(decoding: $0.value!, as: UTF8.self)

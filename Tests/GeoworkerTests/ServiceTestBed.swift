@@ -12,6 +12,7 @@ final class ServiceTestBed: @unchecked Sendable {
     let cluster: MockCluster
     let topics: WorkerConfiguration.Topics
     let partitions: Int
+    let deadLetterPartitions: Int
     let group = "geoworker-test-\(UUID().uuidString.prefix(8))"
     let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID())").path
     static let logger = Logger.quiet("test.service")
@@ -32,6 +33,7 @@ final class ServiceTestBed: @unchecked Sendable {
             deadLetters: "dead-letters-\(suffix)"
         )
         self.partitions = partitions
+        self.deadLetterPartitions = deadLetterPartitions
         for topic in [topics.positions, topics.commands, topics.events] {
             try cluster.createTopic(topic, partitions: partitions)
         }

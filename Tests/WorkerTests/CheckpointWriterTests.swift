@@ -2,6 +2,7 @@ import Foundation
 import GeoCore
 import Kafka
 import Logging
+import Metrics
 import StateStore
 import TestSupport
 import Testing
@@ -33,7 +34,10 @@ struct CheckpointWriterTests {
         let cluster = cluster ?? self.cluster
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try StateStore(directory: directory)
-        let writer = CheckpointWriter(store: store)
+        let writer = CheckpointWriter(
+            store: store,
+            durations: Metrics.Timer(label: MetricName.checkpointDuration, factory: NOOPMetricsHandler.instance)
+        )
         defer { writer.stop() }
         let producer = try Producer(
             configuration: ProducerConfiguration(

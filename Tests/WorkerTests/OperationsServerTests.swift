@@ -46,6 +46,10 @@ struct OperationsServerTests {
             let readiness = try await client.execute(uri: "/ready", method: .get)
             #expect(readiness.status == ready)
             #expect(String(buffer: readiness.body) == "\(phase)\n")
+            // The same answers as gauges, for alerts: Prometheus scrapes /metrics, not the probes.
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains("\n\(MetricName.healthy) \(health == .ok ? 1 : 0).0\n"), "\(metrics)")
+            #expect(metrics.contains("\n\(MetricName.ready) \(ready == .ok ? 1 : 0).0\n"), "\(metrics)")
         }
     }
 

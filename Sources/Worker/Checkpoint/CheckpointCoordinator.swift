@@ -69,7 +69,10 @@ final class CheckpointCoordinator {
                 : MembershipCheck(consumer: consumer, storedOffsets: ledger.stored.filter { assigned.contains($0.key) })
         )
         defer { collectWritten() }
+        let nothingToWrite = checkpoint.isEmpty
         try writer.submit(checkpoint)
+        // Submitted after the previous one was written: with nothing new, the store holds everything applied.
+        if nothingToWrite { metrics.recordUpToDate() }
     }
 
     /// Waits until every checkpoint submitted is written.
@@ -144,5 +147,6 @@ final class CheckpointCoordinator {
         let written = writer.takeWritten()
         ledger.noteStored(written.offsets)
         writtenSinceAsked += written.count
+        if written.count > 0 { metrics.recordUpToDate() }
     }
 }

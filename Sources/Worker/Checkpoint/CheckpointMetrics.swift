@@ -1,18 +1,29 @@
+import Foundation
 import Kafka
 import Metrics
 
-/// What the checkpoints tell an operator: how far each partition's stored progress is behind its end, and how
-/// many devices and pins the worker holds.
+/// What the checkpoints tell an operator: how far each partition's stored progress is behind its end, how
+/// many devices and pins the worker holds, and when the store last held everything applied.
 struct CheckpointMetrics {
     private let factory: any MetricsFactory
     private let devices: Gauge
     private let pins: Gauge
+    private let upToDate: Gauge
     private var lag: [TopicPartition: Gauge] = [:]
 
     init(factory: any MetricsFactory) {
         self.factory = factory
         devices = Gauge(label: MetricName.devices, factory: factory)
         pins = Gauge(label: MetricName.pins, factory: factory)
+        upToDate = Gauge(label: MetricName.checkpointUpToDate, factory: factory)
+    }
+
+    /// Notes that the store holds everything applied until now.
+    ///
+    /// A checkpoint was written, or there was nothing to write. An operator alerts on its age: a checkpoint stuck on
+    /// deliveries or on the disk stops it.
+    func recordUpToDate() {
+        upToDate.record(Date().timeIntervalSince1970)
     }
 
     /// Records how many devices and tracked pins the worker holds.

@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import Kafka
+import Metrics
 import StateStore
 import Threads
 
@@ -26,9 +27,12 @@ final class CheckpointWriter: @unchecked Sendable {
     private let deliveryThread = DedicatedThread(name: "gw-deliveries")
     private let condition = NSCondition()
     private var pipeline = CheckpointPipeline()
+    /// How long each checkpoint's writing took, refused or not.
+    private let durations: Metrics.Timer
 
-    init(store: StateStore) {
+    init(store: StateStore, durations: Metrics.Timer) {
         self.store = store
+        self.durations = durations
     }
 
     /// The failure that stopped the writing, if any.
@@ -121,7 +125,9 @@ final class CheckpointWriter: @unchecked Sendable {
 
     /// On the writing thread: writes one checkpoint and tells the pipeline how it went.
     private func write(_ checkpoint: Checkpoint) {
+        let started = ContinuousClock.now
         let result = Result { () throws(WorkerError) in try persist(checkpoint) }
+        durations.record(duration: ContinuousClock.now - started)
         condition.lock()
         pipeline.writeFinished(result)
         condition.broadcast()

@@ -82,7 +82,10 @@ struct WorkerAssembly {
             }
         }
         checkpoints = CheckpointCoordinator(
-            writer: CheckpointWriter(store: store),
+            writer: CheckpointWriter(
+                store: store,
+                durations: Metrics.Timer(label: MetricName.checkpointDuration, factory: metricsFactory)
+            ),
             ledger: ledger,
             applyThreads: applyThreads,
             devices: devices,

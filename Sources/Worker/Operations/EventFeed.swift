@@ -72,6 +72,7 @@ public final class EventFeed: Sendable {
     /// `state.watchers.count`, read without the lock by ``offer(_:)``.
     private let watcherCount = Atomic<Int>(0)
     private let missedCounter: Counter
+    private let clientsGauge: Gauge
 
     /// - Parameters:
     ///   - capacity: events each watcher may have waiting.
@@ -82,6 +83,8 @@ public final class EventFeed: Sendable {
         self.capacity = capacity
         self.recentCapacity = max(0, recent)
         missedCounter = Counter(label: MetricName.eventStreamMissed, factory: metricsFactory)
+        clientsGauge = Gauge(label: MetricName.eventStreamClients, factory: metricsFactory)
+        clientsGauge.record(0)
     }
 
     /// Whether anybody watches.
@@ -97,7 +100,7 @@ public final class EventFeed: Sendable {
             for item in state.recent { _ = subscription.offer(item) }
             if !state.finished {
                 state.watchers[id] = subscription
-                watcherCount.store(state.watchers.count, ordering: .relaxed)
+                noteWatchers(state.watchers.count)
             }
             return state.finished
         }
@@ -106,10 +109,16 @@ public final class EventFeed: Sendable {
             guard let self else { return }
             state.withLock { state in
                 state.watchers[id] = nil
-                watcherCount.store(state.watchers.count, ordering: .relaxed)
+                noteWatchers(state.watchers.count)
             }
         }
         return subscription
+    }
+
+    /// Under the lock: how many watch now, for ``offer(_:)`` and for the clients gauge.
+    private func noteWatchers(_ count: Int) {
+        watcherCount.store(count, ordering: .relaxed)
+        clientsGauge.record(count)
     }
 
     /// Offers the events sent to every watcher and keeps the latest.

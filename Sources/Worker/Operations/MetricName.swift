@@ -40,4 +40,14 @@ public enum MetricName {
     public static let changelogRestoreRemaining = "geoworker_changelog_restore_remaining_records"
     /// Events a live watcher of the event stream missed because it read too slowly.
     public static let eventStreamMissed = "geoworker_event_stream_missed_total"
+    /// Watchers of the live event stream connected now.
+    public static let eventStreamClients = "geoworker_event_stream_clients"
+    /// How long one checkpoint took to write: its deliveries awaited, its changelog records sent, SQLite committed.
+    public static let checkpointDuration = "geoworker_checkpoint_duration_seconds"
+    /// When the store last held everything applied (Unix seconds): a checkpoint written, or nothing left to write.
+    public static let checkpointUpToDate = "geoworker_checkpoint_up_to_date_timestamp_seconds"
+    /// 1 while `/ready` answers 200 (consuming), else 0.
+    public static let ready = "geoworker_ready"
+    /// 1 while `/health` answers 200, else 0 (failed, or backing off from a refused delivery or write).
+    public static let healthy = "geoworker_healthy"
 }

@@ -84,6 +84,39 @@ public enum OperationsServer {
         logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
+        let router = router(configuration: configuration, health: health, registry: registry, devices: devices)
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "geoworker"
+            ),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                logger.info("HTTP endpoints listening", metadata: [LogKey.port: "\(port)"])
+                await onListening(port)
+            },
+            logger: logger
+        )
+    }
+
+    /// Every route the operations port serves (the device endpoints answer 404 unless enabled): what
+    /// ``application(configuration:health:registry:devices:logger:onListening:)`` serves, and what
+    /// `Schemas/openapi.yaml` documents.
+    ///
+    /// - Parameters:
+    ///   - configuration: what is served.
+    ///   - health: what `/health` and `/ready` answer from, and the `geoworker_ready` and `geoworker_healthy`
+    ///     gauges.
+    ///   - registry: what `/metrics` shows.
+    ///   - devices: what the device endpoints read.
+    /// - Returns: the router.
+    public static func router(
+        configuration: Configuration,
+        health: WorkerHealth,
+        registry: PrometheusCollectorRegistry,
+        devices: DeviceEndpoints.Sources? = nil
+    ) -> Router<BasicRequestContext> {
         let router = Router()
         DeviceEndpoints(
             access: DeviceEndpoints.Access(
@@ -93,7 +126,13 @@ public enum OperationsServer {
             sources: devices,
             mapLimit: configuration.mapLimit
         ).register(on: router)
+        // The probes' answers as metrics, set as each scrape comes: an alert on "not ready for 10 minutes" needs
+        // them in Prometheus, which does not read /ready.
+        let ready = registry.makeGauge(name: MetricName.ready, help: "1 while /ready answers 200 (consuming)")
+        let healthy = registry.makeGauge(name: MetricName.healthy, help: "1 while /health answers 200")
         router.get("metrics") { _, _ -> Response in
+            ready.set(health.isReady ? 1.0 : 0.0)
+            healthy.set(health.isHealthy ? 1.0 : 0.0)
             var text: [UInt8] = []
             registry.emit(into: &text)
             return Response(
@@ -108,19 +147,7 @@ public enum OperationsServer {
         router.get("ready") { _, _ in
             probeResponse(health.isReady, phase: health.phase, reason: health.reason)
         }
-        return Application(
-            router: router,
-            configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port),
-                serverName: "geoworker"
-            ),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? configuration.port
-                logger.info("HTTP endpoints listening", metadata: [LogKey.port: "\(port)"])
-                await onListening(port)
-            },
-            logger: logger
-        )
+        return router
     }
 
     private static func probeResponse(_ isOK: Bool, phase: WorkerHealth.Phase, reason: String?) -> Response {
@@ -141,6 +168,11 @@ extension OperationsServer {
             .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
             .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
             .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        factory.durationHistogramBuckets[MetricName.checkpointDuration] = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+            .seconds(10), .seconds(30),
         ]
         return factory
     }
