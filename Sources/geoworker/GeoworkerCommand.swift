@@ -7,7 +7,7 @@ struct GeoworkerCommand: AsyncParsableCommand {
         abstract: "A stream worker for device locations: geofences, countries and languages, from Kafka.",
         subcommands: [
             RunCommand.self, DemoCommand.self, TailCommand.self, PinsCommand.self, GeocodeCommand.self,
-            StateCommand.self,
+            StateCommand.self, ProbeCommand.self,
         ]
     )
 }

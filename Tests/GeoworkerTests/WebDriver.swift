@@ -16,7 +16,7 @@ final class WebDriver: @unchecked Sendable {
 
     /// Starts chromedriver on a free port and a headless Chromium session with a 1280 x 800 window.
     static func start() async throws -> WebDriver {
-        let port = try freePort()
+        let port = try freeLocalPort()
         let driver = try BackgroundProcess("/usr/bin/env", ["chromedriver", "--port=\(port)"])
         let web = WebDriver(driver: driver, base: URL(string: "http://127.0.0.1:\(port)")!)
         let deadline = ContinuousClock.now + .seconds(30)
@@ -167,23 +167,5 @@ final class WebDriver: @unchecked Sendable {
         }
         let object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
         return object?["value"]
-    }
-
-    /// A port nobody listens on now (the kernel's pick for a socket bound to port 0).
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw Failure(description: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -19,6 +19,9 @@ final class DeliveryRecovery {
     private let ledger: OffsetLedger
     private let checkpoints: CheckpointCoordinator
     private let metricsFactory: any MetricsFactory
+    /// Made with the recovery, so that it is exposed at 0 before the first refusal: an alert's `increase()` does
+    /// not count a series that appears already above zero.
+    private let stateWriteFailures: Counter
     private let logger: Logger
 
     init(
@@ -34,6 +37,7 @@ final class DeliveryRecovery {
         self.ledger = ledger
         self.checkpoints = checkpoints
         self.metricsFactory = metricsFactory
+        stateWriteFailures = Counter(label: MetricName.stateWriteFailures, factory: metricsFactory)
         self.logger = logger
     }
 
@@ -63,9 +67,7 @@ final class DeliveryRecovery {
             metadata: [LogKey.error: "\(reason)", LogKey.refusals: "\(refusals)", LogKey.retryIn: "\(delay)"]
         )
         if let refusal = reason.underlying as? DeliveryRefusal { recordDeliveryFailures(refusal.counts) }
-        if reason.isStorageFailure {
-            Counter(label: MetricName.stateWriteFailures, factory: metricsFactory).increment()
-        }
+        if reason.isStorageFailure { stateWriteFailures.increment() }
         applyThreads.finish()
         // After a loss the writer may still have a checkpoint in hand: it ends (written, or refused by the group).
         try checkpoints.waitUntilSettled()

@@ -128,8 +128,20 @@ public enum OperationsServer {
         ).register(on: router)
         // The probes' answers as metrics, set as each scrape comes: an alert on "not ready for 10 minutes" needs
         // them in Prometheus, which does not read /ready.
-        let ready = registry.makeGauge(name: MetricName.ready, help: "1 while /ready answers 200 (consuming)")
-        let healthy = registry.makeGauge(name: MetricName.healthy, help: "1 while /health answers 200")
+        let ready = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                metricName: MetricName.ready,
+                unitName: "",
+                helpText: "1 while /ready answers 200 (consuming)"
+            )
+        )
+        let healthy = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                metricName: MetricName.healthy,
+                unitName: "",
+                helpText: "1 while /health answers 200"
+            )
+        )
         router.get("metrics") { _, _ -> Response in
             ready.set(health.isReady ? 1.0 : 0.0)
             healthy.set(health.isHealthy ? 1.0 : 0.0)

@@ -62,6 +62,15 @@ struct ChangelogRestore {
             if from < bounds.high { behind[partition] = (from, bounds.high) }
             if from >= bounds.high && stored[partition] == nil { reached[partition] = bounds.high }
         }
+        // Every assigned partition's restore series, 0 when nothing is behind: a dashboard shows them from the
+        // assignment on, and an alert's increase() counts a restore's first records.
+        for partition in partitions {
+            let dimensions = [("partition", "\(partition)")]
+            Gauge(label: MetricName.changelogRestoreRemaining, dimensions: dimensions, factory: metricsFactory)
+                .record(behind[partition].map { $0.end - $0.from } ?? 0)
+            Counter(label: MetricName.changelogRestored, dimensions: dimensions, factory: metricsFactory)
+                .increment(by: 0)
+        }
         if !reached.isEmpty {
             // The store holds all there is of these: its own records will follow on from the end.
             do {
