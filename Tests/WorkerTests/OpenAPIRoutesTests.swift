@@ -52,4 +52,22 @@ struct OpenAPIRoutesTests {
         #expect(served.subtracting(documented).isEmpty, "served, not documented: \(served.subtracting(documented))")
         #expect(documented.subtracting(served).isEmpty, "documented, not served: \(documented.subtracting(served))")
     }
+
+    @Test("a copy of the document missing a route, or with a path the server does not serve, differs from the server")
+    func brokenCopies() throws {
+        let original = try String(
+            contentsOf: Self.root.appendingPathComponent("Schemas/openapi.yaml"),
+            encoding: .utf8
+        )
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("openapi-\(UUID()).yaml")
+        defer { try? FileManager.default.removeItem(at: copy) }
+        // /devices/nearby's path item renamed: the route served is then undocumented, the renamed path unserved.
+        #expect(original.contains("\n  /devices/nearby:\n"))
+        try original.replacingOccurrences(of: "\n  /devices/nearby:\n", with: "\n  /devices/near:\n")
+            .write(to: copy, atomically: true, encoding: .utf8)
+        let documented = try Self.documentedRoutes(copy)
+        let served = Self.servedRoutes()
+        #expect(served.subtracting(documented) == ["GET /devices/nearby"])
+        #expect(documented.subtracting(served) == ["GET /devices/near"])
+    }
 }
