@@ -158,6 +158,22 @@ extension PolygonShape.Bounds {
 }
 
 extension PolygonShape.Bounds {
+    /// The box less `margin` metres on every side as `plane` measures them, and a centimetre more; nil when
+    /// nothing is left.
+    func shrunk(by margin: Double, in plane: LocalPlane) -> Self? {
+        guard plane.metresPerDegreeEast > 0 else { return nil }
+        let slack = 1e-7  // degrees: about a centimetre
+        let latitudeMargin = margin / LocalPlane.metresPerDegree * 1.001 + slack
+        let longitudeMargin = margin / plane.metresPerDegreeEast * 1.001 + slack
+        guard north - south > 2 * latitudeMargin, east - west > 2 * longitudeMargin else { return nil }
+        return Self(
+            west: west + longitudeMargin,
+            south: south + latitudeMargin,
+            east: east - longitudeMargin,
+            north: north - latitudeMargin
+        )
+    }
+
     /// Whether the segment (straight in longitude/latitude) meets the box: the segment clipped to the box's four sides
     /// in turn (Liang-Barsky).
     ///
@@ -219,15 +235,28 @@ extension PolygonShape {
     /// by sampling: along the path, the points within `margin` of an edge form one interval per edge (the
     /// path's chord through the edge's capsule, a convex set). What the intervals leave uncovered are stretches
     /// no edge comes near, each wholly inside or wholly outside, so testing one point of each stretch decides.
-    func pathPassesInside(from start: Coordinate, to end: Coordinate, margin: Double) -> Bool {
+    ///
+    /// `prunesEdges` false measures every edge (the tests compare both ways).
+    func pathPassesInside(from start: Coordinate, to end: Coordinate, margin: Double, prunesEdges: Bool = true) -> Bool
+    {
         let plane = LocalPlane(at: start)
         // The path is t * (dx, dy) for t in 0...1.
         let dx = plane.x(longitude: end.longitude)
         let dy = plane.y(latitude: end.latitude)
         let lengthSquared = dx * dx + dy * dy
         guard lengthSquared > 0 else { return false }
+        // A path through the inner box, deeper into it than the margin, passes inside without a look at any edge:
+        // every edge lies outside that box, so further from the path's point there than the box's sides are.
+        if prunesEdges, let inner = innerBox?.shrunk(by: margin, in: plane),
+            abs(end.longitude - start.longitude) <= 180, inner.mayMeetSegment(from: start, to: end)
+        {
+            return true
+        }
+        // Only edges whose box meets the path's can cross it: most of a large polygon's edges are passed over by
+        // comparing degrees, without projecting them.
+        let path = prunesEdges ? EdgeWindow(around: plane, x: 0, y: 0, toX: dx, y: dy, reach: 0) : .everywhere
         var crossings: [Double] = []
-        forEachEdge(in: plane) { ex0, ey0, ex1, ey1 in
+        forEachEdge(in: plane, meeting: path) { ex0, ey0, ex1, ey1 in
             // Where the path meets the edge: t along the path, u along the edge, both in 0...1.
             let ux = ex1 - ex0
             let uy = ey1 - ey0
@@ -244,42 +273,65 @@ extension PolygonShape {
             let longitude = LocalPlane.wrapped(plane.longitude + t * dx / plane.metresPerDegreeEast)
             let latitude = plane.latitude + t * dy / LocalPlane.metresPerDegree
             if contains(longitude: longitude, latitude: latitude)
-                && nearestEdgeDistance(toX: t * dx, y: t * dy, in: plane) > margin
+                && !hasEdge(within: margin, ofX: t * dx, y: t * dy, in: plane, prunesEdges: prunesEdges)
             {
                 return true
             }
         }
-        return pathPassesInsideExactly(plane: plane, dx: dx, dy: dy, lengthSquared: lengthSquared, margin: margin)
+        return pathPassesInsideExactly(
+            plane: plane,
+            dx: dx,
+            dy: dy,
+            lengthSquared: lengthSquared,
+            margin: margin,
+            prunesEdges: prunesEdges
+        )
     }
 
-    /// Calls `body` with each edge's ends in `plane`.
+    /// Calls `body` with the ends, in `plane`, of each edge whose longitude/latitude box meets `window`.
     @inline(__always)
-    private func forEachEdge(in plane: LocalPlane, _ body: (Double, Double, Double, Double) -> Void) {
+    private func forEachEdge(
+        in plane: LocalPlane,
+        meeting window: EdgeWindow,
+        _ body: (Double, Double, Double, Double) -> Void
+    ) {
         storage.vertices.withUnsafeBufferPointer { vertices in
             for ring in 0..<ringEnds.count {
                 let range = ringRange(ring)
-                let last = range.upperBound - 1
-                var ex0 = plane.x(longitude: vertices[2 * last])
-                var ey0 = plane.y(latitude: vertices[2 * last + 1])
+                var previous = range.upperBound - 1
                 for index in range {
-                    let ex1 = plane.x(longitude: vertices[2 * index])
-                    let ey1 = plane.y(latitude: vertices[2 * index + 1])
-                    body(ex0, ey0, ex1, ey1)
-                    ex0 = ex1
-                    ey0 = ey1
+                    defer { previous = index }
+                    let y0 = vertices[2 * previous + 1]
+                    let y1 = vertices[2 * index + 1]
+                    if min(y0, y1) > window.north || max(y0, y1) < window.south { continue }
+                    let x0 = vertices[2 * previous]
+                    let x1 = vertices[2 * index]
+                    if window.filtersLongitudes && (min(x0, x1) > window.east || max(x0, x1) < window.west) {
+                        continue
+                    }
+                    body(plane.x(longitude: x0), plane.y(latitude: y0), plane.x(longitude: x1), plane.y(latitude: y1))
                 }
             }
         }
     }
 
-    /// The distance from the point (x, y) of `plane` to the nearest edge.
-    private func nearestEdgeDistance(toX x: Double, y: Double, in plane: LocalPlane) -> Double {
-        var best = Double.infinity
-        forEachEdge(in: plane) { ex0, ey0, ex1, ey1 in
-            let edge = PlaneSegment(ax: ex0 - x, ay: ey0 - y, bx: ex1 - x, by: ey1 - y)
-            best = min(best, edge.distanceFromOrigin())
+    /// Whether some edge comes within `margin` metres of the point (x, y) of `plane`, or exactly to it.
+    private func hasEdge(
+        within margin: Double,
+        ofX x: Double,
+        y: Double,
+        in plane: LocalPlane,
+        prunesEdges: Bool
+    ) -> Bool {
+        var found = false
+        let window = prunesEdges ? EdgeWindow(around: plane, x: x, y: y, toX: x, y: y, reach: margin) : .everywhere
+        forEachEdge(in: plane, meeting: window) { ex0, ey0, ex1, ey1 in
+            if !found && PlaneSegment(ax: ex0 - x, ay: ey0 - y, bx: ex1 - x, by: ey1 - y).distanceFromOrigin() <= margin
+            {
+                found = true
+            }
         }
-        return best
+        return found
     }
 
     /// The exact test of ``pathPassesInside(from:to:margin:)``, by the capsules of the edges.
@@ -288,10 +340,13 @@ extension PolygonShape {
         dx: Double,
         dy: Double,
         lengthSquared: Double,
-        margin: Double
+        margin: Double,
+        prunesEdges: Bool
     ) -> Bool {
         var covered: [(low: Double, high: Double)] = []
-        forEachEdge(in: plane) { ex0, ey0, ex1, ey1 in
+        // An edge whose box is further than `margin` from the path's box has no capsule on the path.
+        let path = prunesEdges ? EdgeWindow(around: plane, x: 0, y: 0, toX: dx, y: dy, reach: margin) : .everywhere
+        forEachEdge(in: plane, meeting: path) { ex0, ey0, ex1, ey1 in
             if let chord = Self.chordThroughCapsule(
                 dx: dx,
                 dy: dy,
