@@ -41,18 +41,24 @@ struct GeofenceEvaluator {
     ) {
         let fix = context.fix
         let margin = context.margin
-        let shape = tracked.pin.shape
+        // The shape is read through `tracked` each time rather than copied out: a copy of a polygon's shape retains
+        // its vertices' storage, a cache miss on every fix even when the pin is far.
         // Most pins are far from most fixes: a cheap lower bound of the distance decides them outside without
         // measuring the shape; it is measured (`placement`) only when a decision, an event or an approach
         // needs the exact distance.
-        let bound = shape.distanceLowerBound(from: fix.coordinate, plane: context.plane)
+        let bound = tracked.pin.shape.distanceLowerBound(from: fix.coordinate, plane: context.plane)
         let decided =
-            bound > margin ? .outside : shape.decision(at: fix.coordinate, margin: margin, plane: context.plane)
+            bound > margin
+            ? .outside : tracked.pin.shape.decision(at: fix.coordinate, margin: margin, plane: context.plane)
         var measured: PinPlacement?
         /// Measured when an event or an approach needs it, which is only ever at a fix that decided.
         func placement() -> PinPlacement {
             if let measured { return measured }
-            let placement = shape.placement(of: fix.coordinate, plane: context.plane, knownInside: decided == .inside)
+            let placement = tracked.pin.shape.placement(
+                of: fix.coordinate,
+                plane: context.plane,
+                knownInside: decided == .inside
+            )
             measured = placement
             return placement
         }
@@ -65,7 +71,7 @@ struct GeofenceEvaluator {
             let crossing = GeofenceCrossing(
                 pin: tracked.pin,
                 position: fix,
-                distanceMeters: placement().eventDistance(for: shape),
+                distanceMeters: placement().eventDistance(for: tracked.pin.shape),
                 initial: before == .undetermined
             )
             switch (before, decided) {
@@ -77,7 +83,7 @@ struct GeofenceEvaluator {
             }
         }
         if decided == .outside && before == .outside, let previous = context.previous,
-            passedThrough(shape, from: previous, context)
+            passedThrough(tracked.pin.shape, from: previous, context)
         {
             tracked.rearmApproach()
             let passage = GeofencePassage(pin: tracked.pin, from: previous.fix, to: fix)
