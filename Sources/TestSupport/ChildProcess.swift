@@ -17,6 +17,23 @@ public enum ChildProcess {
         return URL(fileURLWithPath: tests).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
+    /// ``run(_:_:input:)`` on a thread of its own, for async tests.
+    ///
+    /// Waiting for a program blocks its thread for as long as the program runs: on one of the few threads Swift's
+    /// concurrency shares among every test of the run, tests that wait for checkers in parallel starve the others
+    /// (a Kafka group test's members stopped polling long enough to miss a rebalance).
+    public static func runDetached(
+        _ path: String,
+        _ arguments: [String],
+        input: String? = nil
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Swift.Result { try run(path, arguments, input: input) })
+            }
+        }
+    }
+
     /// Runs `path` with `arguments`, feeding it `input` on standard input, and waits for it to end.
     public static func run(_ path: String, _ arguments: [String], input: String? = nil) throws -> Result {
         let process = Process()

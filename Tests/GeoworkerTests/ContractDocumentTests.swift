@@ -9,8 +9,8 @@ import Testing
 @Suite("The published contract documents")
 struct ContractDocumentTests {
     @Test("asyncapi.yaml and openapi.yaml are valid, their $refs resolve, and every schema file is referenced")
-    func documents() throws {
-        let result = try ServiceTestBed.checkContract("documents")
+    func documents() async throws {
+        let result = try await ServiceTestBed.checkContract("documents")
         #expect(result.status == 0, "\(result.output)\(result.errors)")
         #expect(result.output.contains("0 problems"), "\(result.output)")
     }
@@ -25,7 +25,7 @@ struct ContractDocumentTests {
             ("openapi.yaml", "operationId: health", "operationId: [health]", "openapi.yaml: not valid"),
         ]
     )
-    func brokenCopies(file: String, original: String, broken: String, complaint: String) throws {
+    func brokenCopies(file: String, original: String, broken: String, complaint: String) async throws {
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("schemas-\(UUID())")
         defer { try? FileManager.default.removeItem(at: copy) }
         try FileManager.default.copyItem(at: ServiceTestBed.repositoryRoot.appendingPathComponent("Schemas"), to: copy)
@@ -33,7 +33,7 @@ struct ContractDocumentTests {
         let text = try String(contentsOf: document, encoding: .utf8)
         #expect(text.contains(original))
         try text.replacingOccurrences(of: original, with: broken).write(to: document, atomically: true, encoding: .utf8)
-        let result = try ServiceTestBed.checkContract("documents", schemas: copy)
+        let result = try await ServiceTestBed.checkContract("documents", schemas: copy)
         #expect(result.status == 1, "\(result.output)")
         #expect(result.output.contains(complaint), "\(result.output)")
     }

@@ -21,15 +21,15 @@ struct OperationsKitTests {
     static let dashboard = root.appendingPathComponent("deploy/grafana/geoworker.json")
 
     @Test("promtool accepts the configuration and the rules, its unit tests pass, every alert has a runbook section")
-    func rulesAndTheirTests() throws {
+    func rulesAndTheirTests() async throws {
         let directory = Self.root.appendingPathComponent("deploy/prometheus")
-        let config = try promtool(["check", "config", directory.appendingPathComponent("prometheus.yml").path])
+        let config = try await promtool(["check", "config", directory.appendingPathComponent("prometheus.yml").path])
         #expect(config.status == 0, "\(config.output)\(config.errors)")
-        let unitTests = try promtool([
+        let unitTests = try await promtool([
             "test", "rules", directory.appendingPathComponent("geoworker.rules.test.yml").path,
         ])
         #expect(unitTests.status == 0, "\(unitTests.output)\(unitTests.errors)")
-        let kit = try checkKit(rulesArguments(in: Self.root))
+        let kit = try await checkKit(rulesArguments(in: Self.root))
         #expect(kit.status == 0 && kit.output.contains("checked 11 alerts"), "\(kit.output)\(kit.errors)")
     }
 
@@ -45,7 +45,7 @@ struct OperationsKitTests {
             ),
         ]
     )
-    func brokenRules(original: String, broken: String, checker: String, complaint: String) throws {
+    func brokenRules(original: String, broken: String, checker: String, complaint: String) async throws {
         let copy = try copyOfRepository(["deploy", "README.md"])
         defer { try? FileManager.default.removeItem(at: copy) }
         try replace(original, with: broken, in: copy.appendingPathComponent("deploy/prometheus/geoworker.rules.yml"))
@@ -53,19 +53,19 @@ struct OperationsKitTests {
         let result =
             switch checker {
             case "promtool test":
-                try promtool(["test", "rules", directory.appendingPathComponent("geoworker.rules.test.yml").path])
+                try await promtool(["test", "rules", directory.appendingPathComponent("geoworker.rules.test.yml").path])
             case "promtool check":
-                try promtool(["check", "rules", directory.appendingPathComponent("geoworker.rules.yml").path])
+                try await promtool(["check", "rules", directory.appendingPathComponent("geoworker.rules.yml").path])
             default:
-                try checkKit(rulesArguments(in: copy))
+                try await checkKit(rulesArguments(in: copy))
             }
         #expect(result.status != 0, "\(result.output)")
         #expect((result.output + result.errors).contains(complaint), "\(result.output)\(result.errors)")
     }
 
     @Test("the dashboard's panels and queries are well formed; a broken copy is refused")
-    func dashboardPanels() throws {
-        let result = try checkKit(["dashboard", Self.dashboard.path])
+    func dashboardPanels() async throws {
+        let result = try await checkKit(["dashboard", Self.dashboard.path])
         #expect(result.status == 0 && result.output.contains("0 problems"), "\(result.output)\(result.errors)")
         for (original, broken, complaint) in [
             (#""uid": "${datasource}""#, #""uid": "prometheus""#, "datasource is not"),
@@ -76,14 +76,14 @@ struct OperationsKitTests {
             defer { try? FileManager.default.removeItem(at: copy) }
             try FileManager.default.copyItem(at: Self.dashboard, to: copy)
             try replace(original, with: broken, in: copy, once: true)
-            let refused = try checkKit(["dashboard", copy.path])
+            let refused = try await checkKit(["dashboard", copy.path])
             #expect(refused.status == 1 && refused.output.contains(complaint), "\(broken): \(refused.output)")
         }
     }
 
     @Test("the manifests, the compose file and the Dockerfile pass their validators and agree with the README")
-    func deployFiles() throws {
-        let result = try checkKit(["deploy", Self.root.path])
+    func deployFiles() async throws {
+        let result = try await checkKit(["deploy", Self.root.path])
         #expect(result.status == 0 && result.output.contains("0 problems"), "\(result.output)\(result.errors)")
     }
 
@@ -102,11 +102,11 @@ struct OperationsKitTests {
             ("README.md", "| port | `8080`", "| port | `9090`", "EXPOSE"),
         ]
     )
-    func brokenDeployFiles(file: String, original: String, broken: String, complaint: String) throws {
+    func brokenDeployFiles(file: String, original: String, broken: String, complaint: String) async throws {
         let copy = try copyOfRepository(["deploy", "README.md"])
         defer { try? FileManager.default.removeItem(at: copy) }
         try replace(original, with: broken, in: copy.appendingPathComponent(file))
-        let result = try checkKit(["deploy", copy.path])
+        let result = try await checkKit(["deploy", copy.path])
         #expect(result.status == 1, "\(result.output)\(result.errors)")
         #expect(result.output.contains(complaint), "\(result.output)")
     }
@@ -174,7 +174,7 @@ struct OperationsKitTests {
             atomically: true,
             encoding: .utf8
         )
-        let kit = try checkKit(["metrics", names.path, Self.rules.path, Self.dashboard.path])
+        let kit = try await checkKit(["metrics", names.path, Self.rules.path, Self.dashboard.path])
         #expect(kit.status == 0 && kit.output.contains("0 problems"), "\(kit.output)\(kit.errors)")
         // And the other way: every metric of the worker's is documented.
         let documented = try String(
@@ -201,14 +201,17 @@ struct OperationsKitTests {
             try FileManager.default.copyItem(at: file, to: copy)
             try replace(original, with: renamed, in: copy)
             let others = file == Self.rules ? [Self.dashboard] : [Self.rules]
-            let refused = try checkKit(["metrics", names.path, copy.path] + others.map(\.path))
+            let refused = try await checkKit(["metrics", names.path, copy.path] + others.map(\.path))
             let name = renamed.split(separator: " ")[0]
             #expect(refused.status == 1 && refused.output.contains("\(name) is not a metric"), "\(refused.output)")
         }
 
         child.send(SIGTERM)
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0))
-        let stopped = try ChildProcess.run(ChildProcess.builtExecutable("geoworker"), ["probe", "--port", "\(port)"])
+        let stopped = try await ChildProcess.runDetached(
+            ChildProcess.builtExecutable("geoworker"),
+            ["probe", "--port", "\(port)"]
+        )
         #expect(stopped.status == 1 && stopped.output.contains("/health: no answer: connecting to 127.0.0.1"))
     }
 
@@ -220,12 +223,12 @@ struct OperationsKitTests {
             ?? 0
     }
 
-    private func promtool(_ arguments: [String]) throws -> ChildProcess.Result {
-        try ChildProcess.run("/usr/bin/env", ["promtool"] + arguments)
+    private func promtool(_ arguments: [String]) async throws -> ChildProcess.Result {
+        try await ChildProcess.runDetached("/usr/bin/env", ["promtool"] + arguments)
     }
 
-    private func checkKit(_ arguments: [String]) throws -> ChildProcess.Result {
-        try ChildProcess.run(
+    private func checkKit(_ arguments: [String]) async throws -> ChildProcess.Result {
+        try await ChildProcess.runDetached(
             "/usr/bin/env",
             ["python3", Self.root.appendingPathComponent("tools/ops/check_ops_kit.py").path] + arguments
         )

@@ -12,8 +12,12 @@ extension ServiceTestBed {
 
     /// Runs `tools/contract/check_contract.py MODE SCHEMAS` (default: the repository's `Schemas/`) with `input` on
     /// its standard input.
-    static func checkContract(_ mode: String, schemas: URL? = nil, input: String = "") throws -> ChildProcess.Result {
-        try ChildProcess.run(
+    static func checkContract(
+        _ mode: String,
+        schemas: URL? = nil,
+        input: String = ""
+    ) async throws -> ChildProcess.Result {
+        try await ChildProcess.runDetached(
             "/usr/bin/env",
             [
                 "python3", repositoryRoot.appendingPathComponent("tools/contract/check_contract.py").path, mode,
@@ -54,7 +58,7 @@ extension ServiceTestBed {
             counts[channel] = messages.count
             lines += messages.map { Self.contractLine(channel: channel, $0) }
         }
-        let result = try Self.checkContract("messages", input: lines.joined(separator: "\n") + "\n")
+        let result = try await Self.checkContract("messages", input: lines.joined(separator: "\n") + "\n")
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("validated \(lines.count) messages"), "\(result.output)")
         return counts
