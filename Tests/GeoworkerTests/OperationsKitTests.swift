@@ -11,7 +11,7 @@ import FoundationNetworking
 /// The operations kit an adopting team wires in, checked against the running service.
 ///
 /// The Prometheus rules and their unit tests (promtool), the Grafana dashboard, the deploy files
-/// (kubernetes-validate, the Compose specification's schema, hadolint, the README's image table), and a real
+/// (kubernetes-validate, the Compose specification's schema, hadolint, docs/deploying.md's image table), and a real
 /// Prometheus against a running worker, so that none of it drifts from the service. Each check is also seen
 /// refusing a copy broken on purpose.
 @Suite("The operations kit: alerts, dashboard and deploy files", .serialized)
@@ -37,7 +37,10 @@ struct OperationsKitTests {
         "a broken copy of the rules is refused: a metric renamed, a runbook link to no section, bad PromQL, an untested alert",
         arguments: [
             ("geoworker_healthy == 0", "geoworker_health == 0", "promtool test", "GeoworkerUnhealthy"),
-            ("README.md#geoworkernotready", "README.md#geoworker-not-ready", "kit", "is no heading of README.md"),
+            (
+                "operations.md#geoworkernotready", "operations.md#geoworker-not-ready", "kit",
+                "is no heading of operations.md"
+            ),
             ("expr: geoworker_ready == 0", "expr: geoworker_ready == ", "promtool check", "could not parse expression"),
             (
                 "alert: GeoworkerNotReady", "alert: GeoworkerNotConsuming", "kit",
@@ -46,7 +49,7 @@ struct OperationsKitTests {
         ]
     )
     func brokenRules(original: String, broken: String, checker: String, complaint: String) async throws {
-        let copy = try copyOfRepository(["deploy", "README.md"])
+        let copy = try copyOfRepository(["deploy", "docs"])
         defer { try? FileManager.default.removeItem(at: copy) }
         try replace(original, with: broken, in: copy.appendingPathComponent("deploy/prometheus/geoworker.rules.yml"))
         let directory = copy.appendingPathComponent("deploy/prometheus")
@@ -81,7 +84,7 @@ struct OperationsKitTests {
         }
     }
 
-    @Test("the manifests, the compose file and the Dockerfile pass their validators and agree with the README")
+    @Test("the manifests, the compose file and the Dockerfile pass their validators and agree with docs/deploying.md")
     func deployFiles() async throws {
         let result = try await checkKit(["deploy", Self.root.path])
         #expect(result.status == 0 && result.output.contains("0 problems"), "\(result.output)\(result.errors)")
@@ -99,11 +102,11 @@ struct OperationsKitTests {
                 "the state volume is /var/lib/geoworker"
             ),
             ("deploy/Dockerfile", #""probe", "health""#, #""probe", "ready""#, "HEALTHCHECK"),
-            ("README.md", "| port | `8080`", "| port | `9090`", "EXPOSE"),
+            ("docs/deploying.md", "| port | `8080`", "| port | `9090`", "EXPOSE"),
         ]
     )
     func brokenDeployFiles(file: String, original: String, broken: String, complaint: String) async throws {
-        let copy = try copyOfRepository(["deploy", "README.md"])
+        let copy = try copyOfRepository(["deploy", "docs"])
         defer { try? FileManager.default.removeItem(at: copy) }
         try replace(original, with: broken, in: copy.appendingPathComponent(file))
         let result = try await checkKit(["deploy", copy.path])
@@ -238,7 +241,7 @@ struct OperationsKitTests {
         [
             "rules", root.appendingPathComponent("deploy/prometheus/geoworker.rules.yml").path,
             root.appendingPathComponent("deploy/prometheus/geoworker.rules.test.yml").path,
-            root.appendingPathComponent("README.md").path,
+            root.appendingPathComponent("docs/operations.md").path,
         ]
     }
 

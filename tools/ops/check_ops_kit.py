@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Checks geoworker's operations kit against itself, the README and the running service.
 
-  check_ops_kit.py rules RULES TESTS README
+  check_ops_kit.py rules RULES TESTS RUNBOOK
       Every alert of the Prometheus rules file RULES has a summary, a description and a runbook_url of the form
-      README.md#anchor whose anchor is a heading of README; and the promtool unit tests in TESTS make every alert
+      docs/operations.md#anchor whose anchor is a heading of RUNBOOK; and the promtool unit tests in TESTS make every alert
       fire (a test expecting it) and stay silent (a test expecting none). `promtool check rules` and `promtool
       test rules` themselves are run by the caller.
 
@@ -22,7 +22,7 @@
       The deploy files of the repository at ROOT: deploy/k8s/*.yaml by `kubernetes-validate --strict`,
       deploy/compose.yaml against the Compose specification's schema (`check-jsonschema --builtin-schema
       vendor.compose-spec`), deploy/Dockerfile by `hadolint` (deploy/.hadolint.yaml), and the Dockerfile's
-      instructions against what the README's "Container image" table says of them (and what the manifests and
+      instructions against what docs/deploying.md's "Container image" table says of them (and what the manifests and
       the compose file assume of the image).
 
 Each mode prints one line per problem and `N problems` at the end, and exits 1 if there is any.
@@ -180,7 +180,7 @@ def check_rules(rules_path, tests_path, readme_path):
                     problems.append(f"{rules_path.name}: {alert} has no {key}")
             runbook = str(annotations.get("runbook_url", ""))
             anchor = runbook.partition("#")[2]
-            if runbook and (not runbook.startswith(readme_path.name + "#") or anchor not in anchors):
+            if runbook and (not runbook.partition("#")[0].endswith(readme_path.name) or anchor not in anchors):
                 problems.append(f"{rules_path.name}: {alert}'s runbook_url {runbook} is no heading of {readme_path.name}")
     firing, silent = set(), set()
     for test in yaml.safe_load(tests_path.read_text()).get("tests", []):
@@ -293,14 +293,14 @@ def healthcheck_command(value):
 
 def check_image(root):
     """The Dockerfile against the README's "Container image" table, the StatefulSet and the compose file."""
-    readme, dockerfile = root / "README.md", root / "deploy/Dockerfile"
+    readme, dockerfile = root / "docs/deploying.md", root / "deploy/Dockerfile"
     claims = table(readme, "Container image")
     problems = []
 
     def claim(key, count=1):
         values = claims.get(key, [])
         if len(values) < count:
-            problems.append(f"README.md: the Container image table has no `{key}` row with {count} `value`(s)")
+            problems.append(f"docs/deploying.md: the Container image table has no `{key}` row with {count} `value`(s)")
             return None
         return values
 
