@@ -17,25 +17,33 @@ public enum ChildProcess {
         return URL(fileURLWithPath: tests).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    /// ``run(_:_:input:)`` on a thread of its own, for async tests.
+    /// Runs `path` with `arguments` on a thread of its own and waits for it to end without holding a thread of
+    /// Swift's concurrency.
     ///
     /// Waiting for a program blocks its thread for as long as the program runs: on one of the few threads Swift's
-    /// concurrency shares among every test of the run, tests that wait for checkers in parallel starve the others
-    /// (a Kafka group test's members stopped polling long enough to miss a rebalance).
-    public static func runDetached(
+    /// concurrency shares among every test of the run (two on this machine), tests that wait for programs in
+    /// parallel starve the others (a Kafka group test's members stopped polling long enough to miss a rebalance,
+    /// a consumer missed its 20 s to read 30 records). So the blocking variant is unavailable from async code.
+    public static func run(
         _ path: String,
         _ arguments: [String],
         input: String? = nil
     ) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Swift.Result { try run(path, arguments, input: input) })
+                continuation.resume(with: Swift.Result { try runBlocking(path, arguments, input: input) })
             }
         }
     }
 
-    /// Runs `path` with `arguments`, feeding it `input` on standard input, and waits for it to end.
+    /// Runs `path` with `arguments`, feeding it `input` on standard input, and waits for it to end, blocking the
+    /// calling thread.
+    @available(*, noasync, message: "blocks a thread Swift's concurrency shares among all tests; use the async run")
     public static func run(_ path: String, _ arguments: [String], input: String? = nil) throws -> Result {
+        try runBlocking(path, arguments, input: input)
+    }
+
+    private static func runBlocking(_ path: String, _ arguments: [String], input: String?) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

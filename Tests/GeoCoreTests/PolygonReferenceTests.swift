@@ -14,11 +14,11 @@ struct PolygonReferenceTests {
     }
 
     @Test("inside/outside agree exactly and edge distances to a micrometre, near edges and holes included")
-    func agreesWithShapely() throws {
+    func agreesWithShapely() async throws {
         var random = SplitMix64(seed: 16)
         let cases = (0..<150).map { _ in Self.randomCase(&random) }
         let input = cases.map { ["polygons": $0.polygons, "points": $0.points] as [String: Any] }
-        let answers = try Self.reference(input)
+        let answers = try await Self.reference(input)
         try #require(answers.count == cases.count)
         var compared = 0
         var nearEdges = 0
@@ -58,11 +58,11 @@ struct PolygonReferenceTests {
     }
 
     /// shapely's answers: per case, per point, [inside, distance to the edge in metres].
-    static func reference(_ input: [[String: Any]]) throws -> [[[Any]]] {
+    static func reference(_ input: [[String: Any]]) async throws -> [[[Any]]] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let json = String(decoding: try JSONSerialization.data(withJSONObject: input), as: UTF8.self)
-        let result = try ChildProcess.run(
+        let result = try await ChildProcess.run(
             "/usr/bin/env",
             ["python3", root.appendingPathComponent("tools/geometry/polygon_reference.py").path],
             input: json

@@ -5,9 +5,9 @@ import Testing
 @Suite("geoworker geocode --places")
 struct GeocodePlacesTests {
     @Test("--input: one JSON object per line with exactly the contract's members, in input order")
-    func stream() throws {
+    func stream() async throws {
         let input = "40.7128,-74.0060\nnonsense\n48.5735,7.8150\n30,-40\n"
-        let result = try runGeoworker(["geocode", "--places", "--input", "-"], input: input)
+        let result = try await runGeoworker(["geocode", "--places", "--input", "-"], input: input)
         #expect(result.status == 1, "a malformed line still shows in the exit status")
         #expect(result.errors.contains("line 2"))
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
@@ -34,8 +34,8 @@ struct GeocodePlacesTests {
     }
 
     @Test("one coordinate: the country's answer gains region, locality and time zone")
-    func single() throws {
-        let result = try runGeoworker(["geocode", "--places", "31.7619", "-106.4850"])
+    func single() async throws {
+        let result = try await runGeoworker(["geocode", "--places", "31.7619", "-106.4850"])
         #expect(result.status == 0, "\(result.errors)")
         let json = try object(Substring(result.output))
         #expect(json["country"] as? String == "US")
@@ -45,10 +45,12 @@ struct GeocodePlacesTests {
     }
 
     @Test("without --places the output is as before; a missing index is a clear error")
-    func unchangedAndMissingIndex() throws {
-        let plain = try runGeoworker(["geocode", "--input", "-"], input: "40.7128,-74.0060\n")
+    func unchangedAndMissingIndex() async throws {
+        let plain = try await runGeoworker(["geocode", "--input", "-"], input: "40.7128,-74.0060\n")
         #expect(plain.output == "US\n")
-        let missing = try runGeoworker(["geocode", "--places", "--places-index", "/nonexistent/places.idx", "1", "1"])
+        let missing = try await runGeoworker([
+            "geocode", "--places", "--places-index", "/nonexistent/places.idx", "1", "1",
+        ])
         #expect(missing.status != 0)
         #expect(missing.errors.contains("/nonexistent/places.idx"))
     }

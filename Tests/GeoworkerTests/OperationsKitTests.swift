@@ -138,7 +138,7 @@ struct OperationsKitTests {
         #expect(child.isRunning, "\(child.errors.suffix(2000))")
 
         // The container's health check, against the real thing.
-        let probe = try ChildProcess.run(
+        let probe = try await ChildProcess.run(
             ChildProcess.builtExecutable("geoworker"),
             ["probe", "ready", "--port", "\(port)"]
         )
@@ -211,7 +211,7 @@ struct OperationsKitTests {
 
         child.send(SIGTERM)
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0))
-        let stopped = try await ChildProcess.runDetached(
+        let stopped = try await ChildProcess.run(
             ChildProcess.builtExecutable("geoworker"),
             ["probe", "--port", "\(port)"]
         )
@@ -227,11 +227,11 @@ struct OperationsKitTests {
     }
 
     private func promtool(_ arguments: [String]) async throws -> ChildProcess.Result {
-        try await ChildProcess.runDetached("/usr/bin/env", ["promtool"] + arguments)
+        try await ChildProcess.run("/usr/bin/env", ["promtool"] + arguments)
     }
 
     private func checkKit(_ arguments: [String]) async throws -> ChildProcess.Result {
-        try await ChildProcess.runDetached(
+        try await ChildProcess.run(
             "/usr/bin/env",
             ["python3", Self.root.appendingPathComponent("tools/ops/check_ops_kit.py").path] + arguments
         )

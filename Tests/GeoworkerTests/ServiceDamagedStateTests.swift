@@ -44,8 +44,11 @@ struct ServiceDamagedStateTests {
         }
     }
 
-    static func stateCheck(_ directory: String) throws -> ChildProcess.Result {
-        try ChildProcess.run(ChildProcess.builtExecutable("geoworker"), ["state", "check", "--state-dir", directory])
+    static func stateCheck(_ directory: String) async throws -> ChildProcess.Result {
+        try await ChildProcess.run(
+            ChildProcess.builtExecutable("geoworker"),
+            ["state", "check", "--state-dir", directory]
+        )
     }
 
     /// The first part of a stream processed and the run ended (SIGTERM, or SIGKILL before a lost log).
@@ -74,7 +77,7 @@ struct ServiceDamagedStateTests {
         let traffic = BorderTraffic(devices: 200, positionsPerDevice: 60, topics: bed.topics)
         try await firstRun(bed, traffic, damage: damage)
         try damage.apply(to: bed.stateDirectory)
-        let check = try Self.stateCheck(bed.stateDirectory)
+        let check = try await Self.stateCheck(bed.stateDirectory)
         #expect(check.status == 1 && check.output.contains("damaged"), "\(check.output) \(check.errors)")
 
         let child = try bed.start(["--until-caught-up"])
@@ -86,7 +89,7 @@ struct ServiceDamagedStateTests {
         #expect(child.errors.contains("the state file is damaged"), "\(child.errors.suffix(3000))")
         let kept = try FileManager.default.contentsOfDirectory(atPath: bed.stateDirectory)
         #expect(kept.contains { $0.hasPrefix(StateStore.fileName + ".damaged-") }, "kept for inspection: \(kept)")
-        let after = try Self.stateCheck(bed.stateDirectory)
+        let after = try await Self.stateCheck(bed.stateDirectory)
         #expect(after.status == 0 && after.output.contains("healthy"), "\(after.output) \(after.errors)")
     }
 
@@ -113,7 +116,7 @@ struct ServiceDamagedStateTests {
         #expect(await reset.waitForExit(timeout: .seconds(120)) == .exited(0), "\(reset.errors.suffix(3000))")
         let kept = try FileManager.default.contentsOfDirectory(atPath: bed.stateDirectory)
         #expect(kept.contains { $0.hasPrefix(StateStore.fileName + ".damaged-") }, "kept for inspection: \(kept)")
-        let after = try Self.stateCheck(bed.stateDirectory)
+        let after = try await Self.stateCheck(bed.stateDirectory)
         #expect(after.status == 0 && after.output.contains("healthy"), "\(after.output) \(after.errors)")
     }
 }

@@ -48,7 +48,7 @@ struct ServiceDeviceEndpointsTests {
         let card = try await get(port, "devices/device-2")
         #expect(card.status == 200, "\(card.body)")
         #expect(card.contentType == "application/json")
-        try expectValid("device-status", card.body)
+        try await expectValid("device-status", card.body)
         var object = try Self.object(card.body)
         #expect(object["deviceId"] as? String == "device-2")
         let lastFix = try #require(object["lastFix"] as? [String: Any])
@@ -187,7 +187,7 @@ struct ServiceDeviceEndpointsTests {
         let (child, port) = try await startServing(bed, ["--http-devices"], untilConsumed: 120)
         let all = try await get(port, "map/devices?bbox=7,48,8.5,49")
         #expect(all.status == 200, "\(all.body)")
-        try expectValid("device-map", all.body)
+        try await expectValid("device-map", all.body)
         var object = try Self.object(all.body)
         #expect(object["inView"] as? Int == 12 && object["shown"] as? Int == 12 && object["sampled"] as? Bool == false)
         let devices = try #require(object["devices"] as? [[String: Any]])
@@ -241,7 +241,7 @@ struct ServiceDeviceEndpointsTests {
         }
         let lines = everything.errors.split(separator: "\n").filter { $0.hasPrefix("data: {") }
         #expect(Set(lines.map { String($0.dropFirst("data: ".count)) }) == Set(sent.map(\.json)))
-        let validation = try ServiceTestBed.validate(lines.map { "event\t" + $0.dropFirst("data: ".count) })
+        let validation = try await ServiceTestBed.validate(lines.map { "event\t" + $0.dropFirst("data: ".count) })
         #expect(validation.status == 0, "\(validation.output)\(validation.errors)")
         try await waitUntil("device-1's events streamed") {
             deviceOne.errors.components(separatedBy: "event: device-event").count - 1
@@ -302,8 +302,8 @@ struct ServiceDeviceEndpointsTests {
         try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
     }
 
-    private func expectValid(_ kind: String, _ json: String) throws {
-        let result = try ServiceTestBed.validate([kind + "\t" + json])
+    private func expectValid(_ kind: String, _ json: String) async throws {
+        let result = try await ServiceTestBed.validate([kind + "\t" + json])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
     }
 }

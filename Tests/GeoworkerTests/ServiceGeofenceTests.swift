@@ -96,7 +96,7 @@ struct ServiceGeofenceTests {
             commands.prefix(3).map { "command\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
             + (before + after).map { "position\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
             + events.map { "event\t" + $0.json }
-        let valid = try ServiceTestBed.validate(lines)
+        let valid = try await ServiceTestBed.validate(lines)
         #expect(valid.status == 0, "\(valid.output)")
         #expect(valid.output.contains("validated \(lines.count) messages"))
         let produced = try await bed.expectProducedMessagesMatchAsyncAPI()

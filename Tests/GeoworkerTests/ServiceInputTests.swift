@@ -249,7 +249,7 @@ struct ServiceInputTests {
         var lines = positions.map { "position\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
         lines += commands.map { "command\t" + String(decoding: $0.value ?? [], as: UTF8.self) }
         lines += events.map { "event\t" + $0.json }
-        let valid = try ServiceTestBed.validate(lines)
+        let valid = try await ServiceTestBed.validate(lines)
         #expect(valid.status == 0, "\(valid.output)")
         #expect(valid.output.contains("validated \(lines.count) messages"))
         try await bed.expectProducedMessagesMatchAsyncAPI()
@@ -257,7 +257,7 @@ struct ServiceInputTests {
         let refused = Self.malformed.filter(\.isJSONObject).map {
             ($0.isCommand ? "command\t" : "position\t") + String(decoding: $0.value!, as: UTF8.self)
         }
-        let invalid = try ServiceTestBed.validate(refused)
+        let invalid = try await ServiceTestBed.validate(refused)
         #expect(invalid.status == 1)
         let problemLines = Set(invalid.output.split(separator: "\n").compactMap { $0.firstMatch(of: /^line (\d+)/)?.1 })
         #expect(problemLines.count == refused.count, "each refused message breaks the schema too: \(invalid.output)")
@@ -352,7 +352,7 @@ struct ServiceInputTests {
         let traffic = BorderTraffic(devices: 4, positionsPerDevice: 30, topics: bed.topics)
         try await bed.produce(traffic.commands() + traffic.positions())
         try await bed.runUntilCaughtUp()
-        let result = try ChildProcess.run(
+        let result = try await ChildProcess.run(
             "/usr/bin/kcat",
             [
                 "-b", bed.cluster.bootstrapServers, "-C", "-t", bed.topics.events, "-o", "beginning", "-e", "-q",

@@ -16,7 +16,7 @@ struct ServiceNearbyTests {
 
         let answer = try await get(port, "devices/nearby?lat=48.565&lon=7.96&radius=250&limit=10")
         #expect(answer.status == 200, "\(answer.body)")
-        let validation = try ServiceTestBed.validate(["device-nearby\t" + answer.body])
+        let validation = try await ServiceTestBed.validate(["device-nearby\t" + answer.body])
         #expect(validation.status == 0, "\(validation.output)\(validation.errors)")
         var devices = try Self.devices(answer.body)
         #expect(devices.map { $0["deviceId"] as? String } == ["device-0", "device-1", "device-2"])

@@ -17,7 +17,7 @@ extension ServiceTestBed {
         schemas: URL? = nil,
         input: String = ""
     ) async throws -> ChildProcess.Result {
-        try await ChildProcess.runDetached(
+        try await ChildProcess.run(
             "/usr/bin/env",
             [
                 "python3", repositoryRoot.appendingPathComponent("tools/contract/check_contract.py").path, mode,

@@ -221,10 +221,10 @@ final class ServiceTestBed: @unchecked Sendable {
     }
 
     /// Runs `tools/schemas/validate.py` over `KIND<TAB>JSON` lines (KIND: position, command or event).
-    static func validate(_ lines: [String]) throws -> ChildProcess.Result {
+    static func validate(_ lines: [String]) async throws -> ChildProcess.Result {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        return try ChildProcess.run(
+        return try await ChildProcess.run(
             "/usr/bin/env",
             [
                 "python3", root.appendingPathComponent("tools/schemas/validate.py").path,

@@ -157,7 +157,7 @@ final class WebDriver: @unchecked Sendable {
             input = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
         }
         arguments.append(base.appendingPathComponent(path).absoluteString)
-        let result = try ChildProcess.run("/usr/bin/env", arguments, input: input)
+        let result = try await ChildProcess.run("/usr/bin/env", arguments, input: input)
         guard let split = result.output.lastIndex(of: "\n") else {
             throw Failure(description: "\(method) \(path): no answer (\(result.errors))")
         }

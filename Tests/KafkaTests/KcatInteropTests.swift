@@ -27,7 +27,7 @@ struct KcatInteropTests {
         )
         await producer.close()
 
-        let output = try runKcat([
+        let output = try await runKcat([
             "-b", cluster.bootstrapServers, "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%k|%h|%s|%o\\n",
         ])
         #expect(
@@ -43,7 +43,7 @@ struct KcatInteropTests {
     func swiftReadsKcat() async throws {
         let cluster = try TestCluster()
         let topic = try cluster.makeTopic("from-kcat", partitions: 1)
-        _ = try runKcat(
+        _ = try await runKcat(
             ["-b", cluster.bootstrapServers, "-P", "-t", topic, "-K", ":", "-H", "source=kcat"],
             input: "truck-1:{\"lat\":50.85}\ntruck-2:{\"lat\":48.85}\n"
         )
@@ -60,8 +60,8 @@ struct KcatInteropTests {
     }
 
     /// Runs kcat (installed by scripts/setup.sh) and returns its standard output.
-    private func runKcat(_ arguments: [String], input: String? = nil) throws -> String {
-        let result = try ChildProcess.run("/usr/bin/kcat", arguments, input: input)
+    private func runKcat(_ arguments: [String], input: String? = nil) async throws -> String {
+        let result = try await ChildProcess.run("/usr/bin/kcat", arguments, input: input)
         #expect(result.status == 0, "kcat failed: \(result.errors)")
         return result.output
     }
