@@ -18,23 +18,33 @@ public enum ChildProcess {
     }
 
     /// Runs `path` with `arguments` on a thread of its own and waits for it to end without holding a thread of
-    /// Swift's concurrency.
+    /// Swift's concurrency; at most ``slots`` such programs run at once.
     ///
     /// Waiting for a program blocks its thread for as long as the program runs: on one of the few threads Swift's
     /// concurrency shares among every test of the run (two on this machine), tests that wait for programs in
     /// parallel starve the others (a Kafka group test's members stopped polling long enough to miss a rebalance,
     /// a consumer missed its 20 s to read 30 records). So the blocking variant is unavailable from async code.
+    /// Without that accidental limit, though, every parallel test's checker started at once (Python validators,
+    /// kcat, geocode runs): on two cores whose page cache the host reclaims, the workers started meanwhile took
+    /// 50 s to read their places index and missed their start-up bounds. Hence the slots.
     public static func run(
         _ path: String,
         _ arguments: [String],
         input: String? = nil
     ) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
+        await slots.acquire()
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Swift.Result<Result, any Error>, Never>) in
             Thread.detachNewThread {
-                continuation.resume(with: Swift.Result { try runBlocking(path, arguments, input: input) })
+                continuation.resume(returning: Swift.Result { try runBlocking(path, arguments, input: input) })
             }
         }
+        await slots.release()
+        return try outcome.get()
     }
+
+    /// How many programs ``run(_:_:input:)`` runs at once: one per core.
+    static let slots = ProgramSlots(ProcessInfo.processInfo.activeProcessorCount)
 
     /// Runs `path` with `arguments`, feeding it `input` on standard input, and waits for it to end, blocking the
     /// calling thread.
@@ -61,5 +71,30 @@ public enum ChildProcess {
         let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return Result(status: process.terminationStatus, output: out, errors: err)
+    }
+}
+
+/// A counting semaphore for async code: ``acquire()`` waits without holding a thread until a slot is free.
+actor ProgramSlots {
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ count: Int) { free = max(1, count) }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Hands the slot to the longest waiting caller, or frees it.
+    func release() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 }
