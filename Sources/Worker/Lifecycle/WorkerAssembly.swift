@@ -86,7 +86,6 @@ struct WorkerAssembly {
                 store: store,
                 durations: Metrics.Timer(label: MetricName.checkpointDuration, factory: metricsFactory)
             ),
-            interval: configuration.checkpointInterval,
             ledger: ledger,
             applyThreads: applyThreads,
             devices: devices,
