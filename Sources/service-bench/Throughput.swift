@@ -7,9 +7,12 @@ import Kafka
 import TestSupport
 import Worker
 
+/// Topics holding a preload, and how many positions it has.
+typealias Preload = (topics: WorkerConfiguration.Topics, positions: Int)
+
 /// Preloads 3 pins per device and `options.positions` positions into topics of their own named after `prefix`;
 /// returns the topics and the number of positions.
-func preloadThroughput(_ prefix: String) -> (topics: WorkerConfiguration.Topics, positions: Int) {
+func preloadThroughput(_ prefix: String) -> Preload {
     let topics = makeTopics(prefix)
     let steps = max(1, options.positions / options.devices)
     var preload: [ProducerRecord] = []
@@ -50,15 +53,16 @@ func preloadThroughput(_ prefix: String) -> (topics: WorkerConfiguration.Topics,
 func measureThroughput() {
     let (throughput, positionCount) = preloadThroughput("throughput")
 
-    func rawRate() -> Double {
-        let pass = rawPass(
+    /// Plain librdkafka's rate over the positions of `preload` (the main preload when nil).
+    func rawRate(of preload: Preload? = nil) -> Double {
+        let (topics, messages) = preload ?? (throughput, positionCount)
+        return rawPass(
             bootstrap: cluster.bootstrapServers,
-            topic: throughput.positions,
+            topic: topics.positions,
             partitions: Int32(options.partitions),
-            messages: positionCount,
+            messages: messages,
             pattern: .drainReady
-        )
-        return pass.rate
+        ).rate
     }
 
     /// The catch-ups' worker CPU time per message (µs), this build's (false) and the baseline's (true).
@@ -69,7 +73,7 @@ func measureThroughput() {
         applyThreads: Int?,
         changelog: Bool = true,
         baseline: Bool = false,
-        on preload: (topics: WorkerConfiguration.Topics, positions: Int)? = nil
+        on preload: Preload? = nil
     ) -> Double {
         let (topics, positionCount) = preload ?? (throughput, positionCount)
         let workerStart = ContinuousClock.now
@@ -104,6 +108,8 @@ func measureThroughput() {
         let threadsUsed =
             applyThreads.map { "\($0) apply thread\($0 == 1 ? "" : "s")" }
             ?? "default apply threads (\(WorkerConfiguration.defaultApplyThreads))"
+        let inputMessages = Double(positions + options.devices * 3)
+        let cpuPerInput = cpu * 1e6 / inputMessages
         log(
             "\(baseline ? "baseline " : "")geoworker run --until-caught-up, \(threadsUsed), changelog \(changelog ? "on" : "off"): "
                 + String(
@@ -115,37 +121,22 @@ func measureThroughput() {
                     elapsed,
                     wall,
                     cpu,
-                    cpu * 1e6 / Double(positions + options.devices * 3),
+                    cpuPerInput,
                     faults,
-                    brokerCPU * 1e6 / Double(positions + options.devices * 3)
+                    brokerCPU * 1e6 / inputMessages
                 )
         )
-        cpuPerMessage[baseline, default: []].append(cpu * 1e6 / Double(positions + options.devices * 3))
+        cpuPerMessage[baseline, default: []].append(cpuPerInput)
         return rate
     }
 
-    // The first catch-up after the preload ran a quarter slower than the next ones, whichever build ran it
-    // (451-525k positions/s where the runs after it gave 613-780k, in four sets of issue 18's seventh session):
-    // this build's first run of each set, so the comparisons were biased against it. One run first, not
-    // counted, the baseline's when there is one; then the pairs alternate which build goes first.
     if options.only == "first" {
         // Fresh preloads, each caught up twice by fresh processes: what the first catch-up of a preload pays
         // for. Every other preload is read by raw librdkafka first, to tell the broker's first fetches apart.
         for round in 0..<4 {
             let fresh = preloadThroughput("first-\(round)")
             if round % 2 == 1 {
-                log(
-                    String(
-                        format: "raw librdkafka first: %.0f positions/s",
-                        rawPass(
-                            bootstrap: cluster.bootstrapServers,
-                            topic: fresh.topics.positions,
-                            partitions: Int32(options.partitions),
-                            messages: fresh.positions,
-                            pattern: .drainReady
-                        ).rate
-                    )
-                )
+                log(String(format: "raw librdkafka first: %.0f positions/s", rawRate(of: fresh)))
             }
             let first = catchUp(applyThreads: nil, on: fresh)
             let second = catchUp(applyThreads: nil, on: fresh)
@@ -207,12 +198,12 @@ func measureThroughput() {
         )
     }
     if options.baseline != nil {
-        // The first catch-up after the preload once ran a quarter slower whichever build ran it: one run first,
-        // not counted (the baseline's); then the pairs alternate which build goes first.
+        // The first catch-up after the preload ran a quarter slower than the next ones, whichever build ran it
+        // (451-525k positions/s where the runs after it gave 613-780k, in four sets of issue 18's seventh
+        // session), which biased comparisons against the build that went first. One run of the baseline's
+        // first, not counted; then the pairs alternate which build goes first.
         log("warm-up, not counted:")
         _ = catchUp(applyThreads: nil, baseline: true)
-    }
-    if options.baseline != nil {
         cpuPerMessage = [:]
         var rates: [Double] = []
         var baselineRates: [Double] = []
@@ -237,16 +228,16 @@ func measureThroughput() {
                 baselineRates.max()!
             )
         )
-        let cpu = cpuPerMessage[false, default: []].sorted()
-        let baselineCPU = cpuPerMessage[true, default: []].sorted()
+        let cpu = median(cpuPerMessage[false, default: []])
+        let baselineCPU = median(cpuPerMessage[true, default: []])
         log(
             String(
                 format:
                     "worker CPU per message (the whole process, all threads), alternating runs: this build %.2f us, "
                     + "baseline %.2f us by medians (%.2fx less)",
-                cpu[cpu.count / 2],
-                baselineCPU[baselineCPU.count / 2],
-                baselineCPU[baselineCPU.count / 2] / cpu[cpu.count / 2]
+                cpu,
+                baselineCPU,
+                baselineCPU / cpu
             )
         )
     }
