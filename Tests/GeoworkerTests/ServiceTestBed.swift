@@ -189,8 +189,8 @@ final class ServiceTestBed: @unchecked Sendable {
             logger: Self.logger
         )
         var messages: [Message] = []
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !consumer.hasReachedEndOfAssignment && ContinuousClock.now < deadline {
+        var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(100))
+        while !consumer.hasReachedEndOfAssignment && budget.allowsAnotherLook() {
             for record in try await consumer.nextBatch() {
                 messages.append(
                     Message(

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import TestSupport
 import Testing
 
 /// A fresh mock cluster with uniquely named topics, and settings that keep group tests quick.
@@ -85,12 +86,12 @@ struct TimedOut: Error, CustomStringConvertible {
 }
 
 extension Consumer {
-    /// Polls until `count` records have arrived, failing after `timeout`.
+    /// Polls until `count` records have arrived, failing after `timeout` (see ``WaitBudget``).
     func receive(_ count: Int, timeout: Duration = .seconds(30)) async throws -> [ReceivedRecord] {
         var received: [ReceivedRecord] = []
-        let deadline = ContinuousClock.now + timeout
+        var budget = WaitBudget(timeout, lookingEvery: .milliseconds(200))
         while received.count < count {
-            guard ContinuousClock.now < deadline else {
+            guard budget.allowsAnotherLook() else {
                 throw TimedOut(description: "received \(received.count) of \(count) records")
             }
             received += try await nextBatch(timeout: .milliseconds(200)).map(ReceivedRecord.init)
@@ -98,11 +99,11 @@ extension Consumer {
         return received
     }
 
-    /// Polls until `condition` holds, failing after `timeout`.
+    /// Polls until `condition` holds, failing after `timeout` (see ``WaitBudget``).
     func poll(until condition: () -> Bool, timeout: Duration = .seconds(30), _ what: String) async throws {
-        let deadline = ContinuousClock.now + timeout
+        var budget = WaitBudget(timeout, lookingEvery: .milliseconds(100))
         while !condition() {
-            guard ContinuousClock.now < deadline else { throw TimedOut(description: "waiting for \(what)") }
+            guard budget.allowsAnotherLook() else { throw TimedOut(description: "waiting for \(what)") }
             _ = try await nextBatch(timeout: .milliseconds(100))
         }
     }

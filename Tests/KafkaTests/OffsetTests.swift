@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import TestSupport
 import Testing
 
 @Suite("Offsets")
@@ -95,9 +96,9 @@ struct OffsetTests {
         var received: [ReceivedRecord] = []
         /// Polls until the consumer says it is at the end, checking at every step that it never says so early.
         func readToEnd(expecting produced: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(20)
+            var budget = WaitBudget(.seconds(20), lookingEvery: .milliseconds(100))
             repeat {
-                guard ContinuousClock.now < deadline else { throw TimedOut(description: "reaching the end") }
+                guard budget.allowsAnotherLook() else { throw TimedOut(description: "reaching the end") }
                 received += try await consumer.nextBatch(timeout: .milliseconds(100)).map(ReceivedRecord.init)
                 if consumer.hasReachedEndOfAssignment {
                     #expect(received.count == produced, "claimed the end after \(received.count) of \(produced)")
@@ -110,8 +111,8 @@ struct OffsetTests {
 
         _ = await producer.sendAll([ProducerRecord(topic: topic, partition: 1, key: nil, value: "late")])
         // Until librdkafka fetches the late message it cannot know of it; once read, the end needs it counted.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !received.contains(where: { $0.value == "late" }) && ContinuousClock.now < deadline {
+        var budget = WaitBudget(.seconds(20), lookingEvery: .milliseconds(100))
+        while !received.contains(where: { $0.value == "late" }) && budget.allowsAnotherLook() {
             received += try await consumer.nextBatch(timeout: .milliseconds(100)).map(ReceivedRecord.init)
         }
         try await readToEnd(expecting: 31)
