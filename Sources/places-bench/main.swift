@@ -283,58 +283,65 @@ if runs("lookup") {
 }
 
 if runs("tracker") {
-    // 20,000 devices driving (100 m a fix) from random land points; the same positions with places off and on.
+    // 20,000 devices from random land points, the same positions with places off and on, moving two ways: driving
+    // 100 m a fix (a fix stays in the area of the last lookup), and jumping 3.7 km back and forth as service-bench's
+    // devices do (every fix leaves that area, so every fix looks its region and time zone up).
     let starts = landPoints(20_000, seed: 9)
-    var positions: [Position] = []
-    for step in 0..<25 {
-        for (device, (start, _)) in starts.enumerated() {
-            let coordinate = Coordinate(latitude: start.latitude, longitude: start.longitude + Double(step) * 0.0013)!
-            positions.append(
-                Position(
-                    deviceId: "device-\(device)",
-                    coordinate: coordinate,
-                    timestamp: Int64(1_795_000_000_000 + step * 10_000),
-                    accuracy: 10
-                )
-            )
-        }
-    }
-    for round in 0..<2 {
-        for places in [false, true] {
-            var registry = DeviceRegistry(
-                tracker: DeviceTracker(
-                    countries: countries,
-                    languages: try CountryLanguages.bundled(),
-                    places: places ? index : nil
-                )
-            )
-            var events: [DeviceEvent] = []
-            var produced = 0
-            let time = seconds {
-                for (offset, position) in positions.enumerated() {
-                    _ = registry.apply(
-                        position,
-                        origin: MessageOrigin(topic: "positions", partition: 0, offset: Int64(offset), timestamp: 0),
-                        events: &events
+    for (movement, step) in [("driving 100 m a fix", 0.0013), ("jumping 3.7 km back and forth", 0.05)] {
+        var positions: [Position] = []
+        for fix in 0..<25 {
+            for (device, (start, _)) in starts.enumerated() {
+                let east = movement.hasPrefix("jumping") ? Double(fix % 2) * step : Double(fix) * step
+                positions.append(
+                    Position(
+                        deviceId: "device-\(device)",
+                        coordinate: Coordinate(latitude: start.latitude, longitude: start.longitude + east)!,
+                        timestamp: Int64(1_795_000_000_000 + fix * 10_000),
+                        accuracy: 10
                     )
-                    produced += events.count
-                    events.removeAll(keepingCapacity: true)
+                )
+            }
+        }
+        for round in 0..<2 {
+            for places in [false, true] {
+                let (nanoseconds, produced) = try trackerCost(positions, places: places ? index : nil)
+                if round == 1 {
+                    print(
+                        String(
+                            format: "tracker with the bundled countries, %@, places %@: %.0f ns per position "
+                                + "(%d events from %d positions)",
+                            movement,
+                            places ? "on" : "off",
+                            nanoseconds,
+                            produced,
+                            positions.count
+                        )
+                    )
                 }
             }
-            if round == 1 {
-                print(
-                    String(
-                        format:
-                            "tracker with the bundled countries, places %@: %.0f ns per position (%d events from %d positions)",
-                        places ? "on" : "off",
-                        time / Double(positions.count) * 1e9,
-                        produced,
-                        positions.count
-                    )
-                )
-            }
         }
     }
+}
+
+/// The tracker's time per position over `positions`, and how many events it gave.
+func trackerCost(_ positions: [Position], places: PlaceIndex?) throws -> (nanoseconds: Double, events: Int) {
+    var registry = DeviceRegistry(
+        tracker: DeviceTracker(countries: countries, languages: try CountryLanguages.bundled(), places: places)
+    )
+    var events: [DeviceEvent] = []
+    var produced = 0
+    let time = seconds {
+        for (offset, position) in positions.enumerated() {
+            _ = registry.apply(
+                position,
+                origin: MessageOrigin(topic: "positions", partition: 0, offset: Int64(offset), timestamp: 0),
+                events: &events
+            )
+            produced += events.count
+            events.removeAll(keepingCapacity: true)
+        }
+    }
+    return (time / Double(positions.count) * 1e9, produced)
 }
 
 if runs("geocode") {
