@@ -45,37 +45,40 @@ public struct DevicePlaces: Hashable, Sendable {
     /// The region last announced (nil before the first, or in a country where no region is known).
     public var region: PlaceRegion? {
         get { box.fields.region }
-        set { set(\.region, newValue) }
+        set { update(box.fields.region, to: newValue) { $0.region = newValue } }
     }
     /// A different region (its ISO 3166-2 code) that recent fixes placed the device in, not yet confirmed.
     public var regionCandidate: String? {
         get { box.fields.regionCandidate }
-        set { set(\.regionCandidate, newValue) }
+        set { update(box.fields.regionCandidate, to: newValue) { $0.regionCandidate = newValue } }
     }
     public var regionCandidateFixes: Int {
         get { box.fields.regionCandidateFixes }
-        set { set(\.regionCandidateFixes, newValue) }
+        set { update(box.fields.regionCandidateFixes, to: newValue) { $0.regionCandidateFixes = newValue } }
     }
     /// The IANA time zone last announced, nil before the first.
     public var timeZone: String? {
         get { box.fields.timeZone }
-        set { set(\.timeZone, newValue) }
+        set { update(box.fields.timeZone, to: newValue) { $0.timeZone = newValue } }
     }
     /// A different time zone that recent fixes placed the device in, not yet confirmed.
     public var timeZoneCandidate: String? {
         get { box.fields.timeZoneCandidate }
-        set { set(\.timeZoneCandidate, newValue) }
+        set { update(box.fields.timeZoneCandidate, to: newValue) { $0.timeZoneCandidate = newValue } }
     }
     public var timeZoneCandidateFixes: Int {
         get { box.fields.timeZoneCandidateFixes }
-        set { set(\.timeZoneCandidateFixes, newValue) }
+        set { update(box.fields.timeZoneCandidateFixes, to: newValue) { $0.timeZoneCandidateFixes = newValue } }
     }
 
-    /// A new box with one value changed, made only when the value does change (at a border, not at every fix).
-    private mutating func set<Value: Equatable>(_ field: WritableKeyPath<Fields, Value>, _ value: Value) {
-        guard box.fields[keyPath: field] != value else { return }
+    /// A new box with one value changed by `write`, made only when the value does change.
+    ///
+    /// A value changes at a border, not at every fix, but the tracker writes at every fix: through a closure, which
+    /// is inlined, rather than a key path, which goes through the runtime (instantiation, retains, a projection).
+    private mutating func update<Value: Equatable>(_ current: Value, to value: Value, _ write: (inout Fields) -> Void) {
+        guard current != value else { return }
         var fields = box.fields
-        fields[keyPath: field] = value
+        write(&fields)
         box = Box(fields)
     }
 

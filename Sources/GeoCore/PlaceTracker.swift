@@ -129,16 +129,16 @@ struct PlaceTracker {
             )
             return
         }
-        guard
-            confirms(
-                region.code,
-                announced: places.region?.code,
-                first: first,
-                in: &places,
-                candidate: \.regionCandidate,
-                fixes: \.regionCandidateFixes
-            )
-        else { return }
+        var (candidate, fixes) = (places.regionCandidate, places.regionCandidateFixes)
+        let confirmed = confirms(
+            region.code,
+            announced: places.region?.code,
+            first: first,
+            candidate: &candidate,
+            fixes: &fixes
+        )
+        (places.regionCandidate, places.regionCandidateFixes) = (candidate, fixes)
+        guard confirmed else { return }
         let change = RegionChange(
             from: places.region,
             to: region,
@@ -160,16 +160,10 @@ struct PlaceTracker {
         events: inout [DeviceEvent]
     ) {
         guard case .decided(let decided) = decision, let zone = decided else { return }
-        guard
-            confirms(
-                zone,
-                announced: places.timeZone,
-                first: first,
-                in: &places,
-                candidate: \.timeZoneCandidate,
-                fixes: \.timeZoneCandidateFixes
-            )
-        else { return }
+        var (candidate, fixes) = (places.timeZoneCandidate, places.timeZoneCandidateFixes)
+        let confirmed = confirms(zone, announced: places.timeZone, first: first, candidate: &candidate, fixes: &fixes)
+        (places.timeZoneCandidate, places.timeZoneCandidateFixes) = (candidate, fixes)
+        guard confirmed else { return }
         let change = TimeZoneChange(
             from: places.timeZone.map { withOffset($0, at: fix.timestamp) },
             to: withOffset(zone, at: fix.timestamp),
@@ -182,33 +176,28 @@ struct PlaceTracker {
     }
 
     /// Whether a deciding fix in `code` is a change to announce now: not the announced one, and the device's first
-    /// or confirmed by ``TrackerConfiguration/placeConfirmations`` fixes in a row (its candidate kept meanwhile,
-    /// cleared by a fix in the announced one).
+    /// or confirmed by ``TrackerConfiguration/placeConfirmations`` fixes in a row.
+    ///
+    /// `candidate` and `fixes` are the device's pending change of this kind and how many fixes in a row placed it
+    /// there: kept meanwhile, cleared by a fix in the announced one.
     private func confirms(
         _ code: String,
         announced: String?,
         first: Bool,
-        in places: inout DevicePlaces,
-        candidate: WritableKeyPath<DevicePlaces, String?>,
-        fixes: WritableKeyPath<DevicePlaces, Int>
+        candidate: inout String?,
+        fixes: inout Int
     ) -> Bool {
         if code == announced {
-            places[keyPath: candidate] = nil
-            places[keyPath: fixes] = 0
+            (candidate, fixes) = (nil, 0)
             return false
         }
         if first { return true }
-        var pending = places[keyPath: candidate]
-        var count = places[keyPath: fixes]
-        let confirmed = ChangeConfirmation.confirms(
+        return ChangeConfirmation.confirms(
             code,
-            candidate: &pending,
-            fixes: &count,
+            candidate: &candidate,
+            fixes: &fixes,
             needed: configuration.placeConfirmations
         )
-        places[keyPath: candidate] = pending
-        places[keyPath: fixes] = count
-        return confirmed
     }
 
     private func withOffset(_ identifier: String, at time: Int64) -> TimeZoneChange.Zone {
