@@ -37,15 +37,17 @@ public struct CountryArea: Sendable {
     /// Whether a fix at `coordinate` whose accuracy is `accuracy` metres lies with its whole disc inside the area.
     ///
     /// Measured as the resolver measures (a local frame at the centre), with room for the centre's rounding (a metre)
-    /// and for the fix's own frame, which the resolver measures its disc in (1 %: at most 0.2 % apart within the 2 km
-    /// areas the tracker asks for, below 80° of latitude).
+    /// and 1 % for the frames: the fix's own, which the resolver measures its disc in, and the sphere, which a
+    /// nearest-place region's clearance is measured on. Within the 10 km areas the tracker asks for, below 80° of
+    /// latitude (no area above), the fix's frame is at most 0.9 % apart from the centre's, and the centre's frame
+    /// measures the distance to the fix at most 0.5 % off the sphere's.
     func holds(_ coordinate: Coordinate, accuracy: Double) -> Bool {
         guard clearance > 0 else { return false }
         let north = (coordinate.latitude - Double(latitude)) * LocalPlane.metresPerDegree
         let east =
             LocalPlane.wrapped(coordinate.longitude - Double(longitude)) * LocalPlane.metresPerDegree
             * Double(cosine)
-        return (north * north + east * east).squareRoot() + accuracy * 1.01 + 2 <= Double(clearance)
+        return ((north * north + east * east).squareRoot() + accuracy) * 1.01 + 2 <= Double(clearance)
     }
 }
 

@@ -75,7 +75,7 @@ struct PlaceTracker {
 
     /// How far around a looked-up fix the tracker asks for the region and time zone to stay the same, as for the
     /// country (``DeviceTracker/countryAreaReach``).
-    static let areaReach = 2_000.0
+    static let areaReach = 10_000.0
 
     private func update(
         _ places: inout DevicePlaces,

@@ -17,6 +17,8 @@ struct PlaceAreaTests {
             ("the Rhine between France and Germany: nearest-place regions", 48.58, 7.78),
             ("Benelux: polygons in Belgium, places in the Netherlands", 51.20, 4.90),
             ("El Paso: Texas, New Mexico and Mexico", 31.85, -106.50),
+            // Far north the local frames drift apart fastest: the areas' 1 % must hold there too.
+            ("Tornio and Haparanda: Sweden and Finland, an hour apart, at 66°", 65.85, 24.15),
         ] as [(String, Double, Double)]
     )
     func sameEvents(place: String, latitude: Double, longitude: Double) {
