@@ -17,9 +17,20 @@ public final class DedicatedThread: @unchecked Sendable {
     private var hasExited = false
     private var thread: Thread?
     private let name: String
+    private let priority: Priority
 
-    public init(name: String) {
+    /// How the system schedules a thread against the process's others.
+    public enum Priority: Sendable {
+        /// As every thread.
+        case normal
+        /// Behind the normal threads when the cores are busy (a nice value of 10: about a tenth of a normal
+        /// thread's share), for work that may wait, so that it does not delay work that must not.
+        case background
+    }
+
+    public init(name: String, priority: Priority = .normal) {
         self.name = name
+        self.priority = priority
         let thread = Thread { [self] in runLoop() }
         thread.name = name
         self.thread = thread
@@ -95,6 +106,8 @@ public final class DedicatedThread: @unchecked Sendable {
             _ = systemName.withUTF8 { write(file, $0.baseAddress, $0.count) }
             close(file)
         }
+        // Linux keeps a nice value per thread, and `PRIO_PROCESS` with 0 names the calling thread alone.
+        if priority == .background { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
         #endif
         while true {
             condition.lock()

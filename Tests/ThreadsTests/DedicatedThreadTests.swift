@@ -23,5 +23,17 @@ struct DedicatedThreadTests {
             #expect(seen == expected, "\(name)")
         }
     }
+
+    @Test("a background thread runs behind the process's others (nice 10); a normal one as they do")
+    func backgroundPriority() async {
+        let process = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
+        for (priority, expected) in [(DedicatedThread.Priority.normal, process), (.background, process + 10)] {
+            let thread = DedicatedThread(name: "test-priority", priority: priority)
+            // With 0, Linux answers for the calling thread alone.
+            let seen = await thread.run { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+            thread.stop()
+            #expect(seen == expected, "\(priority)")
+        }
+    }
     #endif
 }

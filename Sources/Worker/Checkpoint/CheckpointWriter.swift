@@ -22,7 +22,8 @@ final class CheckpointWriter: @unchecked Sendable {
     // @unchecked: `pipeline` is guarded by `condition`; the rest is immutable.
 
     private let store: StateStore
-    private let thread = DedicatedThread(name: "gw-checkpoints")
+    /// Behind the apply threads and the loop when the cores are busy: a checkpoint may take longer, an event not.
+    private let thread = DedicatedThread(name: "gw-checkpoints", priority: .background)
     /// Where a checkpoint's deliveries are waited for and its changelog records sent (``CheckpointDelivery``).
     private let deliveryThread = DedicatedThread(name: "gw-deliveries")
     private let condition = NSCondition()
