@@ -6,7 +6,7 @@
 // pin's announced state is inside for even k and outside for odd k. The same transaction records
 // next offset (k + 1) * 100 for input partition positions[0]. A store left by a kill at any moment must
 // therefore hold one batch whole: every device stamped k and offset (k + 1) * 100. The writer resumes
-// after the last stored batch, and prints "stored batch k" every 50 batches.
+// after the last stored batch, and prints "stored batch k" every 50 batches. It exits when its parent goes.
 import Foundation
 import GeoCore
 import Kafka
@@ -15,6 +15,13 @@ import StateStore
 guard CommandLine.arguments.count == 2 else {
     FileHandle.standardError.write(Data("usage: state-store-crash-writer DIRECTORY\n".utf8))
     exit(2)
+}
+// A test that crashes before it kills this writer would leave it writing for ever (once for half an hour, under
+// every benchmark run meanwhile): an orphan, adopted by init or a subreaper, stops itself.
+let parent = getppid()
+Thread.detachNewThread {
+    while getppid() == parent { Thread.sleep(forTimeInterval: 0.2) }
+    exit(3)
 }
 let key = TopicPartition("positions", 0)
 do {
