@@ -61,8 +61,8 @@ public final class BackgroundProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` for the program to end; returns how it ended, or nil if it still runs.
     public func waitForExit(timeout: Duration) async -> Ending? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline {
+        var budget = WaitBudget(timeout, lookingEvery: .milliseconds(20))
+        while process.isRunning && budget.allowsAnotherLook() {
             try? await Task.sleep(for: .milliseconds(20))
         }
         guard !process.isRunning else { return nil }

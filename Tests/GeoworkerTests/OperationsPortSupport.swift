@@ -46,8 +46,8 @@ func waitUntil(
 )
     async throws
 {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    var budget = WaitBudget(timeout, lookingEvery: .milliseconds(50))
+    while budget.allowsAnotherLook() {
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(50))
     }

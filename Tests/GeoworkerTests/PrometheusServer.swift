@@ -51,9 +51,9 @@ final class PrometheusServer: @unchecked Sendable {
                 "--storage.tsdb.path=\(directory.appendingPathComponent("data").path)", "--log.level=warn",
             ]
         )
-        let deadline = ContinuousClock.now + .seconds(30)
+        var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(200))
         while (try? await api("status/buildinfo")) == nil {
-            guard ContinuousClock.now < deadline, process.isRunning else {
+            guard budget.allowsAnotherLook(), process.isRunning else {
                 throw Failure(description: "prometheus did not start: \(process.errors.suffix(2000))")
             }
             try await Task.sleep(for: .milliseconds(200))

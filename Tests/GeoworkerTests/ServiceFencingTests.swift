@@ -24,8 +24,8 @@ struct ServiceFencingTests {
     /// Waits until a member's log has at least `count` lines containing `text` (at most a minute).
     static func waitForLines(_ child: BackgroundProcess, _ text: String, count: Int) async throws {
         func lines() -> Int { Self.lines(child, text) }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while lines() < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(100))
+        while lines() < count, budget.allowsAnotherLook() { try await Task.sleep(for: .milliseconds(100)) }
         #expect(lines() >= count, "fewer than \(count) lines with \(text) in \(child.errors.suffix(3000))")
     }
 

@@ -54,8 +54,8 @@ struct ServiceRestartTests {
         for fraction in [0.2, 0.5, 0.8] {
             let child = try bed.start()
             // Kill once the events topic holds this fraction of the reference run's events.
-            let deadline = ContinuousClock.now + .seconds(120)
-            while child.isRunning, ContinuousClock.now < deadline,
+            var budget = WaitBudget(.seconds(120), lookingEvery: .milliseconds(20))
+            while child.isRunning, budget.allowsAnotherLook(),
                 try await bed.messageCount(bed.topics.events, partitions: bed.partitions)
                     < Int64(Double(total) * fraction)
             {

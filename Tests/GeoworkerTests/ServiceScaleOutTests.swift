@@ -24,9 +24,9 @@ struct ServiceScaleOutTests {
 
     /// Waits until the events topic holds `count` events (at most two minutes).
     static func waitForEvents(_ bed: ServiceTestBed, atLeast count: Int64) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
+        var budget = WaitBudget(.seconds(120), lookingEvery: .milliseconds(20))
         while try await bed.messageCount(bed.topics.events, partitions: bed.partitions) < count,
-            ContinuousClock.now < deadline
+            budget.allowsAnotherLook()
         {
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -38,10 +38,10 @@ struct ServiceScaleOutTests {
         _ reference: [ServiceTestBed.Event]
     ) async throws -> [ServiceTestBed.Event] {
         let expected = Set(reference.map(\.id))
-        let deadline = ContinuousClock.now + .seconds(120)
+        var budget = WaitBudget(.seconds(120), lookingEvery: .milliseconds(500))
         while true {
             let events = try await bed.events()
-            if expected.isSubset(of: Set(events.map(\.id))) || ContinuousClock.now > deadline { return events }
+            if expected.isSubset(of: Set(events.map(\.id))) || !budget.allowsAnotherLook() { return events }
             try await Task.sleep(for: .milliseconds(500))
         }
     }
@@ -105,9 +105,9 @@ struct ServiceScaleOutTests {
     /// Waits until every changelog partition holds records: each instance has checkpointed its devices.
     static func waitForChangelog(_ bed: ServiceTestBed) async throws {
         let changelog = DeviceChangelog.defaultTopic(groupID: bed.group)
-        let deadline = ContinuousClock.now + .seconds(60)
+        var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(50))
         for partition in 0..<Int32(bed.partitions) {
-            while try await bed.messageCount(changelog, partition: partition) == 0, ContinuousClock.now < deadline {
+            while try await bed.messageCount(changelog, partition: partition) == 0, budget.allowsAnotherLook() {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
@@ -151,8 +151,8 @@ struct ServiceScaleOutTests {
     /// Waits until a member's log has a line matching `pattern` (a regular expression; at most a minute).
     static func waitForLog(_ child: BackgroundProcess, _ pattern: String) async throws {
         let expression = try Regex(pattern)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while child.errors.firstMatch(of: expression) == nil, ContinuousClock.now < deadline {
+        var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(100))
+        while child.errors.firstMatch(of: expression) == nil, budget.allowsAnotherLook() {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(child.errors.firstMatch(of: expression) != nil, "no \(pattern) in \(child.errors.suffix(2000))")

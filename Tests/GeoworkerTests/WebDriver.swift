@@ -19,13 +19,13 @@ final class WebDriver: @unchecked Sendable {
         let port = try freeLocalPort()
         let driver = try BackgroundProcess("/usr/bin/env", ["chromedriver", "--port=\(port)"])
         let web = WebDriver(driver: driver, base: URL(string: "http://127.0.0.1:\(port)")!)
-        let deadline = ContinuousClock.now + .seconds(30)
+        var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(100))
         while true {
             do {
                 _ = try await web.call("GET", "status")
                 break
             } catch {
-                guard ContinuousClock.now < deadline, driver.isRunning else {
+                guard budget.allowsAnotherLook(), driver.isRunning else {
                     throw Failure(description: "chromedriver did not start (\(error)): \(driver.errors.suffix(2000))")
                 }
             }
@@ -137,8 +137,8 @@ final class WebDriver: @unchecked Sendable {
         timeout: Duration = .seconds(30),
         _ condition: () async throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        var budget = WaitBudget(timeout, lookingEvery: .milliseconds(100))
+        while budget.allowsAnotherLook() {
             if try await condition() { return }
             try await Task.sleep(for: .milliseconds(100))
         }
