@@ -73,9 +73,9 @@ struct PlaceTracker {
         }
     }
 
-    /// How far around a looked-up fix the tracker asks for the region and time zone to stay the same, as for the
-    /// country (``DeviceTracker/countryAreaReach``).
-    static let areaReach = 10_000.0
+    /// How far around a looked-up fix the tracker asks for the region and time zone to stay the same: as far as for
+    /// the country (``DeviceTracker/countryAreaReach``), whose area the places' area stands inside.
+    static let areaReach = DeviceTracker.countryAreaReach
 
     private func update(
         _ places: inout DevicePlaces,

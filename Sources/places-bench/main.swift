@@ -287,11 +287,15 @@ if runs("tracker") {
     // 100 m a fix (a fix stays in the area of the last lookup), and jumping 3.7 km back and forth as service-bench's
     // devices do (every fix leaves that area, so every fix looks its region and time zone up).
     let starts = landPoints(20_000, seed: 9)
-    for (movement, step) in [("driving 100 m a fix", 0.0013), ("jumping 3.7 km back and forth", 0.05)] {
+    let movements: [(name: String, degreesEast: (_ fix: Int) -> Double)] = [
+        ("driving 100 m a fix", { Double($0) * 0.0013 }),
+        ("jumping 3.7 km back and forth", { Double($0 % 2) * 0.05 }),
+    ]
+    for (movement, degreesEast) in movements {
         var positions: [Position] = []
         for fix in 0..<25 {
             for (device, (start, _)) in starts.enumerated() {
-                let east = movement.hasPrefix("jumping") ? Double(fix % 2) * step : Double(fix) * step
+                let east = degreesEast(fix)
                 positions.append(
                     Position(
                         deviceId: "device-\(device)",
