@@ -284,12 +284,7 @@ struct WorkerLifecycleTests {
     @Test("after a rewind, no checkpoint within the stall timeout is another refusal, until the budget gives up")
     func stalledAfterRewind() {
         let start = ContinuousClock.now
-        let backoff = WorkerLifecycle.Backoff(
-            initial: .seconds(1),
-            maximum: .seconds(60),
-            maxAttempts: 3,
-            stallTimeout: .seconds(30)
-        )
+        let backoff = Self.stallingBackoff(maxAttempts: 3)
         var life = WorkerLifecycle(backoff: backoff)
         #expect(life.clientsReady() == .consume)
         #expect(life.polled(now: start + .seconds(600)) == .consume, "no refusal yet: no clock runs")
@@ -315,5 +310,45 @@ struct WorkerLifecycleTests {
         #expect(recovered.backoffElapsed(now: start + .seconds(1)) == .consume)
         #expect(recovered.checkpointWritten() == .consume)
         #expect(recovered.polled(now: start + .seconds(600)) == .consume, "a checkpoint written stops the clock")
+    }
+
+    @Test(
+        "after a loss, the group not taking the instance back within the stall timeout is a refusal; an assignment, even of nothing, ends the wait"
+    )
+    func notTakenBackAfterLoss() {
+        let start = ContinuousClock.now
+        let backoff = Self.stallingBackoff(maxAttempts: 2)
+        let lost = WorkerError(.fenced, "lost 8 partitions")
+        // Kafka gone: the session ran out, the partitions were lost, and nobody answers the rejoin.
+        var unreachable = WorkerLifecycle(backoff: backoff)
+        #expect(unreachable.clientsReady() == .consume)
+        #expect(unreachable.assignmentLost(lost) == .none)
+        #expect(unreachable.polled(now: start) == .rewind(reason: lost, refusals: 0, delay: .zero))
+        #expect(unreachable.backoffElapsed(now: start + .seconds(5)) == .consume, "the rewind took 5 s")
+        #expect(unreachable.polled(now: start + .seconds(34)) == .consume, "29 s since it resumed")
+        guard case .rewind(_, 1, .seconds(1)) = unreachable.polled(now: start + .seconds(35)) else {
+            Issue.record("30 s without being taken back into the group is the first refusal")
+            return
+        }
+        #expect(unreachable.backoffElapsed(now: start + .seconds(36)) == .consume)
+        #expect(unreachable.polled(now: start + .seconds(65)) == .consume, "29 s since it resumed again")
+        #expect(
+            unreachable.polled(now: start + .seconds(66)) == .fail(WorkerError(.unavailable, "")),
+            "still not taken back: the budget of 2 is spent"
+        )
+
+        // The same after the membership check refused a checkpoint; here the group answers the rejoin.
+        var takenBack = WorkerLifecycle(backoff: backoff)
+        #expect(takenBack.clientsReady() == .consume)
+        #expect(takenBack.checkpointFailed(lost, now: start) == .rewind(reason: lost, refusals: 0, delay: .zero))
+        #expect(takenBack.backoffElapsed(now: start) == .consume)
+        #expect(takenBack.assigned() == .restore, "assigned nothing: an idle member of a bigger group")
+        #expect(takenBack.restored() == .consume)
+        #expect(takenBack.polled(now: start + .seconds(600)) == .consume, "back in the group: idle is not stalled")
+    }
+
+    /// The default back-off with a retry budget and a stall timeout of 30 s.
+    static func stallingBackoff(maxAttempts: Int) -> WorkerLifecycle.Backoff {
+        .init(initial: .seconds(1), maximum: .seconds(60), maxAttempts: maxAttempts, stallTimeout: .seconds(30))
     }
 }

@@ -216,8 +216,8 @@ extension WorkerConfiguration {
         /// ``catchUpAttempts``, as a job whose caller wants an answer. 0: never, in either mode.
         public var maxAttempts: Int?
         /// How long a delivery may wait for the broker before it counts as refused, and how long, after a rewind,
-        /// the worker may go without writing a checkpoint before that counts as another refusal: what turns an
-        /// outage into attempts of the retry budget.
+        /// the worker may go without writing a checkpoint (after a lost assignment: without being assigned again)
+        /// before that counts as another refusal: what turns an outage into attempts of the retry budget.
         ///
         /// Default (nil): a service waits out outages however long (deliveries pause, nothing is lost); a catch-up run
         /// waits ``catchUpTimeout``, so that an outage longer than its budget ends it with exit status 75. 0: never.

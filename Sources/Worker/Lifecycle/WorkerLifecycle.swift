@@ -19,8 +19,10 @@
 ///
 /// Partitions lost while the worker was paused past its session (`assignmentLost`, inside the poll), or a checkpoint the
 /// group's membership check refused (``WorkerError/Code/fenced``), rewind at once, uncounted: `running ──polled──>
-/// backingOff(until: now)`. After a refusal's rewind, a round that finds no checkpoint written within
-/// ``Backoff/stallTimeout`` counts as another refusal, so an outage spends a catch-up run's budget.
+/// backingOff(until: now)`. After a rewind the worker must show within ``Backoff/stallTimeout`` that Kafka answers
+/// again, or that counts as another refusal, so an outage spends a catch-up run's budget: after a refusal, a
+/// checkpoint written; after a loss, the group taking the instance back (an assignment, even of nothing: an idle
+/// member of a bigger group is not stalled).
 ///
 /// Newly assigned partitions are restored from the changelog inside the assignment (a rebalance hook run by
 /// the poll): `running ──assigned──> restoring ──restored──> running`; not ready meanwhile. Kafka unreachable at
@@ -80,8 +82,35 @@ struct WorkerLifecycle {
     private var refusals = 0
     /// The partitions were lost inside the poll under way: the loop rewinds when it returns.
     private var pendingLoss: WorkerError?
-    /// When the worker went back to consuming after a refusal, until a checkpoint is written again.
-    private var resumedAfterRefusal: ContinuousClock.Instant?
+    /// After a rewind, the sign of Kafka answering again that the worker waits for, until it comes.
+    private var awaiting: AwaitedSign?
+
+    /// What shows, after a rewind, that Kafka answers again; ``Backoff/stallTimeout`` after `since` without it counts as
+    /// another refusal.
+    private struct AwaitedSign {
+        enum Kind {
+            /// A checkpoint written: the deliveries a refusal stopped go through again.
+            case checkpoint
+            /// An assignment: the group, which dropped the instance, took it back (its coordinator answers).
+            case assignment
+        }
+        var kind: Kind
+        /// When the worker went back to consuming (the back-off does not count).
+        var since: ContinuousClock.Instant
+
+        /// The refusal a wait past `limit` counts as.
+        func stall(_ limit: Duration) -> WorkerError {
+            switch kind {
+            case .checkpoint:
+                WorkerError(.delivery, "no checkpoint written within \(limit) of the last rewind (Kafka unreachable?)")
+            case .assignment:
+                WorkerError(
+                    .delivery,
+                    "the consumer group has not taken this instance back within \(limit) of the last rewind (Kafka unreachable?)"
+                )
+            }
+        }
+    }
 
     /// How long to wait before retrying after failed attempts in a row: `initial`, doubling, at most `maximum`;
     /// after `maxAttempts` failed attempts in a row (nil: never), the worker gives up.
@@ -89,8 +118,8 @@ struct WorkerLifecycle {
         var initial: Duration
         var maximum: Duration
         var maxAttempts: Int? = nil
-        /// How long after a rewind the worker may run without writing a checkpoint before that counts as another
-        /// refusal (Kafka unreachable: nothing is read, nothing delivered); nil: for ever.
+        /// How long after a rewind the worker may run without a sign of Kafka answering (``AwaitedSign``) before
+        /// that counts as another refusal (Kafka unreachable: nothing is read, nothing delivered); nil: for ever.
         var stallTimeout: Duration? = nil
 
         /// Whether `failed` attempts in a row exhaust the budget.
@@ -157,6 +186,7 @@ struct WorkerLifecycle {
     /// rebalance) has no use for them.
     mutating func assigned() -> Action {
         guard case .running = state else { return .ignoreAssignment }
+        if awaiting?.kind == .assignment { awaiting = nil }
         state = .restoring
         return .restore
     }
@@ -176,14 +206,8 @@ struct WorkerLifecycle {
                 pendingLoss = nil
                 return fenced(loss, now: now)
             }
-            if let resumed = resumedAfterRefusal, let limit = backoff.stallTimeout, now - resumed >= limit {
-                return checkpointFailed(
-                    WorkerError(
-                        .delivery,
-                        "no checkpoint written within \(limit) of the last rewind (Kafka unreachable?)"
-                    ),
-                    now: now
-                )
+            if let awaiting, let limit = backoff.stallTimeout, now - awaiting.since >= limit {
+                return checkpointFailed(awaiting.stall(limit), now: now)
             }
             return .consume
         case .failed(let error): return .fail(error)
@@ -202,8 +226,10 @@ struct WorkerLifecycle {
     }
 
     /// Whatever was in hand belongs to partitions another member holds now: rewind to the store without backing off
-    /// (nothing was refused) and without counting towards the retry budget.
+    /// (nothing was refused) and without counting towards the retry budget; then wait for the group to take the
+    /// instance back.
     private mutating func fenced(_ error: WorkerError, now: ContinuousClock.Instant) -> Action {
+        awaiting = AwaitedSign(kind: .assignment, since: now)
         state = .backingOff(reason: error, refusals: refusals, until: now)
         return .rewind(reason: error, refusals: refusals, delay: .zero)
     }
@@ -211,7 +237,7 @@ struct WorkerLifecycle {
     /// A checkpoint was written: deliveries go through again, the next refusal starts the back-off afresh.
     mutating func checkpointWritten() -> Action {
         refusals = 0
-        resumedAfterRefusal = nil
+        awaiting = nil
         switch state {
         case .running, .restoring: return .consume
         case .starting, .waitingForKafka, .backingOff, .stopping, .stopped, .failed: return .none
@@ -237,6 +263,8 @@ struct WorkerLifecycle {
                 return failed(Self.givingUp(after: refusals, what, error))
             }
             let delay = backoff.delay(afterRefusals: refusals)
+            // Not taken back into the group yet: that is still what shows Kafka answers.
+            awaiting = AwaitedSign(kind: awaiting?.kind ?? .checkpoint, since: now)
             state = .backingOff(reason: error, refusals: refusals, until: now + delay)
             return .rewind(reason: error, refusals: refusals, delay: delay)
         case .starting, .waitingForKafka, .stopping, .stopped, .failed:
@@ -273,10 +301,10 @@ struct WorkerLifecycle {
     /// The loop checks whether the back-off is over at `now`: consume (or connect) again, or go on waiting.
     mutating func backoffElapsed(now: ContinuousClock.Instant) -> Action {
         switch state {
-        case .backingOff(_, let refused, let until):
+        case .backingOff(_, _, let until):
             guard now >= until else { return .backOff(until: until) }
             state = .running
-            if refused > 0 { resumedAfterRefusal = now }
+            awaiting?.since = now
             return .consume
         case .waitingForKafka(_, _, let until):
             // Still waiting for Kafka: the state stays until the next attempt succeeds or fails.
