@@ -10,6 +10,8 @@ import Logging
 /// the writer's threads.
 final class CheckpointCoordinator {
     private let writer: CheckpointWriter
+    /// How often the loop takes a checkpoint, at most (``isDue(at:since:)``).
+    private let interval: Duration
     private let ledger: OffsetLedger
     private let applyThreads: ApplyThreads
     private let devices: HeldDevices
@@ -20,6 +22,7 @@ final class CheckpointCoordinator {
 
     init(
         writer: CheckpointWriter,
+        interval: Duration,
         ledger: OffsetLedger,
         applyThreads: ApplyThreads,
         devices: HeldDevices,
@@ -27,6 +30,7 @@ final class CheckpointCoordinator {
         logger: Logger
     ) {
         self.writer = writer
+        self.interval = interval
         self.ledger = ledger
         self.applyThreads = applyThreads
         self.devices = devices
@@ -34,7 +38,7 @@ final class CheckpointCoordinator {
         self.logger = logger
     }
 
-    /// The regular checkpoint: takes one and hands it to the writer (which first finishes the previous one),
+    /// The regular checkpoint, taken when ``isDue(at:since:)``: takes one and hands it to the writer,
     /// commits what the store holds and the group does not yet, and records lag and holdings.
     ///
     /// - Returns: whether a checkpoint was written since the last call (deliveries go through).
@@ -96,6 +100,15 @@ final class CheckpointCoordinator {
 
     /// The failure that stopped the writing, if any: a refusal until the worker rewinds, or a final failure.
     var failure: WorkerError? { writer.failed }
+
+    /// Whether the loop takes a checkpoint at `now`.
+    ///
+    /// Once the interval has passed since the last one and the writer is done with it. While a checkpoint waits for
+    /// its deliveries or for SQLite the loop consumes on and the changes gather for the next one: a slow disk or
+    /// changelog delays checkpoints, never events (``CheckpointPipeline``).
+    func isDue(at now: ContinuousClock.Instant, since last: ContinuousClock.Instant) -> Bool {
+        now - last >= interval && !writer.isWriting
+    }
 
     /// Writes the start offsets of an assignment that the group moved past the store, so that a rewind or a
     /// group commit never goes back before them.

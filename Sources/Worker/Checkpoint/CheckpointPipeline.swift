@@ -5,9 +5,11 @@ import Kafka
 ///
 /// Pure, so every order of events is tested without Kafka or SQLite.
 ///
-/// One checkpoint at a time is with the writing thread: the loop that submits the next one while the
-/// previous is still being written waits (``SubmitAction/waitForWriter``), so the loop is at most one
-/// checkpoint ahead of the disk and checkpoints reach it in the order they were taken. Once a write fails,
+/// One checkpoint at a time is with the writing thread, and checkpoints reach it in the order they were taken. The
+/// loop takes the next one only once the writer is free (``isWriting``): while a checkpoint waits for its deliveries
+/// or for SQLite, the loop goes on consuming and the changes gather in the registries for the next one, so a slow
+/// disk or changelog delays checkpoints, not events. A submit while one is being written (a stop's last checkpoint)
+/// waits for it (``SubmitAction/waitForWriter``). Once a write fails,
 /// nothing later is written (a later checkpoint would cover messages whose events were lost) and every
 /// call reports that first failure. A stop lets the write in hand finish.
 ///
@@ -138,6 +140,14 @@ struct CheckpointPipeline {
             return .waitForWriter
         case .stopped, .refused, .failed:
             return .stopThread
+        }
+    }
+
+    /// Whether a checkpoint is with the writing thread: a checkpoint submitted now would wait for it.
+    var isWriting: Bool {
+        switch state {
+        case .writing, .stopping: true
+        case .idle, .stopped, .refused, .failed: false
         }
     }
 

@@ -45,6 +45,15 @@ final class CheckpointWriter: @unchecked Sendable {
         return pipeline.failure
     }
 
+    /// Whether a checkpoint is being written (``CheckpointPipeline/isWriting``).
+    ///
+    /// Cheap enough to ask once per poll.
+    var isWriting: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return pipeline.isWriting
+    }
+
     /// The checkpoints written since the last call: how many, and the input offsets they stored.
     func takeWritten() -> CheckpointPipeline.Written {
         condition.lock()

@@ -86,6 +86,7 @@ struct WorkerAssembly {
                 store: store,
                 durations: Metrics.Timer(label: MetricName.checkpointDuration, factory: metricsFactory)
             ),
+            interval: configuration.checkpointInterval,
             ledger: ledger,
             applyThreads: applyThreads,
             devices: devices,

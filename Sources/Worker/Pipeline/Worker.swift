@@ -170,7 +170,7 @@ public final class Worker: @unchecked Sendable {
         }
         // The counters are read only while the shards are still: whenever they are (a steady stream leaves
         // them idle between polls), and at every checkpoint (which stops them; a catch-up keeps them busy).
-        let checkpointDue = clock.now - pace.lastCheckpoint >= configuration.checkpointInterval
+        let checkpointDue = parts.checkpoints.isDue(at: clock.now, since: pace.lastCheckpoint)
         if checkpointDue {
             parts.applyThreads.finish()
             metrics.publish(counters)
