@@ -30,6 +30,18 @@ public struct CountryLanguages: LanguageAdvisor, Sendable {
 
     /// Languages by country code, official ones first, each group by share.
     public let languagesByCountry: [String: [Language]]
+    /// Each country's answers, made once: a suggestion is asked at every device's first fix, and making one
+    /// (filtering the table, splitting tags, building strings) cost 5 us.
+    private let suggestionsByCountry: [String: CountrySuggestions]
+
+    /// The answers for one country of the table.
+    fileprivate struct CountrySuggestions: Sendable {
+        /// Each official language's primary subtag (lowercased) and the suggestion of it for a device that lists it.
+        var byDeviceLanguage: [(primarySubtag: String, suggestion: LanguageSuggestion)]
+        /// The suggestion for a device that lists none of them: the main official language, else ICU's likely
+        /// subtags.
+        var otherwise: LanguageSuggestion?
+    }
 
     /// The table that ships with geoworker.
     public static func bundled() throws(CountryIndexError) -> CountryLanguages {
@@ -58,50 +70,69 @@ public struct CountryLanguages: LanguageAdvisor, Sendable {
             result[String(columns[0])] = languages
         }
         languagesByCountry = result
+        suggestionsByCountry = Dictionary(
+            uniqueKeysWithValues: result.map { ($0.key, CountrySuggestions(country: $0.key, languages: $0.value)) }
+        )
     }
 
     public func suggestion(for countryCode: String, deviceLanguages: [String]) -> LanguageSuggestion? {
-        let official = (languagesByCountry[countryCode] ?? []).filter { $0.status != .officialRegional }
-        let tags = official.map(\.tag)
-        // 1. A language the device lists, matched on its primary language subtag (fr-BE matches fr).
+        // A country the table lacks is answered from ICU each time (rare: the table covers the index's countries).
+        let country = suggestionsByCountry[countryCode] ?? CountrySuggestions(country: countryCode, languages: [])
         for deviceLanguage in deviceLanguages {
-            let primary = Self.primarySubtag(deviceLanguage)
-            if let match = tags.first(where: { Self.primarySubtag($0) == primary }) {
-                return suggestion(countryCode, language: match, official: tags, basis: .deviceLanguage)
+            for (primarySubtag, suggestion) in country.byDeviceLanguage
+            where Self.hasPrimarySubtag(deviceLanguage, primarySubtag) {
+                return suggestion
             }
         }
-        // 2. The main official language.
-        if let main = tags.first {
-            return suggestion(countryCode, language: main, official: tags, basis: .officialLanguage)
+        return country.otherwise
+    }
+
+    /// Whether `tag`'s primary language subtag (before the first `-` or `_`) is `primarySubtag`, in any case.
+    ///
+    /// Compares bytes: splitting and lowercasing the tag allocated at every call.
+    private static func hasPrimarySubtag(_ tag: String, _ primarySubtag: String) -> Bool {
+        var expected = primarySubtag.utf8.makeIterator()
+        for byte in tag.utf8 {
+            if byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") { break }
+            guard let wanted = expected.next(), wanted == (byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)) else {
+                return false
+            }
         }
-        // 3. ICU likely subtags for the region: und-AQ gives en-Latn-AQ.
-        let likely = Locale.Language(identifier: "und-\(countryCode)")
+        return expected.next() == nil
+    }
+}
+
+extension CountryLanguages.CountrySuggestions {
+    /// The policy's answers for `country`, whose table entry is `languages`.
+    init(country: String, languages: [CountryLanguages.Language]) {
+        let tags = languages.filter { $0.status != .officialRegional }.map(\.tag)
+        func suggestion(_ language: String, basis: LanguageSuggestion.Basis) -> LanguageSuggestion {
+            LanguageSuggestion(
+                countryCode: country,
+                language: "\(language)-\(country)",
+                alternatives: tags.filter { $0 != language }.map { "\($0)-\(country)" },
+                basis: basis
+            )
+        }
+        // 1. A language the device lists, matched on its primary language subtag (fr-BE matches fr).
+        byDeviceLanguage = tags.map { tag in
+            let primary = tag.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
+            return (primary, suggestion(tag, basis: .deviceLanguage))
+        }
+        // 2. The main official language; 3. else ICU's likely subtags for the region.
+        otherwise = tags.first.map { suggestion($0, basis: .officialLanguage) } ?? Self.likelySubtags(country)
+    }
+
+    /// ICU's likely subtags for the region: und-AQ gives en-Latn-AQ, suggested as en-AQ.
+    private static func likelySubtags(_ country: String) -> LanguageSuggestion? {
+        let likely = Locale.Language(identifier: "und-\(country)")
         guard let language = likely.maximalIdentifier.split(separator: "-").first, language != "und" else { return nil }
         // BCP 47 leaves out a script that is the language's usual one (en-AQ, not en-Latn-AQ; but zh-Hant-TW).
         let script = likely.script?.identifier
         let usualScript = Locale.Language(identifier: String(language)).script?.identifier
         let tag =
-            script == nil || script == usualScript
-            ? "\(language)-\(countryCode)" : "\(language)-\(script!)-\(countryCode)"
-        return LanguageSuggestion(countryCode: countryCode, language: tag, alternatives: [], basis: .likelySubtags)
-    }
-
-    private func suggestion(
-        _ country: String,
-        language: String,
-        official: [String],
-        basis: LanguageSuggestion.Basis
-    ) -> LanguageSuggestion {
-        LanguageSuggestion(
-            countryCode: country,
-            language: "\(language)-\(country)",
-            alternatives: official.filter { $0 != language }.map { "\($0)-\(country)" },
-            basis: basis
-        )
-    }
-
-    private static func primarySubtag(_ tag: String) -> Substring {
-        tag.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { Substring($0.lowercased()) } ?? ""
+            script == nil || script == usualScript ? "\(language)-\(country)" : "\(language)-\(script!)-\(country)"
+        return LanguageSuggestion(countryCode: country, language: tag, alternatives: [], basis: .likelySubtags)
     }
 }
 

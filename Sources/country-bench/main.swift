@@ -127,3 +127,27 @@ for radius in [20.0, 100.0] {
         index.country(at: $0, within: radius)
     }
 }
+
+// The language suggestion made at each device's first fix and at each country change: countries as land points
+// give them, with the device languages the service benchmark's devices report.
+let languages = try CountryLanguages.bundled()
+let codes = land.prefix(100_000).compactMap { exact.country(at: $0)?.code }
+let deviceLanguages = ["en-GB", "fr-FR"]
+var suggested = 0
+let suggestionStart = nanoseconds()
+for round in 0..<10 {
+    for code in codes
+    where languages.suggestion(for: code, deviceLanguages: round % 2 == 0 ? deviceLanguages : [])
+        != nil
+    {
+        suggested += 1
+    }
+}
+print(
+    String(
+        format: "language suggestion: %.0f ns (%d countries of land points, with and without device languages)",
+        Double(nanoseconds() - suggestionStart) / Double(10 * codes.count),
+        Set(codes).count
+    )
+)
+precondition(suggested > 0)
