@@ -28,6 +28,8 @@ final class LatencyProbe: @unchecked Sendable {
         var total: Int64
         /// Position produced -> event produced by the worker: the inbound hop and the worker's own time.
         var toWorkerSend: Int64?
+        /// When the position was produced (milliseconds since the epoch).
+        var produced: Int64
     }
     private(set) var samples: [Sample] = []
     /// How many samples were taken: what ``waitFor(_:)`` counts (other events, such as country changes, are
@@ -63,7 +65,9 @@ final class LatencyProbe: @unchecked Sendable {
             let samplesBefore = samples.count
             for record in batch {
                 guard readsEvents else {
-                    if let produced = record.timestampMilliseconds { samples.append(Sample(total: now - produced)) }
+                    if let produced = record.timestampMilliseconds {
+                        samples.append(Sample(total: now - produced, produced: produced))
+                    }
                     continue
                 }
                 record.withValue { value in
@@ -71,7 +75,7 @@ final class LatencyProbe: @unchecked Sendable {
                     let text = UnsafeRawBufferPointer(rebasing: value[end..<min(value.count, end + 24)])
                     guard let produced = Timestamp.parseRFC3339(text) else { return }
                     let sent = record.timestampMilliseconds ?? now
-                    samples.append(Sample(total: now - produced, toWorkerSend: sent - produced))
+                    samples.append(Sample(total: now - produced, toWorkerSend: sent - produced, produced: produced))
                 }
             }
             sampled.add(samples.count - samplesBefore, ordering: .relaxed)
@@ -153,6 +157,23 @@ func produceSteadily(_ topics: WorkerConfiguration.Topics) -> (sent: Int, second
     return (sent, seconds, undelivered)
 }
 
+/// Where the tail comes from: the slowest 100 ms windows by produce time ("+2.3 s: 310 ms"), slowest first, and how
+/// many windows had a sample over 50 ms, so that a tail from a few stalls is told from one spread over the run.
+func slowWindows(_ samples: [LatencyProbe.Sample]) -> String {
+    guard let first = samples.map(\.produced).min() else { return "none" }
+    var worst: [Int64: Int64] = [:]
+    for sample in samples {
+        worst[(sample.produced - first) / 100, default: 0] = max(
+            worst[(sample.produced - first) / 100, default: 0],
+            sample.total
+        )
+    }
+    let slowest = worst.sorted { $0.value > $1.value }.prefix(6)
+    let over = worst.values.filter { $0 > 50 }.count
+    return slowest.map { String(format: "+%.1f s: %d ms", Double($0.key) / 10, $0.value) }.joined(separator: ", ")
+        + "; \(over) of \(worst.count) windows over 50 ms"
+}
+
 /// "p50 a, p90 b, p99 c, max d" of `values`.
 func percentiles(_ values: [Int64]) -> String {
     let sorted = values.sorted()
@@ -225,4 +246,12 @@ func measureLatency(partitions: Int) {
     )
     log("  of which produce -> the worker's send of the event: \(percentiles(samples.compactMap(\.toWorkerSend)))")
     log("  and the worker's send -> event delivered: \(percentiles(samples.map { $0.total - ($0.toWorkerSend ?? 0) }))")
+    log("  slowest 100 ms windows by produce time: \(slowWindows(samples))")
+    // The stream's first round is every device's first fix (lookups, initial events), at full rate: the backlog it
+    // leaves is the start's, not the steady state's.
+    let firstProduced = samples.map(\.produced).min() ?? 0
+    let steady = samples.filter { $0.produced >= firstProduced + 2_000 }
+    if !steady.isEmpty {
+        log("  steady state (positions produced from 3 s into the stream on): \(percentiles(steady.map(\.total)))")
+    }
 }
