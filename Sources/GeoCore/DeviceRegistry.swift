@@ -139,8 +139,9 @@ public struct DeviceRegistry: Sendable {
         return .tracked(outcome.kind)
     }
 
-    /// The devices changed since the last call, in the order they first changed, and forgets them. (The worker
-    /// takes them encoded, ``takeEncodedChanges()``; the store orders what it writes itself.)
+    /// The devices changed since the last call, in the order they first changed, and forgets them: copies, which
+    /// share their storage with the registry's until it changes them again. (The worker's checkpoint thread encodes
+    /// them; the store orders what it writes itself.)
     public mutating func takeChanges() -> [DeviceState] {
         takeChanges { copy $0 }
     }

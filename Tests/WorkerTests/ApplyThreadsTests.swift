@@ -188,8 +188,10 @@ struct ApplyThreadsTests {
         #expect(shards.counters.positions == slow.count + inFlight + 1)
     }
 
-    @Test("the shards encode their changed devices for a checkpoint, each shard's in device-id order, each once")
-    func changesEncodedByTheShards() throws {
+    @Test(
+        "the shards hand over their changed devices, each once; the checkpoint encodes them, each shard's in device-id order"
+    )
+    func changesTakenFromTheShards() throws {
         let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
         defer { producer.close() }
         let devices = 40
@@ -202,19 +204,25 @@ struct ApplyThreadsTests {
             changelog: nil,
             membership: nil
         )
-        #expect(checkpoint.devices.count == 2)
-        for (shard, encoded) in zip(shards.shards, checkpoint.devices) {
-            let ids = encoded.map(\.deviceId)
-            #expect(ids == ids.sorted(), "in device-id order")
-            #expect(ids.count == shard.processor.registry.count)
-            for device in encoded {
-                let state = try device.bytes.withUnsafeBytes { try DeviceStateEncoding.decode($0) }
-                #expect(state.deviceId == device.deviceId)
-                #expect(state.lastFix?.coordinate.latitude == 48.85)
-                #expect(state.inputPartition == device.partition)
-            }
+        #expect(checkpoint.states.count == 2)
+        for (shard, states) in zip(shards.shards, checkpoint.states) {
+            #expect(states.count == shard.processor.registry.count)
         }
-        #expect(Set(checkpoint.devices.joined().map(\.deviceId)) == Set((0..<devices).map { "device-\($0)" }))
+        let encoded = checkpoint.encodedDevices()
+        var runStart = 0
+        for states in checkpoint.states {
+            let ids = encoded[runStart..<runStart + states.count].map(\.deviceId)
+            #expect(ids == ids.sorted(), "each shard's devices in device-id order")
+            #expect(Set(ids) == Set(states.map(\.deviceId)))
+            runStart += states.count
+        }
+        for device in encoded {
+            let state = try device.bytes.withUnsafeBytes { try DeviceStateEncoding.decode($0) }
+            #expect(state.deviceId == device.deviceId)
+            #expect(state.lastFix?.coordinate.latitude == 48.85)
+            #expect(state.inputPartition == device.partition)
+        }
+        #expect(Set(encoded.map(\.deviceId)) == Set((0..<devices).map { "device-\($0)" }))
 
         // Taken once: the next checkpoint has no device that did not change since.
         let next = Checkpoint(
@@ -223,7 +231,7 @@ struct ApplyThreadsTests {
             changelog: nil,
             membership: nil
         )
-        #expect(next.devices.joined().isEmpty)
+        #expect(next.isEmpty)
     }
 
     @Test(

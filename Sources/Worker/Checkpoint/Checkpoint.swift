@@ -8,9 +8,10 @@ import Kafka
 struct Checkpoint: Sendable {
     /// Everything sent since the previous checkpoint: events and dead letters.
     var deliveries: [DeliveryBatch] = []
-    /// The devices changed since the previous checkpoint, as they were when it was taken, encoded: one list
-    /// per shard, each in device-id order.
+    /// The devices changed since the previous checkpoint, as they were when it was taken: one list per shard,
+    /// encoded (each in device-id order), or as states that ``encodedDevices()`` encodes.
     var devices: [[EncodedDevice]] = []
+    var states: [[DeviceState]] = []
     /// For each input partition with messages applied since the previous checkpoint, the next offset.
     var offsets: [TopicPartition: Int64] = [:]
     /// Where the changed devices' records go, through the changelog's producer of the moment; nil when the
@@ -23,12 +24,14 @@ struct Checkpoint: Sendable {
     init(
         deliveries: [DeliveryBatch] = [],
         devices: [[EncodedDevice]] = [],
+        states: [[DeviceState]] = [],
         offsets: [TopicPartition: Int64] = [:],
         changelog: DeviceChangelog.Sink? = nil,
         membership: MembershipCheck? = nil
     ) {
         self.deliveries = deliveries
         self.devices = devices
+        self.states = states
         self.offsets = offsets
         self.changelog = changelog
         self.membership = membership
@@ -43,12 +46,29 @@ struct Checkpoint: Sendable {
     ) {
         self.init(
             deliveries: shards.flatMap(\.deliveries),
-            devices: shards.map(\.devices),
+            states: shards.map(\.devices),
             offsets: offsets,
             changelog: changelog,
             membership: membership
         )
     }
 
-    var isEmpty: Bool { deliveries.isEmpty && devices.allSatisfy(\.isEmpty) && offsets.isEmpty }
+    var isEmpty: Bool {
+        deliveries.isEmpty && devices.allSatisfy(\.isEmpty) && states.allSatisfy(\.isEmpty) && offsets.isEmpty
+    }
+
+    /// Every changed device encoded as the store and the changelog keep it, each shard's list in device-id order
+    /// (the store writes rows in key order, and sorted runs merge in one pass).
+    ///
+    /// On the checkpoint's writing thread: the states are the shards' copies, and encoding them here keeps the
+    /// shards' stop short.
+    func encodedDevices() -> [EncodedDevice] {
+        var all = Array(devices.joined())
+        for shard in states {
+            var encoded = shard.map(EncodedDevice.init)
+            encoded.sort { $0.deviceId < $1.deviceId }
+            all += encoded
+        }
+        return all
+    }
 }

@@ -148,7 +148,7 @@ final class CheckpointWriter: @unchecked Sendable {
     /// sends the changelog's (``CheckpointDelivery``), and commits devices and offsets in one transaction once
     /// every one was delivered; returns the input offsets.
     private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
-        let devices = Array(checkpoint.devices.joined())
+        let devices = checkpoint.encodedDevices()
         let delivery = CheckpointDelivery(
             waitingFor: checkpoint.deliveries,
             thenSending: devices,

@@ -136,8 +136,8 @@ public struct InputProcessor: Sendable {
         return try body(output)
     }
 
-    /// The devices whose state changed since the last call, encoded (see ``DeviceRegistry/takeEncodedChanges()``).
-    mutating func takeEncodedChanges() -> [EncodedDevice] { registry.takeEncodedChanges() }
+    /// The devices whose state changed since the last call, as they are now (see ``DeviceRegistry/takeChanges()``).
+    mutating func takeChanges() -> [DeviceState] { registry.takeChanges() }
 
     /// Brings the registry's grid of last fixes up to date, before a nearby or map question.
     mutating func updateLastFixes() { registry.updateLastFixes() }
