@@ -8,9 +8,11 @@ import Kafka
 struct Checkpoint: Sendable {
     /// Everything sent since the previous checkpoint: events and dead letters.
     var deliveries: [DeliveryBatch] = []
-    /// The devices changed since the previous checkpoint, as they were when it was taken: one list per shard,
-    /// encoded (each in device-id order), or as states that ``encodedDevices()`` encodes.
+    /// The devices changed since the previous checkpoint, as they were when it was taken, already encoded: one list
+    /// per shard, each in device-id order (a checkpoint made by hand; the shards hand over ``states``).
     var devices: [[EncodedDevice]] = []
+    /// The devices changed since the previous checkpoint, as they were when it was taken, one list per shard: the
+    /// shards' copies, which ``encodedDevices()`` encodes on the writing thread.
     var states: [[DeviceState]] = []
     /// For each input partition with messages applied since the previous checkpoint, the next offset.
     var offsets: [TopicPartition: Int64] = [:]
