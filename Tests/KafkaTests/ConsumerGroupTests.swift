@@ -108,8 +108,13 @@ struct ConsumerGroupTests {
         until condition: () -> Bool
     ) async throws {
         var budget = WaitBudget(timeout, lookingEvery: .milliseconds(100))
+        let started = ContinuousClock.now
         while !condition() {
-            guard budget.allowsAnotherLook() else { throw TimedOut(description: "waiting for \(what)") }
+            guard budget.allowsAnotherLook() else {
+                // What each member held when the wait gave up: which side of the rebalance did not come.
+                let held = "\(first.assignment.count) and \(second.assignment.count) partitions held"
+                throw TimedOut(description: "waiting for \(what) (\(held), \(ContinuousClock.now - started) waited)")
+            }
             _ = try await first.nextBatch(timeout: .milliseconds(50))
             _ = try await second.nextBatch(timeout: .milliseconds(50))
         }
