@@ -143,33 +143,13 @@ public struct DeviceRegistry: Sendable {
     /// share their storage with the registry's until it changes them again. (The worker's checkpoint thread encodes
     /// them; the store orders what it writes itself.)
     public mutating func takeChanges() -> [DeviceState] {
-        takeChanges { copy $0 }
-    }
-
-    /// The devices changed since the last call, each encoded as the store and the changelog keep it
-    /// (``DeviceStateEncoding``), in the order they first changed, and forgets them.
-    ///
-    /// Encoded where they lie: no state is copied.
-    public mutating func takeEncodedChanges() -> [EncodedDevice] {
-        takeChanges { state in
-            EncodedDevice(
-                deviceId: state.deviceId,
-                partition: state.inputPartition,
-                bytes: DeviceStateEncoding.encode(state)
-            )
-        }
-    }
-
-    /// What `take` makes of each device changed since the last call, in the order they first changed; forgets
-    /// the changes.
-    private mutating func takeChanges<Change>(_ take: (borrowing DeviceState) -> Change) -> [Change] {
-        var changes: [Change] = []
+        var changes: [DeviceState] = []
         changes.reserveCapacity(changedSlots.count)
         slots.withUnsafeMutableBufferPointer { slots in
             for slot in changedSlots {
                 // Read where it lies: reading `slots[slot].state` through the array copied the whole slot
                 // first, retaining and releasing every reference of the state twice.
-                changes.append(take(slots[slot].state))
+                changes.append(slots[slot].state)
                 slots[slot].changed = false
             }
         }

@@ -528,7 +528,8 @@ if runs("million") {
         let store = try StateStore(directory: directory)
         var encodedBytes = 0
         let checkpointTime = try seconds {
-            let encoded = fleet.takeEncodedChanges()
+            // As the worker does: the shard copies its changed devices, the checkpoint thread encodes them.
+            let encoded = fleet.takeChanges().map(EncodedDevice.init)
             encodedBytes = encoded.reduce(0) { $0 + $1.bytes.count }
             try store.commit(devices: encoded, offsets: [TopicPartition("positions", 0): Int64(devices * 3)])
         }

@@ -204,13 +204,13 @@ struct ApplyThreadsTests {
             changelog: nil,
             membership: nil
         )
-        #expect(checkpoint.states.count == 2)
-        for (shard, states) in zip(shards.shards, checkpoint.states) {
+        #expect(checkpoint.devices.count == 2)
+        for (shard, states) in zip(shards.shards, checkpoint.devices) {
             #expect(states.count == shard.processor.registry.count)
         }
         let encoded = checkpoint.encodedDevices()
         var runStart = 0
-        for states in checkpoint.states {
+        for states in checkpoint.devices {
             let ids = encoded[runStart..<runStart + states.count].map(\.deviceId)
             #expect(ids == ids.sorted(), "each shard's devices in device-id order")
             #expect(Set(ids) == Set(states.map(\.deviceId)))

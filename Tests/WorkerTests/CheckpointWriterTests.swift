@@ -53,7 +53,7 @@ struct CheckpointWriterTests {
     func checkpoint(_ deliveries: DeliveryBatch, device: String, next offset: Int64) -> Checkpoint {
         Checkpoint(
             deliveries: [deliveries],
-            devices: [[EncodedDevice(DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR"))]],
+            devices: [[DeviceState(deviceId: device, languages: ["fr-FR"], country: "FR")]],
             offsets: [TopicPartition("positions", 0): offset]
         )
     }
@@ -136,7 +136,7 @@ struct CheckpointWriterTests {
         try cluster.createTopic(changelog, partitions: 4)
         try withWriter(deliveryTimeout: .seconds(2)) { store, writer, producer in
             var taken = checkpoint(producer.send(events(3)), device: "device-a", next: 42)
-            taken.devices = [[EncodedDevice(DeviceState(deviceId: "device-a", country: "FR", inputPartition: 3))]]
+            taken.devices = [[DeviceState(deviceId: "device-a", country: "FR", inputPartition: 3)]]
             taken.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
             try writer.submit(taken)
             try writer.waitUntilWritten()
@@ -147,7 +147,7 @@ struct CheckpointWriterTests {
             cluster.refuseNext(100, .produce, with: .topicAuthorizationFailed)
             defer { cluster.stopRefusing(.produce) }
             var refused = checkpoint(producer.send([]), device: "device-a", next: 50)
-            refused.devices = [[EncodedDevice(DeviceState(deviceId: "device-a", country: "DE", inputPartition: 3))]]
+            refused.devices = [[DeviceState(deviceId: "device-a", country: "DE", inputPartition: 3)]]
             refused.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
             try writer.submit(refused)
             #expect(throws: WorkerError.self) { try writer.waitUntilWritten() }
@@ -175,7 +175,7 @@ struct CheckpointWriterTests {
         try withWriter(deliveryTimeout: .seconds(1), cluster: twoBrokers) { store, writer, producer in
             try twoBrokers.takeBrokerDown(1)
             var taken = checkpoint(producer.send(events(3)), device: "device-a", next: 7)
-            taken.devices = [[EncodedDevice(DeviceState(deviceId: "device-a", country: "FR", inputPartition: 0))]]
+            taken.devices = [[DeviceState(deviceId: "device-a", country: "FR", inputPartition: 0)]]
             taken.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
             try writer.submit(taken)
             #expect(throws: WorkerError.self) { try writer.waitUntilWritten() }

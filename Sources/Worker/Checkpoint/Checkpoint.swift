@@ -8,12 +8,9 @@ import Kafka
 struct Checkpoint: Sendable {
     /// Everything sent since the previous checkpoint: events and dead letters.
     var deliveries: [DeliveryBatch] = []
-    /// The devices changed since the previous checkpoint, as they were when it was taken, already encoded: one list
-    /// per shard, each in device-id order (a checkpoint made by hand; the shards hand over ``states``).
-    var devices: [[EncodedDevice]] = []
     /// The devices changed since the previous checkpoint, as they were when it was taken, one list per shard: the
     /// shards' copies, which ``encodedDevices()`` encodes on the writing thread.
-    var states: [[DeviceState]] = []
+    var devices: [[DeviceState]] = []
     /// For each input partition with messages applied since the previous checkpoint, the next offset.
     var offsets: [TopicPartition: Int64] = [:]
     /// Where the changed devices' records go, through the changelog's producer of the moment; nil when the
@@ -25,15 +22,13 @@ struct Checkpoint: Sendable {
 
     init(
         deliveries: [DeliveryBatch] = [],
-        devices: [[EncodedDevice]] = [],
-        states: [[DeviceState]] = [],
+        devices: [[DeviceState]] = [],
         offsets: [TopicPartition: Int64] = [:],
         changelog: DeviceChangelog.Sink? = nil,
         membership: MembershipCheck? = nil
     ) {
         self.deliveries = deliveries
         self.devices = devices
-        self.states = states
         self.offsets = offsets
         self.changelog = changelog
         self.membership = membership
@@ -48,7 +43,7 @@ struct Checkpoint: Sendable {
     ) {
         self.init(
             deliveries: shards.flatMap(\.deliveries),
-            states: shards.map(\.devices),
+            devices: shards.map(\.devices),
             offsets: offsets,
             changelog: changelog,
             membership: membership
@@ -56,7 +51,7 @@ struct Checkpoint: Sendable {
     }
 
     var isEmpty: Bool {
-        deliveries.isEmpty && devices.allSatisfy(\.isEmpty) && states.allSatisfy(\.isEmpty) && offsets.isEmpty
+        deliveries.isEmpty && devices.allSatisfy(\.isEmpty) && offsets.isEmpty
     }
 
     /// Every changed device encoded as the store and the changelog keep it, each shard's list in device-id order
@@ -65,8 +60,9 @@ struct Checkpoint: Sendable {
     /// On the checkpoint's writing thread: the states are the shards' copies, and encoding them here keeps the
     /// shards' stop short.
     func encodedDevices() -> [EncodedDevice] {
-        var all = Array(devices.joined())
-        for shard in states {
+        var all: [EncodedDevice] = []
+        all.reserveCapacity(devices.reduce(0) { $0 + $1.count })
+        for shard in devices {
             var encoded = shard.map(EncodedDevice.init)
             encoded.sort { $0.deviceId < $1.deviceId }
             all += encoded
