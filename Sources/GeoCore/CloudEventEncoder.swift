@@ -25,8 +25,9 @@ public struct CloudEventEncoder: Sendable {
         self.source = source
         var quotedSource = JSONWriter()
         quotedSource.string(source)
+        let quoted = quotedSource.takeOutput()
         sourceAndType = DeviceEvent.types.map { type in
-            Array(#","source":"#.utf8) + quotedSource.output + Array(#","type":"\#(type)","subject":"#.utf8)
+            Array(#","source":"#.utf8) + quoted + Array(#","type":"\#(type)","subject":"#.utf8)
         }
     }
 
@@ -127,6 +128,6 @@ public struct CloudEventEncoder: Sendable {
         }
         json.endObject()
         json.endObject()
-        output = json.output
+        output = json.takeOutput()
     }
 }

@@ -244,7 +244,7 @@ extension DeviceCommand {
             json.member("deviceId", deviceId)
         }
         json.endObject()
-        return json.output
+        return json.takeOutput()
     }
 }
 

@@ -40,7 +40,7 @@ public struct DeviceMapSelection: Sendable {
             guard let fix = state.lastFix else { return }
             defer { seen += 1 }
             guard seen % stride == 0, shown < limit, !truncated else { return }
-            guard writer.output.count < maximumBytes else {
+            guard writer.count < maximumBytes else {
                 truncated = true
                 return
             }
@@ -68,9 +68,9 @@ public struct DeviceMapSelection: Sendable {
         json.key("truncated")
         json.bool(truncated)
         json.key("devices")
-        json.raw(devices.output)
+        json.raw(devices.takeOutput())
         json.endObject()
-        return json.output
+        return json.takeOutput()
     }
 }
 

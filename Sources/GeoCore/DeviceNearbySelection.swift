@@ -63,6 +63,6 @@ public struct DeviceNearbySelection: Sendable {
         }
         json.endArray()
         json.endObject()
-        return json.output
+        return json.takeOutput()
     }
 }

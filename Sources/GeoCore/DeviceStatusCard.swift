@@ -108,7 +108,7 @@ public struct DeviceStatusCard: Sendable {
         for tracked in state.pins { json.pinStatus(tracked, lastFix: state.lastFix) }
         json.endArray()
         json.endObject()
-        return json.output
+        return json.takeOutput()
     }
 }
 

@@ -61,6 +61,6 @@ extension PlaceAnswer {
         writer.key("timeZone")
         writer.optionalString(timeZone.value)
         writer.endObject()
-        output = writer.output
+        output = writer.takeOutput()
     }
 }

@@ -69,37 +69,44 @@ public enum Timestamp {
     /// An instant outside the years 0000 to 9999 (a Kafka timestamp can be any 64-bit value) is written as the nearest
     /// one RFC 3339 can write, so the text is always valid.
     public static func appendRFC3339(_ milliseconds: Int64, to output: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: rfc3339Length) { text in
+            writeRFC3339(milliseconds, to: text.baseAddress!)
+            output.append(contentsOf: UnsafeBufferPointer(text))
+        }
+    }
+
+    /// The length of the text ``writeRFC3339(_:to:)`` writes.
+    static let rfc3339Length = 24
+
+    /// Writes the text ``appendRFC3339(_:to:)`` appends into the ``rfc3339Length`` bytes at `text`.
+    static func writeRFC3339(_ milliseconds: Int64, to text: UnsafeMutablePointer<UInt8>) {
         let milliseconds = min(max(milliseconds, firstWritable), latest)
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainderFlooring(dividingBy: 86_400_000)
         let (year, month, day) = civilFromDays(days)
         let millisecondsOfDay = Int(dayMilliseconds)
         let secondsOfDay = millisecondsOfDay / 1000
-        // Written into 24 bytes on the stack and appended at once: a digit at a time, each append checked the
-        // array's uniqueness and room, and each digit took a division by a divisor known only at run time.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
-            func twoDigits(_ value: Int, at index: Int) {
-                text[index] = UInt8(ascii: "0") + UInt8(value / 10)
-                text[index + 1] = UInt8(ascii: "0") + UInt8(value % 10)
-            }
-            twoDigits(year / 100, at: 0)
-            twoDigits(year % 100, at: 2)
-            text[4] = UInt8(ascii: "-")
-            twoDigits(month, at: 5)
-            text[7] = UInt8(ascii: "-")
-            twoDigits(day, at: 8)
-            text[10] = UInt8(ascii: "T")
-            twoDigits(secondsOfDay / 3600, at: 11)
-            text[13] = UInt8(ascii: ":")
-            twoDigits(secondsOfDay / 60 % 60, at: 14)
-            text[16] = UInt8(ascii: ":")
-            twoDigits(secondsOfDay % 60, at: 17)
-            text[19] = UInt8(ascii: ".")
-            let millisecond = millisecondsOfDay % 1000
-            text[20] = UInt8(ascii: "0") + UInt8(millisecond / 100)
-            twoDigits(millisecond % 100, at: 21)
-            text[23] = UInt8(ascii: "Z")
-            output.append(contentsOf: UnsafeBufferPointer(text))
+        // Each digit by a division by a constant (one by a divisor known only at run time cost more than the rest).
+        func twoDigits(_ value: Int, at index: Int) {
+            text[index] = UInt8(ascii: "0") + UInt8(value / 10)
+            text[index + 1] = UInt8(ascii: "0") + UInt8(value % 10)
         }
+        twoDigits(year / 100, at: 0)
+        twoDigits(year % 100, at: 2)
+        text[4] = UInt8(ascii: "-")
+        twoDigits(month, at: 5)
+        text[7] = UInt8(ascii: "-")
+        twoDigits(day, at: 8)
+        text[10] = UInt8(ascii: "T")
+        twoDigits(secondsOfDay / 3600, at: 11)
+        text[13] = UInt8(ascii: ":")
+        twoDigits(secondsOfDay / 60 % 60, at: 14)
+        text[16] = UInt8(ascii: ":")
+        twoDigits(secondsOfDay % 60, at: 17)
+        text[19] = UInt8(ascii: ".")
+        let millisecond = millisecondsOfDay % 1000
+        text[20] = UInt8(ascii: "0") + UInt8(millisecond / 100)
+        twoDigits(millisecond % 100, at: 21)
+        text[23] = UInt8(ascii: "Z")
     }
 
     /// `milliseconds` as RFC 3339 UTC text with milliseconds.

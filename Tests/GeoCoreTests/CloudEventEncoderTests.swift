@@ -165,6 +165,52 @@ struct CloudEventEncoderTests {
         #expect(data["basis"] as? String == "device-language")
     }
 
+    @Test("events appended one after another to a buffer: each is the same JSON as alone, long ones included")
+    func appendedAfterEachOther() throws {
+        // The worker appends each event to the buffer that holds the events before it; the writer keeps room at
+        // the buffer's end and grows it for tokens longer than that room (a pin's metadata of several kilobytes).
+        let longMetadata = "{\"notes\":\"" + String(repeating: "lane closed; ", count: 400) + "\"}"
+        let longTitle = String(repeating: "Exit \"23\"\t", count: 300)
+        var events: [DeviceEvent] = []
+        for index in 0..<40 {
+            let pin = try #require(
+                Pin(
+                    id: "pin-\(index)",
+                    center: Coordinate(latitude: 50.85 + Double(index) * 0.001_1, longitude: 4.35)!,
+                    radius: 200,
+                    title: index % 3 == 1 ? longTitle : "pin \(index)",
+                    metadataJSON: index % 4 == 2 ? longMetadata : nil
+                )
+            )
+            let crossing = GeofenceCrossing(pin: pin, position: Self.fix, distanceMeters: 12.5, initial: false)
+            events.append(
+                DeviceEvent(
+                    id: "positions:0:\(index):0",
+                    deviceId: "truck-\(index)",
+                    time: TimestampTests.tenOClock + Int64(index),
+                    payload: index.isMultiple(of: 2) ? .geofenceEntered(crossing) : .geofenceExited(crossing)
+                )
+            )
+        }
+        let encoder = CloudEventEncoder()
+        var buffer = Array("earlier records".utf8)
+        var expected = buffer
+        for event in events {
+            encoder.append(event, to: &buffer)
+            expected += encoder.encode(event)
+        }
+        #expect(buffer == expected)
+        #expect(buffer.count > 40 * 500 + 10 * 5_000)
+        // The tenth has both: parsed back, whole.
+        let tenth = try #require(
+            JSONSerialization.jsonObject(with: Data(encoder.encode(events[10]))) as? [String: Any]
+        )
+        let pin = try #require((tenth["data"] as? [String: Any])?["pin"] as? [String: Any])
+        #expect(pin["title"] as? String == longTitle)
+        let notes = (pin["metadata"] as? [String: Any])?["notes"] as? String
+        #expect(notes == String(repeating: "lane closed; ", count: 400))
+    }
+
     @Test("control characters in strings are escaped so the output stays valid JSON")
     func escaping() throws {
         let event = DeviceEvent(

@@ -16,7 +16,7 @@ struct JSONWriterTests {
     static func written(_ value: Double) -> String {
         var writer = JSONWriter()
         writer.number(value)
-        return String(decoding: writer.output, as: UTF8.self)
+        return String(decoding: writer.takeOutput(), as: UTF8.self)
     }
 
     @Test("numbers are written in their shortest form that reads back, as description writes them")
