@@ -220,12 +220,16 @@ func measureLatency(partitions: Int) {
         Thread.sleep(forTimeInterval: 0.05)
     }
     let probe = startProbe(topic: latencyTopics.events, readsEvents: true, partitions: partitions)
+    let cpuBefore = childrenCPUSeconds()
     let run = produceSteadily(latencyTopics)
     let expected = max(0, run.sent - options.devices)
     probe.waitFor(expected)
     let samples = probe.stop()
     live.send(SIGTERM)
     _ = live.waitUntilExit()
+    // The whole process once it has exited (start-up and the stop's checkpoint included): what the worker's own
+    // CPU per position is at this rate, where polls and rounds are small.
+    let workerCPU = childrenCPUSeconds() - cpuBefore
     guard !samples.isEmpty else { fail("no geofence events arrived:\n\(live.errors.suffix(2000))") }
     log(
         String(
@@ -244,6 +248,13 @@ func measureLatency(partitions: Int) {
     )
     log("  of which produce -> the worker's send of the event: \(percentiles(samples.compactMap(\.toWorkerSend)))")
     log("  and the worker's send -> event delivered: \(percentiles(samples.map { $0.total - ($0.toWorkerSend ?? 0) }))")
+    log(
+        String(
+            format: "  the worker's CPU (the whole process): %.1f s, %.2f us per position",
+            workerCPU,
+            workerCPU * 1e6 / Double(max(1, run.sent))
+        )
+    )
     log("  slowest 100 ms windows by produce time: \(slowWindows(samples))")
     // The stream's first round is every device's first fix (lookups, initial events), at full rate: the backlog it
     // leaves is the start's, not the steady state's. The first round gives no geofence event, so the first sample is
