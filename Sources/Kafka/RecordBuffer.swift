@@ -43,6 +43,17 @@ public struct RecordBuffer: Sendable {
     /// The value of record `index`.
     public func value(at index: Int) -> ArraySlice<UInt8> { bytes[bounds[index].valueStart..<bounds[index].end] }
 
+    /// A buffer of the last `count` records (all when there are fewer), their bytes copied in one piece.
+    public func suffix(_ count: Int) -> RecordBuffer {
+        var tail = RecordBuffer(topic: topic, headers: headers)
+        let first = max(0, bounds.count - max(0, count))
+        guard first < bounds.count else { return tail }
+        let start = bounds[first].start
+        tail.bytes = Array(bytes[start...])
+        tail.bounds = bounds[first...].map { ($0.start - start, $0.valueStart - start, $0.end - start) }
+        return tail
+    }
+
     /// The records one by one (each copied out: for inspection, not for the hot path).
     public var records: [ProducerRecord] {
         (0..<count).map {

@@ -61,6 +61,19 @@ struct RecordBufferTests {
         producer.send(buffer).wait()
     }
 
+    @Test("a buffer's last records, copied out: their keys, values and headers, none or all when asked")
+    func suffix() {
+        var buffer = RecordBuffer(topic: "events", headers: [KafkaHeader(name: "content-type", value: "text/plain")])
+        for index in 0..<5 { buffer.append(key: "k\(index)") { $0.append(contentsOf: "value \(index)".utf8) } }
+        let lastTwo = buffer.suffix(2)
+        #expect(lastTwo.records.map { String(decoding: $0.key ?? [], as: UTF8.self) } == ["k3", "k4"])
+        #expect(lastTwo.records.map { String(decoding: $0.value ?? [], as: UTF8.self) } == ["value 3", "value 4"])
+        #expect(lastTwo.topic == "events" && lastTwo.headers == buffer.headers)
+        #expect(lastTwo.byteCount == "k3value 3k4value 4".utf8.count, "only the last records' bytes")
+        #expect(buffer.suffix(0).isEmpty)
+        #expect(buffer.suffix(9).records.map(\.value) == buffer.records.map(\.value))
+    }
+
     @Test("a buffer's records arrive with their keys, values and the shared headers, placed by key like records")
     func roundTrip() async throws {
         let cluster = try TestCluster()

@@ -61,6 +61,22 @@ struct EventFeedTests {
         #expect(forEven == [#"{"n":2}"#, #"{"n":4}"#, #"{"n":6}"#])
     }
 
+    @Test("the latest events a new watcher gets span the batches they were offered in, whatever their sizes")
+    func recentOverBatches() async {
+        let feed = EventFeed(capacity: 100, recent: 4, metricsFactory: NOOPMetricsHandler.instance)
+        var number = 0
+        for size in [3, 1, 1, 5, 2, 1, 1] {
+            feed.offer(Self.events((number..<number + size).map { ("d", $0) }))
+            number += size
+        }
+        let late = feed.subscribe()
+        feed.offer(Self.events([]))
+        feed.finish()
+        var taken: [String] = []
+        for await item in late.items { taken.append(String(decoding: item.json, as: UTF8.self)) }
+        #expect(taken == (10..<14).map { #"{"n":\#($0)}"# }, "the last four of fourteen, over three batches")
+    }
+
     @Test("a watcher whose stream ends is forgotten; what is offered afterwards reaches the next watcher only")
     func unsubscribes() async {
         let feed = EventFeed(capacity: 10, recent: 2, metricsFactory: NOOPMetricsHandler.instance)

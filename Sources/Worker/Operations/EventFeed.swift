@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// A watcher never slows the worker: each has a bounded buffer, and when it does not keep up the oldest
 /// events it has not taken are dropped and counted (``Subscription/missed``, and the
-/// `geoworker_event_stream_missed_total` metric). Offering retains the records' bytes, copies nothing and
-/// takes one lock per batch; with nobody watching it touches only the batch's last events.
+/// `geoworker_event_stream_missed_total` metric). Offering takes one lock per batch; with nobody watching it
+/// copies only the batch's last events, in one piece.
 public final class EventFeed: Sendable {
     /// One event: its device's id (the record key) and its CloudEvent JSON, as the events topic got them.
     public struct Item: Sendable {
@@ -63,8 +63,12 @@ public final class EventFeed: Sendable {
     public let recentCapacity: Int
     private struct State {
         var watchers: [ObjectIdentifier: Subscription] = [:]
-        /// The latest events, oldest first, at most `recentCapacity`.
-        var recent: [Item] = []
+        /// The latest events, oldest first: the ends of the last batches offered.
+        ///
+        /// At least `recentCapacity` events when that many were offered. Kept as batches (one copy each) rather
+        /// than as items (two arrays per event): nearly always nobody watches, and a new watcher is rare.
+        var recent: [RecordBuffer] = []
+        var recentCount = 0
         /// Set by ``finish()``: the worker stopped, no stream starts or goes on.
         var finished = false
     }
@@ -97,7 +101,7 @@ public final class EventFeed: Sendable {
         let id = ObjectIdentifier(subscription)
         let finished = state.withLock { state in
             // Under the lock, so that no new event overtakes the recent ones.
-            for item in state.recent { _ = subscription.offer(item) }
+            for item in Self.items(of: state.recent, last: recentCapacity) { _ = subscription.offer(item) }
             if !state.finished {
                 state.watchers[id] = subscription
                 noteWatchers(state.watchers.count)
@@ -123,26 +127,40 @@ public final class EventFeed: Sendable {
 
     /// Offers the events sent to every watcher and keeps the latest.
     func offer(_ events: RecordBuffer) {
-        // Every event for watchers; else only the latest ones the feed keeps, found from the batch's end.
-        let wanted = min(events.count, isWatched ? events.count : recentCapacity)
-        var items: [Item] = []
-        items.reserveCapacity(wanted)
-        for index in stride(from: events.count - 1, through: events.count - wanted, by: -1) {
-            items.append(Item(key: Array(events.key(at: index)), json: Array(events.value(at: index))))
-        }
-        guard !items.isEmpty else { return }
-        items.reverse()
+        guard !events.isEmpty else { return }
+        // Every event for watchers, each copied out (a watcher's stream holds it after the buffer is reused).
+        let items = isWatched ? Self.items(of: [events], last: events.count) : []
+        let latest = recentCapacity > 0 ? events.suffix(recentCapacity) : nil
         let missed = state.withLock { state in
             var missed = 0
             for watcher in state.watchers.values {
                 for item in items where watcher.offer(item) { missed += 1 }
             }
-            guard recentCapacity > 0 else { return missed }
-            state.recent.append(contentsOf: items.suffix(recentCapacity))
-            if state.recent.count > recentCapacity { state.recent.removeFirst(state.recent.count - recentCapacity) }
+            if let latest { Self.keep(latest, in: &state, capacity: recentCapacity) }
             return missed
         }
         if missed > 0 { missedCounter.increment(by: missed) }
+    }
+
+    /// Adds a batch's end to the recent events, dropping the oldest batches no longer needed for `capacity`.
+    private static func keep(_ latest: RecordBuffer, in state: inout State, capacity: Int) {
+        state.recent.append(latest)
+        state.recentCount += latest.count
+        while let oldest = state.recent.first, state.recentCount - oldest.count >= capacity {
+            state.recent.removeFirst()
+            state.recentCount -= oldest.count
+        }
+    }
+
+    /// The last `count` events of `batches` as items, oldest first.
+    private static func items(of batches: [RecordBuffer], last count: Int) -> [Item] {
+        var items: [Item] = []
+        for batch in batches.reversed() where items.count < count {
+            for index in stride(from: batch.count - 1, through: 0, by: -1) where items.count < count {
+                items.append(Item(key: Array(batch.key(at: index)), json: Array(batch.value(at: index))))
+            }
+        }
+        return items.reversed()
     }
 
     /// Ends every watcher's stream, and those of watchers that come later (the worker has stopped): a stream
