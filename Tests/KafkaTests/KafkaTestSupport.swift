@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Synchronization
 import TestSupport
 import Testing
 
@@ -43,14 +44,52 @@ struct TestCluster {
     func consumer(
         group: String = "group-\(UUID().uuidString.prefix(8))",
         subscription: Consumer.Subscription,
-        rebalanceHandler: RebalanceHandler = RebalanceHandler()
+        rebalanceHandler: RebalanceHandler = RebalanceHandler(),
+        logger: Logger = Self.logger,
+        properties: [String: String] = [:]
     ) throws -> Consumer {
-        try Consumer(
-            configuration: consumerConfiguration(group: group),
+        var configuration = consumerConfiguration(group: group)
+        configuration.properties.merge(properties) { $1 }
+        return try Consumer(
+            configuration: configuration,
             subscription: subscription,
             rebalanceHandler: rebalanceHandler,
-            logger: Self.logger
+            logger: logger
         )
+    }
+}
+
+/// A logger whose lines are kept in memory, for a test that says on failure what the client logged.
+final class LogRecorder: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    /// A logger, labelled `name`, whose lines at `level` and above this keeps.
+    func logger(_ name: String, level: Logger.Level = .debug) -> Logger {
+        var logger = Logger(label: name) { label in Handler(label: label, recorder: self) }
+        logger.logLevel = level
+        return logger
+    }
+
+    /// The last `count` lines, oldest first.
+    func last(_ count: Int) -> [String] { lines.withLock { Array($0.suffix(count)) } }
+
+    fileprivate func record(_ line: String) { lines.withLock { $0.append(line) } }
+
+    private struct Handler: LogHandler {
+        let label: String
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let details = (metadata.merging(event.metadata ?? [:]) { $1 }).map { "\($0)=\($1)" }.sorted()
+            recorder.record("\(label) \(event.level) \(event.message) \(details.joined(separator: " "))")
+        }
     }
 }
 
