@@ -68,7 +68,6 @@ public final class EventFeed: Sendable {
         /// At least `recentCapacity` events when that many were offered. Kept as batches (one copy each) rather
         /// than as items (two arrays per event): nearly always nobody watches, and a new watcher is rare.
         var recent: [RecordBuffer] = []
-        var recentCount = 0
         /// Set by ``finish()``: the worker stopped, no stream starts or goes on.
         var finished = false
     }
@@ -145,10 +144,11 @@ public final class EventFeed: Sendable {
     /// Adds a batch's end to the recent events, dropping the oldest batches no longer needed for `capacity`.
     private static func keep(_ latest: RecordBuffer, in state: inout State, capacity: Int) {
         state.recent.append(latest)
-        state.recentCount += latest.count
-        while let oldest = state.recent.first, state.recentCount - oldest.count >= capacity {
+        // Counted afresh: at most `capacity` batches are kept, each holding at least one event.
+        var kept = state.recent.reduce(0) { $0 + $1.count }
+        while let oldest = state.recent.first, kept - oldest.count >= capacity {
             state.recent.removeFirst()
-            state.recentCount -= oldest.count
+            kept -= oldest.count
         }
     }
 
