@@ -52,6 +52,7 @@ enum DecimalNumber {
             position += 1
             if position < count && isDigit(bytes[position]) { throw .leadingZero }
         } else {
+            position = readWords(of: bytes, from: position, into: &mantissa, digits: &digits)
             while position < count && isDigit(bytes[position]) {
                 let digit = UInt64(bytes[position] &- UInt8(ascii: "0"))
                 if digits < 19 {
@@ -70,6 +71,8 @@ enum DecimalNumber {
         if position < count && bytes[position] == UInt8(ascii: ".") {
             position += 1
             let fractionStart = position
+            position = readWords(of: bytes, from: position, into: &mantissa, digits: &digits)
+            exponent -= position - fractionStart
             while position < count && isDigit(bytes[position]) {
                 if digits < 19 {
                     mantissa = mantissa &* 10 &+ UInt64(bytes[position] &- UInt8(ascii: "0"))
@@ -117,6 +120,57 @@ enum DecimalNumber {
 
     @inline(__always)
     static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+
+    /// Reads the digits at `start` eight at a time into `mantissa` while eight bytes are left to load and the
+    /// mantissa takes them all (at most 19 significant `digits`); returns where it stopped, the byte-wise loop to
+    /// go on from there (with the rest of a run, its last few bytes, or the digits past the 19th).
+    ///
+    /// The same result as that loop's, which for a coordinate's six or seven decimals was a third of decoding it.
+    @inline(__always)
+    private static func readWords(
+        of bytes: UnsafeRawBufferPointer,
+        from start: Int,
+        into mantissa: inout UInt64,
+        digits: inout Int
+    ) -> Int {
+        var position = start
+        while bytes.count - position >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            // A byte is a digit when its high half is 3 and stays 3 with 6 added (0x30...0x39). The addition's carry
+            // out of a byte of 0xFA or more reaches only bytes above that non-digit: the lowest one found is exact.
+            let highHalves: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
+            let threes: UInt64 = 0x3030_3030_3030_3030
+            let nonDigits = ((word & highHalves) ^ threes) | (((word &+ 0x0606_0606_0606_0606) & highHalves) ^ threes)
+            let run = nonDigits == 0 ? 8 : nonDigits.trailingZeroBitCount / 8
+            guard run > 0, digits + run <= 19 else { return position }
+            let values = (word &- threes) & (run == 8 ? .max : (1 << (UInt64(run) * 8)) - 1)
+            if mantissa == 0 {
+                // Leading zeros are not significant: the run's digits from its first non-zero one are.
+                digits += values == 0 ? 0 : run - values.trailingZeroBitCount / 8
+            } else {
+                digits += run
+            }
+            mantissa = mantissa &* wholePowersOfTen[run] &+ value(ofDigits: values, count: run)
+            position += run
+            if run < 8 { return position }
+        }
+        return position
+    }
+
+    /// The number that `count` (1 to 8) digit values, one a byte from the lowest, write.
+    @inline(__always)
+    private static func value(ofDigits values: UInt64, count: Int) -> UInt64 {
+        // Moved up to the word's top: the bytes below become leading zeros. Then pairs, fours and eights of digits
+        // are joined by multiplication within their lanes.
+        var lanes = values << (UInt64(8 - count) * 8)
+        lanes = (lanes &* 10 &+ (lanes >> 8)) & 0x00FF_00FF_00FF_00FF
+        lanes = (lanes &* 100 &+ (lanes >> 16)) & 0x0000_FFFF_0000_FFFF
+        return (lanes &* 10_000 &+ (lanes >> 32)) & 0xFFFF_FFFF
+    }
+
+    private static let wholePowersOfTen: [UInt64] = [
+        1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000,
+    ]
 
     /// The powers of ten from 10^0 to 10^22, each exactly representable as a Double.
     ///

@@ -26,24 +26,44 @@ struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
 
     /// The member `key` names, or nil for a name the decoder ignores.
     func member(_ key: JSONScanner.Key, in scanner: JSONScanner) -> Member? {
-        guard key.hasEscapes else { return member(named: scanner.content(of: key)) }
-        return scanner.withDecodedContent(of: key) { member(named: $0) }
+        guard !key.hasEscapes else { return scanner.withDecodedContent(of: key) { member(named: $0) } }
+        let length = key.end - key.start
+        // A name with 16 bytes of the message from its start (its quote, colon and value follow it, so nearly
+        // every one) is loaded as two words, the bytes past its end masked off, rather than byte by byte.
+        guard length <= Self.maximumNameLength, scanner.bytes.count - key.start >= 16 else {
+            return member(named: scanner.content(of: key))
+        }
+        let first = UInt64(littleEndian: scanner.bytes.loadUnaligned(fromByteOffset: key.start, as: UInt64.self))
+        let second = UInt64(littleEndian: scanner.bytes.loadUnaligned(fromByteOffset: key.start + 8, as: UInt64.self))
+        return member(words: (first & Self.lowBytes(length), second & Self.lowBytes(length - 8)), length: length)
+    }
+
+    /// A mask of the lowest `count` bytes of a word (none for 0 or less, all for 8 or more).
+    private static func lowBytes(_ count: Int) -> UInt64 {
+        count <= 0 ? 0 : (count >= 8 ? .max : (1 << (UInt64(count) * 8)) - 1)
     }
 
     private func member(named bytes: UnsafeRawBufferPointer) -> Member? {
         guard bytes.count <= Self.maximumNameLength else { return nil }
-        let words = Self.words(of: bytes)
-        for entry in entries where entry.words == words && entry.length == bytes.count {
+        return member(words: Self.words(of: bytes), length: bytes.count)
+    }
+
+    private func member(words: (UInt64, UInt64), length: Int) -> Member? {
+        for entry in entries where entry.words == words && entry.length == length {
             return entry.member
         }
         return nil
     }
 
-    /// At most 16 bytes as two words, zero past their end.
+    /// At most 16 bytes as two words, the first byte lowest (as a little-endian load gives them), zero past their end.
     private static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
         var words: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &words) { words in
-            for index in bytes.indices { words[index] = bytes[index] }
+        for (index, byte) in bytes.enumerated() {
+            if index < 8 {
+                words.0 |= UInt64(byte) << (UInt64(index) * 8)
+            } else {
+                words.1 |= UInt64(byte) << (UInt64(index - 8) * 8)
+            }
         }
         return words
     }

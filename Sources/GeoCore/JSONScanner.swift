@@ -253,6 +253,8 @@ struct JSONScanner {
         var hasEscapes = false
         var runStart = position  // start of the bytes not yet copied to `output`
         while position < bytes.count {
+            position = Self.endOfPlainRun(in: bytes, from: position)
+            guard position < bytes.count else { break }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 output?.pointee.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]))
@@ -275,6 +277,41 @@ struct JSONScanner {
             }
         }
         throw syntaxError("unterminated string")
+    }
+
+    /// The first position at or after `start` that holds a quote, a backslash, a control character or a byte of a
+    /// multibyte character (`bytes.count` if none): where a string's plain ASCII run ends.
+    ///
+    /// Eight bytes at a time while eight are left: member names, device ids and language tags are mostly such
+    /// runs, and a byte at a time was the largest part of decoding a position.
+    @inline(__always)
+    static func endOfPlainRun(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var position = start
+        while bytes.count - position >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            let stops = specialBytes(in: word)
+            if stops != 0 { return position + stops.trailingZeroBitCount / 8 }
+            position += 8
+        }
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            position += 1
+        }
+        return position
+    }
+
+    /// The high bit of each byte of `word` that is a quote, a backslash, below 0x20 or at least 0x80, exact for the
+    /// lowest such byte (the subtractions' borrows may mark bytes above it, never below).
+    @inline(__always)
+    private static func specialBytes(in word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let zeroIn: (UInt64) -> UInt64 = { ($0 &- ones) & ~$0 }
+        let belowSpace = (word &- ones &* 0x20) & ~word
+        return (zeroIn(quotes) | zeroIn(backslashes) | belowSpace | word) & highBits
     }
 
     private mutating func scanEscape(into output: UnsafeMutablePointer<[UInt8]>?) throws(DecodingFailure) {

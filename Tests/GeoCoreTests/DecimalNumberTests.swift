@@ -90,6 +90,32 @@ struct DecimalNumberTests {
         }
     }
 
+    @Test("digits read a word at a time: runs of every length, with leading zeros, before any following byte")
+    func digitRuns() {
+        var random = SplitMix64(seed: 7)
+        // Just below and above the digits, a carry out of a byte (0xFA and up), and JSON's usual followers.
+        let followers: [[UInt8]] = [
+            [], [0x2F], [0x3A], [0xFA], [0xFF], Array(",\"x\":1}".utf8), Array("        ".utf8),
+        ]
+        for _ in 0..<20_000 {
+            var whole = String(random.next() % 10_000_000_000)
+            whole = String(whole.prefix(Int(random.next() % UInt64(whole.count)) + 1))
+            let zeros = String(repeating: "0", count: Int(random.next() % 12))
+            let fraction = String(String(random.next()).prefix(Int(random.next() % 21)))
+            let lenientWhole = zeros + whole
+            for text in [whole, whole + "." + zeros + (fraction.isEmpty ? "0" : fraction), lenientWhole] {
+                let grammar: DecimalNumber.Grammar = text == lenientWhole && !zeros.isEmpty ? .lenient : .json
+                for follower in followers {
+                    let bytes = Array(text.utf8) + follower
+                    let parsed = bytes.withUnsafeBytes { try? DecimalNumber.scan($0, from: 0, grammar: grammar) }
+                    #expect(parsed?.value.bitPattern == Double(text)!.bitPattern, "\(text) then \(follower)")
+                    #expect(parsed?.end == text.utf8.count, "\(text) then \(follower)")
+                    if parsed?.value != Double(text) || parsed?.end != text.utf8.count { return }
+                }
+            }
+        }
+    }
+
     @Test("JSON's grammar stays strict: no leading zeros, no plus, digits on both sides of the point")
     func jsonGrammar() throws {
         func scan(_ text: String) -> Result<Double, DecimalNumber.Failure> {

@@ -163,6 +163,60 @@ struct PositionDecodingTests {
         #expect(failure.reason == .invalidJSON)
         #expect(failure.description.contains("UTF-8"))
     }
+
+    @Test("each kind of special byte in a device id is read as such at every offset and length (the word-wise scan)")
+    func specialBytesAtEveryOffset() throws {
+        // What the string's text becomes: the id read back, or nil when the message must be refused as invalid JSON.
+        let cases: [(text: [UInt8], id: String?)] = [
+            (Array(#"\""#.utf8), "\""),
+            (Array(#"\\"#.utf8), "\\"),
+            (Array(#"\u00e9"#.utf8), "é"),
+            (Array("é".utf8), "é"),
+            (Array("😀".utf8), "😀"),
+            ([0x7F], "\u{7F}"),
+            ([0x1F], nil),
+            ([0x0A], nil),
+            ([0x00], nil),
+            ([0xFF], nil),
+            ([0xC3], nil),  // a lead byte without its continuation
+        ]
+        for (text, id) in cases {
+            for before in 0..<18 {
+                for after in [0, 1, 7, 8, 9] {
+                    let prefix = Array(#"{"lat":1,"lon":2,"timestamp":1795255200000,"deviceId":""#.utf8)
+                    let bytes =
+                        prefix + Array(repeating: UInt8(ascii: "a"), count: before) + text
+                        + Array(repeating: UInt8(ascii: "b"), count: after) + Array(#""}"#.utf8)
+                    let result = bytes.withUnsafeBytes { Position.decode(json: $0) }
+                    let expected = id.map {
+                        String(repeating: "a", count: before) + $0 + String(repeating: "b", count: after)
+                    }
+                    switch (result, expected) {
+                    case (.success(let position), let expected?):
+                        #expect(position.deviceId == expected, "\(text) after \(before) bytes, \(after) after it")
+                    case (.failure(let failure), nil):
+                        #expect(failure.reason == .invalidJSON, "\(text) after \(before) bytes")
+                    default:
+                        Issue.record("\(text) after \(before) bytes, \(after) after it: \(result)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("member names are matched whole wherever they lie, the message's last bytes included")
+    func namesNearTheEnd() throws {
+        // The last member's name within 16 bytes of the end, and names of 8, 9, 15, 16 and 17 bytes around it.
+        for filler in ["", "a", "abcdefgh", "abcdefghi", "abcdefghijklmno", "abcdefghijklmnop", "abcdefghijklmnopq"] {
+            let text = #"{"deviceId":"x","lat":1,"timestamp":1795255200000,"\#(filler)":0,"lon":2}"#
+            let position = try decodePosition(text).get()
+            #expect(position.coordinate == Coordinate(latitude: 1, longitude: 2))
+            let shorter = #"{"deviceId":"x","lat":1,"timestamp":1795255200000,"\#(filler)":0,"lo":2}"#
+            #expect(throws: DecodingFailure.self) { try decodePosition(shorter).get() }
+            let longer = #"{"deviceId":"x","lat":1,"timestamp":1795255200000,"\#(filler)":0,"lonX":2}"#
+            #expect(throws: DecodingFailure.self) { try decodePosition(longer).get() }
+        }
+    }
 }
 
 @Suite("Decoding positions one after another")
