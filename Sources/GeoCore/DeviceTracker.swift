@@ -59,6 +59,8 @@ public struct DeviceTracker: Sendable {
     public let languages: (any LanguageAdvisor)?
     /// Regions, localities and time zones (``PlaceTracker``); without it, no place events.
     public let places: (any PlaceResolver)?
+    /// The place rules with `places`, made once: one made at every fix copied the configuration and the resolver.
+    private let placeTracker: PlaceTracker?
 
     public init(
         configuration: TrackerConfiguration = TrackerConfiguration(),
@@ -70,6 +72,9 @@ public struct DeviceTracker: Sendable {
         self.countries = countries
         self.languages = languages
         self.places = places
+        placeTracker = places.map {
+            PlaceTracker(placeConfirmations: configuration.placeConfirmations, resolver: $0)
+        }
     }
 
     // MARK: Positions
@@ -143,43 +148,45 @@ public struct DeviceTracker: Sendable {
             keepsArea: keepsArea
         )
         // The places of the fix are looked up in the country its point lies in: the decided one when its disc
-        // decided it.
-        let pointCountry = places == nil ? nil : decided ?? countries.countryCode(at: fix.coordinate)
+        // decided it. They are looked up before the country's events are appended, whose region is the same answer.
+        let pointCountry = placeTracker == nil ? nil : decided ?? countries.countryCode(at: fix.coordinate)
+        var placeLookup: PlaceTracker.Lookup?
+        if placeTracker != nil {
+            // A place area stands only inside the country's (there the fix's disc lies in the device's country),
+            // and for the country it was made in.
+            if areas.placesCountry != state.country {
+                areas.places = .none
+                areas.placesCountry = state.country
+            }
+            placeLookup = placeTracker?.lookUp(
+                state.places,
+                at: fix,
+                accuracy: margin,
+                pointCountry: pointCountry,
+                area: areas.places,
+                keepsArea: keepsArea && areas.country.holds(fix.coordinate, accuracy: margin)
+            )
+        } else {
+            areas.places = .none
+        }
         if var change {
-            if let places {
-                // The region and locality of the fix that decided it, as its point lies.
-                change = change.described(
-                    region: places.region(at: fix.coordinate, within: 0, countryCode: pointCountry).value,
-                    locality: places.locality(near: fix.coordinate, countryCode: pointCountry)
-                )
+            if let described = placeTracker?.described(change, by: placeLookup, at: fix, pointCountry: pointCountry) {
+                change = described
             }
             events.append(numbering.next(.countryChanged(change)))
             if let suggestion = languages?.suggestion(for: change.to, deviceLanguages: state.languages) {
                 events.append(numbering.next(.languageSuggested(suggestion)))
             }
         }
-        if let places {
-            // A place area stands only inside the country's (there the fix's disc lies in the device's country),
-            // and for the country it was made in.
-            let inCountryArea = keepsArea && areas.country.holds(fix.coordinate, accuracy: margin)
-            if areas.placesCountry != state.country {
-                areas.places = .none
-                areas.placesCountry = state.country
-            }
-            PlaceTracker(configuration: configuration, resolver: places).update(
-                &state.places,
-                at: fix,
-                accuracy: margin,
-                pointCountry: pointCountry,
-                deviceCountry: state.country,
-                area: &areas.places,
-                keepsArea: inCountryArea,
-                numbering: &numbering,
-                events: &events
-            )
-        } else {
-            areas.places = .none
-        }
+        placeTracker?.apply(
+            placeLookup,
+            to: &state.places,
+            at: fix,
+            deviceCountry: state.country,
+            area: &areas.places,
+            numbering: &numbering,
+            events: &events
+        )
         return Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
     }
 

@@ -1,7 +1,10 @@
 /// Where a fix is in human terms: the seam between the tracker and the places index (the `Places` module).
 ///
 /// Like ``CountryResolver``, pure from the tracker's side: the same coordinate always gets the same answer.
-public protocol PlaceResolver: Sendable {
+///
+/// A class: one index is shared by every tracker, and the tracker's copies of it are then a reference each (an
+/// existential of any type was copied through its type's value witnesses at every fix).
+public protocol PlaceResolver: AnyObject, Sendable {
     /// The region of a fix at `coordinate` whose accuracy is `radius` metres, in the country `countryCode` (the
     /// country at the point itself, nil at sea beyond the coastal tolerance): ``PlaceDecision/undecided`` when the
     /// accuracy disc reaches across a region boundary.

@@ -8,66 +8,113 @@
 /// ship does get those); arriving in a country where no region is known (or none of that country) announces the
 /// region as `null`, so that a device never carries another country's region. Pure, like the tracker.
 struct PlaceTracker {
-    let configuration: TrackerConfiguration
+    /// ``TrackerConfiguration/placeConfirmations``.
+    let placeConfirmations: Int
     let resolver: any PlaceResolver
 
-    /// Applies one fix, whose accuracy is `accuracy` metres, to the device's places, appending the events.
+    /// A fix's region and time zone as looked up, before anything is applied: the country's change event describes
+    /// its region with the same answer (``region``) rather than a lookup of its own.
+    struct Lookup {
+        /// The region: the disc's decision, or for a device with no region announced yet its point's answer where
+        /// the disc does not decide.
+        var region: PlaceDecision<PlaceRegion>
+        /// The time zone, the same way.
+        var zone: PlaceDecision<String>
+        /// How far around the fix both answers stand (nil when either was not measured or did not decide).
+        var clearance: Double?
+    }
+
+    /// Looks a fix up, whose accuracy is `accuracy` metres: nil when its disc lies inside `area` (the announced
+    /// region and time zone stand, nothing to look up).
     ///
-    /// `pointCountry` is the country the fix's point lies in (where its region is looked for); `deviceCountry` the
-    /// device's country after this fix. `area` is where the region and time zone were last looked up with room
-    /// around them, kept (`keepsArea`: the fix lies in its device's country's area) or cleared: a fix whose disc
-    /// lies inside it has the region and time zone announced, and is not looked up.
-    func update(
-        _ places: inout DevicePlaces,
+    /// `pointCountry` is the country the fix's point lies in (where its region is looked for). `area` is where the
+    /// region and time zone were last looked up with room around them, kept (`keepsArea`: the fix lies in its
+    /// device's country's area) or not: only then is the room measured.
+    func lookUp(
+        _ places: DevicePlaces,
         at fix: Fix,
         accuracy: Double,
         pointCountry: String?,
+        area: CountryArea,
+        keepsArea: Bool
+    ) -> Lookup? {
+        var lookup: Lookup
+        if !keepsArea {
+            lookup = Lookup(
+                region: resolver.region(at: fix.coordinate, within: accuracy, countryCode: pointCountry),
+                zone: resolver.timeZone(at: fix.coordinate, within: accuracy),
+                clearance: nil
+            )
+        } else {
+            if area.holds(fix.coordinate, accuracy: accuracy) { return nil }
+            let (region, regionClearance) = resolver.region(
+                at: fix.coordinate,
+                within: accuracy,
+                countryCode: pointCountry,
+                clearanceUpTo: Self.areaReach
+            )
+            let (zone, zoneClearance) = resolver.timeZone(
+                at: fix.coordinate,
+                within: accuracy,
+                clearanceUpTo: Self.areaReach
+            )
+            let clearance = regionClearance.flatMap { region in zoneClearance.map { min(region, $0) } }
+            lookup = Lookup(region: region, zone: zone, clearance: clearance)
+        }
+        // A device with nothing announced yet takes its point's answer when its disc does not decide (an undecided
+        // answer has no clearance: no area comes of it).
+        if places.region == nil && places.regionCandidate == nil && lookup.region == .undecided {
+            lookup.region = resolver.region(at: fix.coordinate, within: 0, countryCode: pointCountry)
+        }
+        if places.timeZone == nil && places.timeZoneCandidate == nil && lookup.zone == .undecided {
+            lookup.zone = resolver.timeZone(at: fix.coordinate, within: 0)
+        }
+        return lookup
+    }
+
+    /// A country change with the region and locality of the fix that decided it, as its point lies: the lookup's
+    /// region when its disc decided (a disc's region is its point's), else the point's own.
+    func described(_ change: CountryChange, by lookup: Lookup?, at fix: Fix, pointCountry: String?) -> CountryChange {
+        var region = lookup?.region ?? .undecided
+        if region == .undecided { region = resolver.region(at: fix.coordinate, within: 0, countryCode: pointCountry) }
+        return change.described(
+            region: region.value,
+            locality: resolver.locality(near: fix.coordinate, countryCode: pointCountry)
+        )
+    }
+
+    /// Applies a fix's ``lookUp(_:at:accuracy:pointCountry:area:keepsArea:)`` to the device's places, appending the
+    /// events; `deviceCountry` is the device's country after this fix.
+    ///
+    /// A fix whose disc lay inside `area` (no lookup) changes nothing. Otherwise `area` becomes the room around this
+    /// fix when the answers were measured and stand for the announced region and time zone with nothing pending,
+    /// and nothing else.
+    func apply(
+        _ lookup: Lookup?,
+        to places: inout DevicePlaces,
+        at fix: Fix,
         deviceCountry: String?,
         area: inout CountryArea,
-        keepsArea: Bool,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
-        guard keepsArea else {
-            area = .none
-            return update(
-                &places,
-                region: resolver.region(at: fix.coordinate, within: accuracy, countryCode: pointCountry),
-                zone: resolver.timeZone(at: fix.coordinate, within: accuracy),
-                at: fix,
-                pointCountry: pointCountry,
-                deviceCountry: deviceCountry,
-                numbering: &numbering,
-                events: &events
-            )
-        }
-        if area.holds(fix.coordinate, accuracy: accuracy) { return }
-        let (region, regionClearance) = resolver.region(
-            at: fix.coordinate,
-            within: accuracy,
-            countryCode: pointCountry,
-            clearanceUpTo: Self.areaReach
-        )
-        let (zone, zoneClearance) = resolver.timeZone(
-            at: fix.coordinate,
-            within: accuracy,
-            clearanceUpTo: Self.areaReach
-        )
-        update(
+        guard let lookup else { return }
+        let firstRegion = places.region == nil && places.regionCandidate == nil
+        let firstZone = places.timeZone == nil && places.timeZoneCandidate == nil
+        updateRegion(
             &places,
-            region: region,
-            zone: zone,
-            at: fix,
-            pointCountry: pointCountry,
-            deviceCountry: deviceCountry,
+            lookup.region,
+            first: firstRegion,
+            country: deviceCountry,
+            fix: fix,
             numbering: &numbering,
             events: &events
         )
-        // An area stands for the announced region and time zone, with nothing pending.
-        if let regionClearance, let zoneClearance, region == .decided(places.region), zone == .decided(places.timeZone),
-            places.regionCandidate == nil, places.timeZoneCandidate == nil
+        updateTimeZone(&places, lookup.zone, first: firstZone, fix: fix, numbering: &numbering, events: &events)
+        if let clearance = lookup.clearance, lookup.region == .decided(places.region),
+            lookup.zone == .decided(places.timeZone), places.regionCandidate == nil, places.timeZoneCandidate == nil
         {
-            area = CountryArea(center: fix.coordinate, clearance: min(regionClearance, zoneClearance))
+            area = CountryArea(center: fix.coordinate, clearance: clearance)
         } else {
             area = .none
         }
@@ -76,37 +123,6 @@ struct PlaceTracker {
     /// How far around a looked-up fix the tracker asks for the region and time zone to stay the same: as far as for
     /// the country (``DeviceTracker/countryAreaReach``), whose area the places' area stands inside.
     static let areaReach = DeviceTracker.countryAreaReach
-
-    private func update(
-        _ places: inout DevicePlaces,
-        region: PlaceDecision<PlaceRegion>,
-        zone: PlaceDecision<String>,
-        at fix: Fix,
-        pointCountry: String?,
-        deviceCountry: String?,
-        numbering: inout EventNumbering,
-        events: inout [DeviceEvent]
-    ) {
-        // A device with nothing announced yet takes its point's answer when its disc does not decide.
-        var region = region
-        let firstRegion = places.region == nil && places.regionCandidate == nil
-        if firstRegion && region == .undecided {
-            region = resolver.region(at: fix.coordinate, within: 0, countryCode: pointCountry)
-        }
-        var zone = zone
-        let firstZone = places.timeZone == nil && places.timeZoneCandidate == nil
-        if firstZone && zone == .undecided { zone = resolver.timeZone(at: fix.coordinate, within: 0) }
-        updateRegion(
-            &places,
-            region,
-            first: firstRegion,
-            country: deviceCountry,
-            fix: fix,
-            numbering: &numbering,
-            events: &events
-        )
-        updateTimeZone(&places, zone, first: firstZone, fix: fix, numbering: &numbering, events: &events)
-    }
 
     private func updateRegion(
         _ places: inout DevicePlaces,
@@ -196,7 +212,7 @@ struct PlaceTracker {
             code,
             candidate: &candidate,
             fixes: &fixes,
-            needed: configuration.placeConfirmations
+            needed: placeConfirmations
         )
     }
 

@@ -128,6 +128,43 @@ struct PlaceEventTests {
         #expect(change.to == TimeZoneChange.Zone(identifier: "America/Detroit", utcOffsetSeconds: -5 * 3600))
     }
 
+    @Test("a country change whose fix straddles a region line carries the region its point lies in")
+    func countryChangeOnARegionLine() throws {
+        // The Indiana-Michigan line at 86.75° W, found to a centimetre, and a fix 5 m into Michigan with a 50 m disc:
+        // it decides the country (Canada is far) but not the region.
+        var (south, north) = (41.70, 41.80)
+        while north - south > 1e-7 {
+            let middle = (south + north) / 2
+            let region = placeIndex.region(
+                at: Coordinate(latitude: middle, longitude: -86.75)!,
+                within: 0,
+                countryCode: "US"
+            )
+            if region.value?.code == "US-IN" { south = middle } else { north = middle }
+        }
+        let onTheLine = Coordinate(latitude: north + 0.000_045, longitude: -86.75)!
+        #expect(placeIndex.region(at: onTheLine, within: 0, countryCode: "US").value?.code == "US-MI")
+        #expect(placeIndex.region(at: onTheLine, within: 50, countryCode: "US") == .undecided)
+        var events: [DeviceEvent] = []
+        var state = DeviceState(deviceId: "van-4")
+        let tracker = DeviceTracker(countries: countryIndex, places: placeIndex)
+        for (offset, (coordinate, accuracy)) in [
+            (Coordinate(latitude: 42.30, longitude: -83.02)!, 10.0), (onTheLine, 50),
+        ]
+        .enumerated() {
+            let time = 1_795_248_000_000 + Int64(offset) * 60_000
+            let position = Position(deviceId: "van-4", coordinate: coordinate, timestamp: time, accuracy: accuracy)
+            let origin = MessageOrigin(topic: "positions", partition: 0, offset: Int64(offset), timestamp: time)
+            _ = tracker.apply(position, origin: origin, to: &state, events: &events)
+        }
+        let changes = events.compactMap { event -> CountryChange? in
+            if case .countryChanged(let change) = event.payload { return change }
+            return nil
+        }
+        #expect(changes.map(\.to) == ["CA", "US"])
+        #expect(changes.last?.region?.code == "US-MI")
+    }
+
     @Test("a country change carries the region and locality of its fix; event kinds can be switched off")
     func countryChangeAndSwitches() throws {
         var events: [DeviceEvent] = []
