@@ -181,8 +181,12 @@ struct JSONWriter {
         } else if let (digits, decimals) = Self.fewDecimals(abs(value)) {
             decimal(digits, decimals: decimals, negative: value < 0)
         } else {
-            var text = value.description
-            text.withUTF8 { bytes($0, separated: true) }
+            // The standard library's shortest digits (`description`'s text), written straight into the room.
+            store(atMost: ShortestDigits.maximumLength, separated: true) { text in
+                var digits = ShortestDigits(into: text)
+                value.write(to: &digits)
+                return digits.count
+            }
         }
         needsComma = true
     }

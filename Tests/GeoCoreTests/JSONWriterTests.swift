@@ -46,6 +46,24 @@ struct JSONWriterTests {
         #expect(values.allSatisfy { Double(Self.written($0)) == $0 || ($0 == 0 && Self.written($0) == "0") })
     }
 
+    @Test("numbers of every magnitude, the longest texts included, are written as description writes them")
+    func numbersOfEveryMagnitude() {
+        var random = SplitMix64(seed: 19)
+        var values: [Double] = [
+            -2.2250738585072014e-308, -.greatestFiniteMagnitude, .greatestFiniteMagnitude, -.leastNonzeroMagnitude,
+            -.leastNormalMagnitude, 1.7976931348623157e308, -1.2345678901234567e-100, 1e16, 1e-7, 0.1 + 0.7,
+        ]
+        for _ in 0..<300_000 {
+            let value = Double(bitPattern: random.next())
+            if value.isFinite { values.append(value) }
+        }
+        var mismatches: [String] = []
+        for value in values where Self.written(value) != Self.reference(value) {
+            mismatches.append("\(Self.reference(value)): \(Self.written(value))")
+        }
+        #expect(mismatches.count == 0, "\(mismatches.prefix(10))")
+    }
+
     /// The text the writer gave times before it wrote them at once: each field digit by digit.
     static func referenceTime(_ milliseconds: Int64) -> String {
         let clamped = min(max(milliseconds, Timestamp.firstWritable), Timestamp.latest)
