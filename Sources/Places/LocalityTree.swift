@@ -41,8 +41,16 @@ struct LocalityTree: Sendable {
     let countryRanges: [Range<Int>]
     /// Each country's bounding sphere in chord space (its centre and radius), for searches across countries.
     private let bounds: [(centre: SIMD3<Float>, radius: Float)]
+    /// The one region of all the places of each subtree, kept at its node (a leaf's: at its first place).
+    ///
+    /// ``noRegion`` for none, ``mixedRegions`` for several. A search for another region than one, or for any region,
+    /// skips a subtree that has none to offer: most of a region's clearance was its rival search walking every place
+    /// of its own region within twice the reach.
+    private let subtreeRegions: [UInt16]
 
     static let noRegion = UInt16.max
+    /// A subtree's places have more than one region (or some have one and some none).
+    static let mixedRegions = UInt16.max - 1
     /// Ranges of at most this many places are leaves, scanned whole in the order the builder left them.
     ///
     /// The search is bound by fetching nodes from memory, not by measuring them: a leaf's places share a few cache
@@ -62,6 +70,29 @@ struct LocalityTree: Sendable {
             let radius = nodes[range].map { Self.chordSquared(centre, $0).squareRoot() }.max() ?? 0
             return (centre, radius * 1.000_001 + 1e-6)
         }
+        var subtreeRegions = [UInt16](repeating: Self.mixedRegions, count: nodes.count)
+        for range in countryRanges where !range.isEmpty {
+            Self.summarize(range, regions: regions, into: &subtreeRegions)
+        }
+        self.subtreeRegions = subtreeRegions
+    }
+
+    /// Fills in `summary` for `range` (not empty) and every subtree in it; returns the range's own.
+    @discardableResult
+    private static func summarize(_ range: Range<Int>, regions: [UInt16], into summary: inout [UInt16]) -> UInt16 {
+        func joined(_ first: UInt16, _ second: UInt16) -> UInt16 { first == second ? first : mixedRegions }
+        guard range.count > leafSize else {
+            let region = regions[range].dropFirst().reduce(regions[range.lowerBound], joined)
+            summary[range.lowerBound] = region
+            return region
+        }
+        let middle = range.lowerBound + range.count / 2
+        let region = joined(
+            joined(regions[middle], summarize(range.lowerBound..<middle, regions: regions, into: &summary)),
+            summarize((middle + 1)..<range.upperBound, regions: regions, into: &summary)
+        )
+        summary[middle] = region
+        return region
     }
 
     /// The point on the unit sphere of a coordinate.
@@ -138,6 +169,9 @@ struct LocalityTree: Sendable {
         _ best: inout (node: Int, chordSquared: Float)?,
         _ bound: inout Float
     ) {
+        guard !range.isEmpty else { return }
+        let middle = range.lowerBound + range.count / 2
+        guard offers(range.count > Self.leafSize ? middle : range.lowerBound, filter) else { return }
         guard range.count > Self.leafSize else {
             for index in range {
                 let distance = Self.chordSquared(point, nodes[index])
@@ -148,7 +182,6 @@ struct LocalityTree: Sendable {
             }
             return
         }
-        let middle = range.lowerBound + range.count / 2
         let node = nodes[middle]
         let distance = Self.chordSquared(point, node)
         if distance < bound && accepts(middle, filter) {
@@ -165,6 +198,16 @@ struct LocalityTree: Sendable {
         let above = (middle + 1)..<range.upperBound
         search(point, along < 0 ? below : above, filter, &best, &bound)
         if along * along < bound { search(point, along < 0 ? above : below, filter, &best, &bound) }
+    }
+
+    /// Whether the subtree summarized at `key` may hold a place that `filter` accepts.
+    private func offers(_ key: Int, _ filter: Filter) -> Bool {
+        switch filter {
+        case .any: return true
+        case .withRegion: return subtreeRegions[key] != Self.noRegion
+        case .regionOtherThan(let region):
+            return subtreeRegions[key] != Self.noRegion && subtreeRegions[key] != region
+        }
     }
 
     private func accepts(_ node: Int, _ filter: Filter) -> Bool {
