@@ -221,7 +221,13 @@ func measureLatency(partitions: Int) {
     }
     let probe = startProbe(topic: latencyTopics.events, readsEvents: true, partitions: partitions)
     let cpuBefore = childrenCPUSeconds()
+    let idleBefore = machineIdleSeconds()
+    let benchBefore = ownCPUSeconds()
     let run = produceSteadily(latencyTopics)
+    // Over the stream: how much of the cores was left idle, and what this process (the mock broker, the producer,
+    // the probe) took of them: the worker's share is what is left.
+    let streamIdle = machineIdleSeconds() - idleBefore
+    let streamBench = ownCPUSeconds() - benchBefore
     let expected = max(0, run.sent - options.devices)
     probe.waitFor(expected)
     let samples = probe.stop()
@@ -253,6 +259,16 @@ func measureLatency(partitions: Int) {
             format: "  the worker's CPU (the whole process): %.1f s, %.2f us per position",
             workerCPU,
             workerCPU * 1e6 / Double(max(1, run.sent))
+        )
+    )
+    log(
+        String(
+            format: "  during the stream's %.1f s: the %d cores idle %.1f CPU-seconds; this process (mock broker, "
+                + "producer, probe) %.1f",
+            run.seconds,
+            ProcessInfo.processInfo.activeProcessorCount,
+            streamIdle,
+            streamBench
         )
     )
     log("  slowest 100 ms windows by produce time: \(slowWindows(samples))")

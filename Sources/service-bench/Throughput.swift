@@ -67,6 +67,8 @@ func measureThroughput() {
 
     /// The catch-ups' worker CPU time per message (µs), this build's (false) and the baseline's (true).
     var cpuPerMessage: [Bool: [Double]] = [:]
+    /// The benchmark process's CPU time per message meanwhile (µs): mostly the in-process mock broker's.
+    var brokerCPUPerMessage: [Bool: [Double]] = [:]
     /// Runs `geoworker run --until-caught-up` over the preloaded topics (on `applyThreads`, or the default);
     /// returns its rate from its first message to its last checkpoint, and prints it.
     func catchUp(
@@ -127,6 +129,7 @@ func measureThroughput() {
                 )
         )
         cpuPerMessage[baseline, default: []].append(cpuPerInput)
+        brokerCPUPerMessage[baseline, default: []].append(brokerCPU * 1e6 / inputMessages)
         return rate
     }
 
@@ -151,6 +154,7 @@ func measureThroughput() {
         // middle round only, so the worker meets the just-written preload first as well.
         var ratios: [Double] = []
         var rates: [Double] = []
+        var rawRates: [Double] = []
         for round in 0..<3 {
             let raw: Double
             let rate: Double
@@ -171,6 +175,7 @@ func measureThroughput() {
             )
             ratios.append(rate / raw)
             rates.append(rate)
+            rawRates.append(raw)
         }
         let cpu = cpuPerMessage[false, default: []]
         log(
@@ -193,6 +198,26 @@ func measureThroughput() {
             String(
                 format:
                     "worker CPU per input message (positions and commands): %.2f us by the median of three rounds (target 1.5)",
+                median(cpu)
+            )
+        )
+        // What the ratio's target leaves the worker on this host: the cores' seconds shared by the messages the
+        // worker would take in at 0.45 of raw's rate, less what the broker beside it used per message.
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let messagesPerPosition = Double(positionCount + options.devices * 3) / Double(positionCount)
+        let targetMessages = 0.45 * median(rawRates) * messagesPerPosition
+        let broker = median(brokerCPUPerMessage[false, default: [0]])
+        log(
+            String(
+                format: "the ratio's CPU budget on this host: %.0f cores / (0.45 x %.0f positions/s x %.2f messages "
+                    + "each) = %.2f us per message, %.2f with the broker's %.2f taken off; the worker used %.2f "
+                    + "(where it goes and why: docs/performance.md, issue 34)",
+                cores,
+                median(rawRates),
+                messagesPerPosition,
+                cores * 1e6 / targetMessages,
+                cores * 1e6 / targetMessages - broker,
+                broker,
                 median(cpu)
             )
         )
