@@ -285,7 +285,7 @@ struct JSONScanner {
     /// Eight bytes at a time while eight are left: member names, device ids and language tags are mostly such
     /// runs, and a byte at a time was the largest part of decoding a position.
     @inline(__always)
-    static func endOfPlainRun(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+    private static func endOfPlainRun(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
         var position = start
         while bytes.count - position >= 8 {
             let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))

@@ -83,7 +83,10 @@ final class ConsumerState: Sendable {
         handler: RebalanceHandler,
         logger: Logger
     ) {
-        let isCooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        // NULL when librdkafka cannot say (its group is going away as the consumer closes): the eager calls then,
+        // whose refusal is logged as any other. Read as a string regardless, it crashed a worker stopped in a
+        // rolling restart.
+        let isCooperative = rd_kafka_rebalance_protocol(handle).map { String(cString: $0) } == "COOPERATIVE"
         let changed = TopicPartition.array(from: list)
         switch err {
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
