@@ -135,7 +135,7 @@ enum DecimalNumber {
     ) -> Int {
         var position = start
         while bytes.count - position >= 8 {
-            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            let word = bytes.word(at: position)
             // A byte is a digit when its high half is 3 and stays 3 with 6 added (0x30...0x39). The addition's carry
             // out of a byte of 0xFA or more reaches only bytes above that non-digit: the lowest one found is exact.
             let highHalves: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
@@ -143,7 +143,7 @@ enum DecimalNumber {
             let nonDigits = ((word & highHalves) ^ threes) | (((word &+ 0x0606_0606_0606_0606) & highHalves) ^ threes)
             let run = nonDigits == 0 ? 8 : nonDigits.trailingZeroBitCount / 8
             guard run > 0, digits + run <= 19 else { return position }
-            let values = (word &- threes) & (run == 8 ? .max : (1 << (UInt64(run) * 8)) - 1)
+            let values = (word &- threes) & .lowBytes(run)
             if mantissa == 0 {
                 // Leading zeros are not significant: the run's digits from its first non-zero one are.
                 digits += values == 0 ? 0 : run - values.trailingZeroBitCount / 8

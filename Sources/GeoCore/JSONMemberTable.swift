@@ -33,14 +33,9 @@ struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
         guard length <= Self.maximumNameLength, scanner.bytes.count - key.start >= 16 else {
             return member(named: scanner.content(of: key))
         }
-        let first = UInt64(littleEndian: scanner.bytes.loadUnaligned(fromByteOffset: key.start, as: UInt64.self))
-        let second = UInt64(littleEndian: scanner.bytes.loadUnaligned(fromByteOffset: key.start + 8, as: UInt64.self))
-        return member(words: (first & Self.lowBytes(length), second & Self.lowBytes(length - 8)), length: length)
-    }
-
-    /// A mask of the lowest `count` bytes of a word (none for 0 or less, all for 8 or more).
-    private static func lowBytes(_ count: Int) -> UInt64 {
-        count <= 0 ? 0 : (count >= 8 ? .max : (1 << (UInt64(count) * 8)) - 1)
+        let first = scanner.bytes.word(at: key.start) & .lowBytes(length)
+        let second = scanner.bytes.word(at: key.start + 8) & .lowBytes(length - 8)
+        return member(words: (first, second), length: length)
     }
 
     private func member(named bytes: UnsafeRawBufferPointer) -> Member? {

@@ -288,7 +288,7 @@ struct JSONScanner {
     private static func endOfPlainRun(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
         var position = start
         while bytes.count - position >= 8 {
-            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            let word = bytes.word(at: position)
             let stops = specialBytes(in: word)
             if stops != 0 { return position + stops.trailingZeroBitCount / 8 }
             position += 8
