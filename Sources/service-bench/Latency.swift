@@ -264,7 +264,8 @@ func measureLatency(partitions: Int) {
     log(
         String(
             format: "  during the stream's %.1f s: the %d cores idle %.1f CPU-seconds; this process (mock broker, "
-                + "producer, probe) %.1f",
+                + "producer, probe) %.1f (with no core idle the p99 is the queue's; the worker's CPU by stage and "
+                + "why: docs/performance.md, issue 34)",
             run.seconds,
             ProcessInfo.processInfo.activeProcessorCount,
             streamIdle,
