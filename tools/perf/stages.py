@@ -6,9 +6,10 @@ librdkafka, ...), in seconds and in microseconds per message.
     python3 tools/perf/stages.py FILE MESSAGES [FROM TO]
 
 MESSAGES is how many input messages the window covers (a catch-up: its positions and commands). FROM and TO, in
-seconds from the apply threads' first sample, narrow the window (a steady stream: from 3 s in, say); by default it
-is the apply threads' first to last sample. The benchmark's own threads (the mock broker, its producer) are left
-out: only the process the apply threads belong to counts. Each cpu-clock sample is a millisecond of a CPU.
+seconds from the apply threads' first sample, narrow the window (a steady stream: from a second or two after it
+starts); by default it is the apply threads' first to last sample. The benchmark's own threads (the mock broker, its
+producer) are left out: only the process the apply threads belong to counts. Each cpu-clock sample is a millisecond
+of a CPU.
 """
 import collections
 import re
