@@ -29,6 +29,37 @@ struct ServiceFencingTests {
         #expect(lines() >= count, "fewer than \(count) lines with \(text) in \(child.errors.suffix(3000))")
     }
 
+    /// How many input partitions a member holds now, by its log: each assignment adds its count, each revocation
+    /// takes its count away.
+    static func heldPartitions(_ child: BackgroundProcess) -> Int {
+        func count(in line: Substring, after marker: String) -> Int? {
+            line.range(of: marker).flatMap { Int(line[$0.upperBound...].prefix(while: \.isNumber)) }
+        }
+        var held = 0
+        for line in child.errors.split(separator: "\n") {
+            if let assigned = count(in: line, after: "[Worker] assigned ") {
+                held += assigned
+            } else if let revoked = count(in: line, after: "[Worker] revoking ") {
+                held -= revoked
+            }
+        }
+        return held
+    }
+
+    /// Waits (at most a minute) until the group has settled: every member holds partitions, and together they hold
+    /// all `total` of both input topics.
+    ///
+    /// Each member's first assignment is not enough: members join one after another, each join revokes and assigns
+    /// everything again, and under load a member stopped in between held nothing, had nothing to lose, and never met
+    /// the fencing this suite is about.
+    static func waitForSettledGroup(_ members: [BackgroundProcess], total: Int) async throws {
+        func held() -> [Int] { members.map(heldPartitions) }
+        func settled() -> Bool { held().allSatisfy { $0 > 0 } && held().reduce(0, +) == total }
+        var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(100))
+        while !settled(), budget.allowsAnotherLook() { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(settled(), "the group did not settle: members hold \(held()) of \(total) partitions")
+    }
+
     /// Runs `members` instances on three parts of a stream and compares their events with a single instance's.
     ///
     /// The first part comes before they start; the second while they run, one of them stopped `stopAfter` into it
@@ -42,7 +73,7 @@ struct ServiceFencingTests {
         let names = ["a", "b", "c"].prefix(members)
         let instances = try names.map { try bed.start(as: ScaleOut.member(bed, $0)) }
         defer { for instance in instances { instance.send(SIGKILL) } }
-        for instance in instances { try await Self.waitForLines(instance, Self.assigned, count: 1) }
+        try await Self.waitForSettledGroup(instances, total: 2 * bed.partitions)
         try await ScaleOut.waitForChangelog(bed)
         let (stalled, others) = (instances[0], instances.dropFirst())
 
@@ -59,6 +90,7 @@ struct ServiceFencingTests {
         // Counted before the stop: under load the stream's slices can outlast the session, and the others may
         // have taken the stalled member's partitions before the stream ends.
         let assignments = others.map { Self.lines($0, Self.assigned) }
+        #expect(Self.heldPartitions(stalled) > 0, "stopped holding nothing: \(stalled.errors.suffix(2000))")
         stalled.send(SIGSTOP)
         try await streaming.value
         // The others notice the missing member after the session (6 s), take its partitions, restore their
