@@ -13,8 +13,10 @@ import Worker
 struct ServiceFencingTests {
     typealias ScaleOut = ServiceScaleOutTests
 
-    /// The log line of an assignment taken.
+    /// The log line of an assignment taken, followed by its partition count.
     static let assigned = "[Worker] assigned"
+    /// The log line of a revocation, followed by its partition count.
+    static let revoking = "[Worker] revoking"
 
     /// How many lines of a member's log contain `text`.
     static func lines(_ child: BackgroundProcess, _ text: String) -> Int {
@@ -33,13 +35,13 @@ struct ServiceFencingTests {
     /// takes its count away.
     static func heldPartitions(_ child: BackgroundProcess) -> Int {
         func count(in line: Substring, after marker: String) -> Int? {
-            line.range(of: marker).flatMap { Int(line[$0.upperBound...].prefix(while: \.isNumber)) }
+            line.range(of: marker + " ").flatMap { Int(line[$0.upperBound...].prefix(while: \.isNumber)) }
         }
         var held = 0
         for line in child.errors.split(separator: "\n") {
-            if let assigned = count(in: line, after: "[Worker] assigned ") {
+            if let assigned = count(in: line, after: Self.assigned) {
                 held += assigned
-            } else if let revoked = count(in: line, after: "[Worker] revoking ") {
+            } else if let revoked = count(in: line, after: Self.revoking) {
                 held -= revoked
             }
         }
@@ -53,11 +55,13 @@ struct ServiceFencingTests {
     /// everything again, and under load a member stopped in between held nothing, had nothing to lose, and never met
     /// the fencing this suite is about.
     static func waitForSettledGroup(_ members: [BackgroundProcess], total: Int) async throws {
-        func held() -> [Int] { members.map(heldPartitions) }
-        func settled() -> Bool { held().allSatisfy { $0 > 0 } && held().reduce(0, +) == total }
+        func settled(_ held: [Int]) -> Bool { held.allSatisfy { $0 > 0 } && held.reduce(0, +) == total }
         var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(100))
-        while !settled(), budget.allowsAnotherLook() { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(settled(), "the group did not settle: members hold \(held()) of \(total) partitions")
+        while !settled(members.map(heldPartitions)), budget.allowsAnotherLook() {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let held = members.map(heldPartitions)
+        #expect(settled(held), "the group did not settle: members hold \(held) of \(total) partitions")
     }
 
     /// Runs `members` instances on three parts of a stream and compares their events with a single instance's.

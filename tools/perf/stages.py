@@ -12,11 +12,10 @@ producer) are left out: only the process the apply threads belong to counts. Eac
 of a CPU.
 """
 import collections
-import re
 import subprocess
 import sys
 
-HEADER = re.compile(r"\s*(.*?)\s+(\d+)/(\d+)\s+([\d.]+):\s+(?:\d+\s+)?(\S+):")
+from perf_samples import cpu_samples
 
 # An apply thread's sample belongs to the first stage (in this order) whose function is on its stack.
 APPLY_STAGES = [
@@ -36,21 +35,9 @@ CHECKPOINT_STAGES = [
 
 
 def read(path):
-    text = subprocess.run(
-        ["perf", "script", "-i", path, "-F", "comm,pid,tid,time,event,ip,sym,dso"],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    names = set()
-    blocks = []
-    for block in text.split("\n\n"):
-        lines = block.strip("\n").split("\n")
-        match = HEADER.match(lines[0]) if lines and lines[0].strip() else None
-        if not match or not match.group(5).startswith("cpu-clock"):
-            continue
-        frames = [parts[1] for parts in (line.strip().split(None, 1) for line in lines[1:]) if len(parts) == 2]
-        names.update(frames)
-        blocks.append((match.group(1), int(match.group(2)), int(match.group(3)), float(match.group(4)), frames))
-    names = sorted(names)
+    """Every cpu-clock sample with its pid, its frames demangled."""
+    blocks = list(cpu_samples(path))
+    names = sorted({frame for *_, frames in blocks for frame in frames})
     demangled = subprocess.run(
         ["swift", "demangle", "--simplified", "--compact"], input="\n".join(names), capture_output=True, text=True
     ).stdout.split("\n")
