@@ -68,7 +68,9 @@ struct ServiceFencingTests {
     ///
     /// The first part comes before they start; the second while they run, one of them stopped `stopAfter` into it
     /// and resumed once the others have taken its partitions and had time to catch up; the third after it resumed.
-    func stallOne(of members: Int, stopAfter: Duration) async throws {
+    func stallOne(of members: Int, stopAfter usualStop: Duration) async throws {
+        var trial = HandoverTrial("\(members) instances, one stalled", fixed: UInt64(usualStop / .milliseconds(1)))
+        let stopAfter = trial.duration("stop after", .milliseconds(100)...(.milliseconds(3_000)), usual: usualStop)
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 300, positionsPerDevice: 120, topics: bed.topics)
         let thirds = ScaleOut.thirds(traffic.positions())
@@ -82,8 +84,9 @@ struct ServiceFencingTests {
         let (stalled, others) = (instances[0], instances.dropFirst())
 
         // The second part as a stream (a slice every 150 ms), the stop in the middle of it: the stalled instance has
-        // messages in hand, applied and not yet checkpointed, and the stream goes on without it.
-        let slices = Self.slices(thirds[1], count: 20)
+        // messages in hand, applied and not yet checkpointed, and the stream goes on without it. Halfway, pins
+        // change.
+        let slices = ScaleOut.streamWithPinChanges(thirds[1], traffic, count: 20)
         let streaming = Task {
             for slice in slices {
                 try await bed.produce(slice)
@@ -102,7 +105,7 @@ struct ServiceFencingTests {
         for (other, before) in zip(others, assignments) {
             try await Self.waitForLines(other, Self.assigned, count: before + 1)
         }
-        try await Task.sleep(for: .seconds(4))
+        try await Task.sleep(for: trial.duration("resume after", .zero...(.seconds(5)), usual: .seconds(4)))
         let resumed = ContinuousClock.now
         stalled.send(SIGCONT)
         // Back, it meets the loss (a rebalance, or the group's refusal before its next changelog write).

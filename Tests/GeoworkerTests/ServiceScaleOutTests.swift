@@ -64,10 +64,12 @@ struct ServiceScaleOutTests {
         #expect(changed.isEmpty, "\(changed.count) events differ from the single-instance run: \(changed.prefix(2))")
     }
 
-    /// Stops a member with SIGTERM and expects a clean exit.
+    /// Stops a member with SIGTERM and expects a clean exit, with no invariant broken on the way.
     static func stop(_ child: BackgroundProcess) async {
         child.send(SIGTERM)
         let ending = await child.waitForExit(timeout: .seconds(60))
+        let broken = child.errors.split(separator: "\n").filter { $0.contains("invariant broken") }
+        #expect(broken.isEmpty, "\(broken.prefix(5).joined(separator: "\n"))")
         // A crash's reason and its thread's frames come before the registers and images, which fill the log's tail.
         let lines = child.errors.split(separator: "\n")
         let crash = lines.firstIndex { $0.contains("Fatal error") || $0.contains("Program crashed") } ?? lines.endIndex
@@ -102,6 +104,48 @@ struct ServiceScaleOutTests {
         #expect(Self.restoredRecords(in: survivor.errors) > 0, "\(survivor.errors.suffix(2000))")
     }
 
+    @Test("one of two instances killed mid-stream and restarted on its old state while pins change")
+    func killedAndRestarted() async throws {
+        var trial = HandoverTrial("killed and restarted", fixed: 1)
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 300, positionsPerDevice: 120, topics: bed.topics)
+        let thirds = Self.thirds(traffic.positions())
+        try await bed.produce(traffic.commands() + thirds[0])
+
+        let (a, b) = (Self.member(bed, "a"), Self.member(bed, "b"))
+        var doomed = try bed.start(as: a)
+        let survivor = try bed.start(as: b)
+        defer {
+            doomed.send(SIGKILL)
+            survivor.send(SIGKILL)
+        }
+        try await ServiceFencingTests.waitForSettledGroup([doomed, survivor], total: 2 * bed.partitions)
+        try await Self.waitForChangelog(bed)
+        // Killed somewhere in the second part, pins changing halfway through it; restarted on its own state
+        // directory before or after the survivor has taken its partitions.
+        let slices = Self.streamWithPinChanges(thirds[1], traffic, count: 20)
+        let streaming = Task {
+            for slice in slices {
+                try await bed.produce(slice)
+                try await Task.sleep(for: .milliseconds(150))
+            }
+        }
+        try await Task.sleep(for: trial.duration("kill after", .milliseconds(100)...(.milliseconds(3_500))))
+        doomed.send(SIGKILL)
+        #expect(await doomed.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+        try await Task.sleep(for: trial.duration("restart after", .milliseconds(200)...(.seconds(10))))
+        doomed = try bed.start(as: a)
+        try await streaming.value
+        try await ServiceFencingTests.waitForSettledGroup([doomed, survivor], total: 2 * bed.partitions)
+        try await bed.produce(thirds[2])
+
+        let reference = try await bed.referenceEvents()
+        let events = try await Self.waitForAll(bed, reference)
+        await Self.stop(survivor)
+        await Self.stop(doomed)
+        Self.expectSameEvents(events, as: reference)
+    }
+
     /// Waits until every changelog partition holds records: each instance has checkpointed its devices.
     static func waitForChangelog(_ bed: ServiceTestBed) async throws {
         let changelog = DeviceChangelog.defaultTopic(groupID: bed.group)
@@ -111,6 +155,22 @@ struct ServiceScaleOutTests {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
+    }
+
+    /// `positions` as a stream of `count` slices in time order, with the traffic's pin changes in the middle: the
+    /// slices before hold only positions stamped before the changes, the slices after only positions stamped after,
+    /// so that every instance reads a change before any position it precedes, as a single instance does.
+    static func streamWithPinChanges(
+        _ positions: [ProducerRecord],
+        _ traffic: BorderTraffic,
+        count: Int
+    ) -> [[ProducerRecord]] {
+        let steps = positions.map { Int(($0.timestampMilliseconds! - BorderTraffic.start) / 10_000) }
+        let middle = (steps.min()! + steps.max()!) / 2
+        let before = zip(positions, steps).filter { $0.1 < middle }.map(\.0)
+        let after = zip(positions, steps).filter { $0.1 >= middle }.map(\.0)
+        return ServiceFencingTests.slices(before, count: count / 2) + [traffic.pinChanges(atStep: middle)]
+            + ServiceFencingTests.slices(after, count: count - count / 2)
     }
 
     /// Positions split by time into three parts (every device has positions in each).

@@ -293,6 +293,34 @@ struct BorderTraffic {
         }
     }
 
+    /// Pins changed halfway through the drive, stamped between two fixes (`step` and the one before): every third
+    /// device untracks its customer pin before it reaches it, the next tracks a pin it reaches a few fixes later.
+    ///
+    /// A lost untrack brings back the customer's entered and exited events; a track applied late, after positions
+    /// stamped later, decides the new pin at another fix (or outside it, and never announces it): what neither a
+    /// handover nor the order of fetches may change.
+    func pinChanges(atStep step: Int) -> [ProducerRecord] {
+        let time = Self.start + Int64(step) * 10_000 - 5_000
+        return (0..<devices).compactMap { device -> ProducerRecord? in
+            switch device % 3 {
+            case 0:
+                return command(
+                    device,
+                    #"{"type":"untrack","deviceId":"\#(deviceId(device))","pinId":"customer"}"#,
+                    at: time
+                )
+            case 1:
+                return command(
+                    device,
+                    #"{"type":"track","deviceId":"\#(deviceId(device))","pin":{"id":"beyond","lat":\#(latitude(of: device)),"lon":7.835,"radius":700}}"#,
+                    at: time
+                )
+            default:
+                return nil
+            }
+        }
+    }
+
     /// The positions, device by device in time order, one every 10 s from longitude 7.66 to 7.96.
     func positions() -> [ProducerRecord] {
         (0..<devices).flatMap { device in
@@ -313,12 +341,12 @@ struct BorderTraffic {
         )
     }
 
-    private func command(_ device: Int, _ json: String) -> ProducerRecord {
+    private func command(_ device: Int, _ json: String, at time: Int64 = Self.start - 1000) -> ProducerRecord {
         ProducerRecord(
             topic: topics.commands,
             key: Array(deviceId(device).utf8),
             value: Array(json.utf8),
-            timestampMilliseconds: Self.start - 1000
+            timestampMilliseconds: time
         )
     }
 

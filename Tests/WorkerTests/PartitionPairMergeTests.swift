@@ -14,7 +14,8 @@ struct PartitionPairMergeTests {
         positionsHighWatermark: Int64? = nil,
         commandsHighWatermark: Int64? = nil,
         after elapsed: Duration = .zero,
-        timestamps: UnsafeMutablePointer<[Int64]>? = nil
+        timestamps: UnsafeMutablePointer<[Int64]>? = nil,
+        breaches: UnsafeMutablePointer<[PartitionPairMerge<String>.OrderBreach?]>? = nil
     ) -> [String] {
         var out: [String] = []
         while let (record, _, timestamp) = merge.next(
@@ -26,6 +27,7 @@ struct PartitionPairMergeTests {
         ) {
             out.append(record)
             timestamps?.pointee.append(timestamp)
+            breaches?.pointee.append(merge.lastBreach)
         }
         return out
     }
@@ -131,5 +133,88 @@ struct PartitionPairMergeTests {
         merge.append("p3", offset: 2, timestamp: 30, side: .positions)
         #expect(drain(&merge, commandsHighWatermark: 9, after: .seconds(32)) == ["p3"], "still given up")
         #expect(merge.laggingWaitsGivenUp == 1, "one wait, counted once")
+    }
+
+    /// Releases what the merge gives now (the positions side read to its end), each record with the order breach it
+    /// made, if any.
+    func releaseChecked(
+        _ merge: inout PartitionPairMerge<String>,
+        commandsAtEnd: Bool = false,
+        commandsHighWatermark: Int64? = nil,
+        after elapsed: Duration = .zero
+    ) -> [(String, PartitionPairMerge<String>.OrderBreach?)] {
+        var breaches: [PartitionPairMerge<String>.OrderBreach?] = []
+        let records = drain(
+            &merge,
+            positionsAtEnd: true,
+            commandsAtEnd: commandsAtEnd,
+            commandsHighWatermark: commandsHighWatermark,
+            after: elapsed,
+            breaches: &breaches
+        )
+        return Array(zip(records, breaches))
+    }
+
+    @Test("a side read to its end whose high watermark has since moved past what it gave holds more: it is waited for")
+    func endOverruledByWatermark() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("c1", offset: 0, timestamp: 5, side: .commands)
+        merge.append("p1", offset: 0, timestamp: 10, side: .positions)
+        #expect(drain(&merge, positionsAtEnd: true, commandsAtEnd: true, commandsHighWatermark: 1) == ["c1", "p1"])
+        // The end-of-partition event is as old as the fetch that brought it: a later fetch brought offset 1 (the
+        // watermark moves to 2), which still waits in the consumer's queue behind positions stamped later.
+        merge.append("p2", offset: 1, timestamp: 30, side: .positions)
+        #expect(drain(&merge, positionsAtEnd: true, commandsAtEnd: true, commandsHighWatermark: 2) == [])
+        merge.append("c2", offset: 1, timestamp: 20, side: .commands)
+        #expect(
+            drain(&merge, positionsAtEnd: true, commandsAtEnd: true, commandsHighWatermark: 2) == ["c2", "p2"],
+            "the command first, as its timestamp says"
+        )
+    }
+
+    @Test(
+        "the order check: a record below what its side had given when the other side went ahead is a breach; a late one is not"
+    )
+    func orderBreach() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("c1", offset: 4, timestamp: 5, side: .commands)
+        merge.append("p1", offset: 0, timestamp: 10, side: .positions)
+        let first = releaseChecked(&merge, commandsAtEnd: true)
+        #expect(first.map(\.0) == ["c1", "p1"] && first.allSatisfy { $0.1 == nil })
+        // Offset 3 was in the partition before what the commands side gave (read again, or out of order): it comes
+        // after a position stamped later.
+        merge.append("c0", offset: 3, timestamp: 4, side: .commands)
+        let second = releaseChecked(&merge, commandsAtEnd: true)
+        #expect(second.map(\.0) == ["c0"])
+        #expect(
+            second.first?.1
+                == PartitionPairMerge<String>.OrderBreach(
+                    side: .commands,
+                    offset: 3,
+                    timestamp: 4,
+                    overtakenBy: 10,
+                    knownEnd: 5
+                )
+        )
+        // Produced after the positions went ahead: its lateness is the producer's, not the merge's.
+        merge.append("c2", offset: 5, timestamp: 8, side: .commands)
+        let third = releaseChecked(&merge, commandsAtEnd: true)
+        #expect(third.map(\.0) == ["c2"] && third.first?.1 == nil)
+        // A revocation forgets what went ahead.
+        merge.removeAll()
+        merge.append("c3", offset: 1, timestamp: 1, side: .commands)
+        #expect(releaseChecked(&merge, commandsAtEnd: true).first?.1 == nil)
+    }
+
+    @Test("the order check: positions that went ahead because a wait ran out are the wait rule's, not a breach")
+    func orderAfterWait() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("c1", offset: 0, timestamp: 5, side: .commands)
+        merge.append("p1", offset: 0, timestamp: 10, side: .positions)
+        #expect(releaseChecked(&merge, commandsHighWatermark: 1).map(\.0) == ["c1"])
+        #expect(releaseChecked(&merge, commandsHighWatermark: 1, after: .milliseconds(200)).map(\.0) == ["p1"])
+        merge.append("c2", offset: 1, timestamp: 7, side: .commands)
+        let late = releaseChecked(&merge, commandsHighWatermark: 2, after: .milliseconds(300))
+        #expect(late.map(\.0) == ["c2"] && late.first?.1 == nil)
     }
 }

@@ -20,6 +20,9 @@ public enum MetricName {
     /// How often a partition pair went on without a side known to hold more, its wait at the bound: events that
     /// may then depend on fetch timing.
     public static let mergeLaggingWaitsGivenUp = "geoworker_merge_lagging_waits_given_up_total"
+    /// Breaches of an invariant the worker checks on itself, by `invariant`: each a defect to report, logged with
+    /// what broke it (docs/ARCHITECTURE.md, "Invariants checked at run time").
+    public static let invariantViolations = "geoworker_invariant_violations_total"
     /// From a poll's return until its messages were applied and sent.
     public static let batchDuration = "geoworker_batch_duration_seconds"
     /// Per input partition (`topic`, `partition`): its high watermark less the stored next offset.

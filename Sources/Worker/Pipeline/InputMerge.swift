@@ -7,9 +7,17 @@ protocol MergeableRecord {
     var offset: Int64 { get }
     /// Milliseconds since the epoch; a record without one sorts first.
     var timestampMilliseconds: Int64? { get }
+    /// The record's key as text (the device id), for what the merge logs; nil for none.
+    var keyText: String? { get }
 }
 
-extension ConsumerRecord: MergeableRecord {}
+extension MergeableRecord {
+    var keyText: String? { nil }
+}
+
+extension ConsumerRecord: MergeableRecord {
+    var keyText: String? { key.map { String(decoding: $0, as: UTF8.self) } }
+}
 
 /// The worker loop's merge stage: one ``PartitionPairMerge`` per co-partitioned pair (positions partition p
 /// with commands partition p), which releases records in timestamp order, and the next input offset of every
@@ -29,6 +37,32 @@ struct InputMerge<Record: MergeableRecord> {
     private var pairs: [PartitionPairMerge<Record>] = []
     /// The next offset after the records released since ``takeReleasedOffsets()``, per partition.
     private var released: [TopicPartition: Int64] = [:]
+    /// Records released out of order since ``takeOrderBreaches()`` (the first few, for the log), and how many.
+    private var breaches: [OrderBreach] = []
+    private var breachCount = 0
+
+    /// A record released after a record of the other side of its pair stamped later, though the merge had been told
+    /// its partition held it when that one went ahead: what a merge that keeps its promise never does
+    /// (``PartitionPairMerge/OrderBreach``).
+    struct OrderBreach: Hashable, CustomStringConvertible {
+        let partition: TopicPartition
+        let breach: PartitionPairMerge<Record>.OrderBreach
+        let device: String?
+
+        var description: String {
+            "\(partition)@\(breach.offset) (device \(device ?? "?"), stamped \(breach.timestamp)) after a record of its "
+                + "pair stamped \(breach.overtakenBy), though the partition's end was known to be \(breach.knownEnd)"
+        }
+    }
+
+    /// The order breaches since the last call (at most the first 16 of them), and how many there were; forgets them.
+    mutating func takeOrderBreaches() -> (first: [OrderBreach], count: Int) {
+        defer {
+            breaches = []
+            breachCount = 0
+        }
+        return (breaches, breachCount)
+    }
 
     /// How long a pair waits, by default, for a side known to hold more than it gave (see
     /// ``PartitionPairMerge``): long enough for a fetch that comes late behind a consumer queue full of the
@@ -119,12 +153,25 @@ struct InputMerge<Record: MergeableRecord> {
                 case .positions: nextOffsets.positions = origin.offset + 1
                 case .commands: nextOffsets.commands = origin.offset + 1
                 }
+                if let breach = pairs[pair].lastBreach { noteBreach(breach, record: record, kind: kind, pair: number) }
                 // Handed over, not copied: a copy is a retain and a release of what the record holds (its batch).
                 body(&sink, consume record, kind, origin)
             }
             if let next = nextOffsets.positions { released[TopicPartition(topics.positions, number)] = next }
             if let next = nextOffsets.commands { released[TopicPartition(topics.commands, number)] = next }
         }
+    }
+
+    private mutating func noteBreach(
+        _ breach: PartitionPairMerge<Record>.OrderBreach,
+        record: borrowing Record,
+        kind: InputKind,
+        pair: Int32
+    ) {
+        breachCount += 1
+        guard breaches.count < 16 else { return }
+        let topic = kind == .positions ? topics.positions : topics.commands
+        breaches.append(OrderBreach(partition: TopicPartition(topic, pair), breach: breach, device: record.keyText))
     }
 
     /// The next offset of every partition with records released since the last call (the ``OffsetLedger``'s

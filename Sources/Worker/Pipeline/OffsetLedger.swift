@@ -28,6 +28,10 @@ final class OffsetLedger {
     /// message, so an array rather than a dictionary hashed by topic name, and without the dynamic exclusivity
     /// check a class's stored property gets at every access (only the loop's thread touches the ledger).
     @exclusivity(unchecked) private var firstRead: [(positions: Int64?, commands: Int64?)] = []
+    /// The last offset read per side since assignment or rewind, for the read-order check (``Invariant/readOrder``).
+    @exclusivity(unchecked) private var lastRead: [(positions: Int64?, commands: Int64?)] = []
+    /// Records read again or out of order since ``takeReadOrderBreaches()``: the first few, and how many.
+    private var readOrderBreaches: (first: [String], count: Int) = ([], 0)
     /// Released offsets per round, oldest first, until the round is applied.
     private var releasedRounds: [(round: Int, offsets: [TopicPartition: Int64])] = []
     /// Applied since the last ``takeApplied()``.
@@ -45,14 +49,42 @@ final class OffsetLedger {
 
     // MARK: Read
 
-    /// A message was read: the first one of its partition since assignment is remembered.
+    /// A message was read: the first one of its partition since assignment is remembered, and each one is checked
+    /// to follow the last (``Invariant/readOrder``).
     func noteRead(partition: Int32, kind: InputKind, offset: Int64) {
         let pair = Int(partition)
-        if pair >= firstRead.count { firstRead += Array(repeating: (nil, nil), count: pair + 1 - firstRead.count) }
-        switch kind {
-        case .positions: if firstRead[pair].positions == nil { firstRead[pair].positions = offset }
-        case .commands: if firstRead[pair].commands == nil { firstRead[pair].commands = offset }
+        if pair >= firstRead.count {
+            firstRead += Array(repeating: (nil, nil), count: pair + 1 - firstRead.count)
+            lastRead += Array(repeating: (nil, nil), count: pair + 1 - lastRead.count)
         }
+        let last: Int64?
+        switch kind {
+        case .positions:
+            if firstRead[pair].positions == nil { firstRead[pair].positions = offset }
+            last = lastRead[pair].positions
+            lastRead[pair].positions = offset
+        case .commands:
+            if firstRead[pair].commands == nil { firstRead[pair].commands = offset }
+            last = lastRead[pair].commands
+            lastRead[pair].commands = offset
+        }
+        if let last, offset <= last {
+            noteReadOrderBreach(partition: partition, kind: kind, offset: offset, after: last)
+        }
+    }
+
+    private func noteReadOrderBreach(partition: Int32, kind: InputKind, offset: Int64, after last: Int64) {
+        readOrderBreaches.count += 1
+        guard readOrderBreaches.first.count < 16 else { return }
+        let topic = kind == .positions ? topics.positions : topics.commands
+        readOrderBreaches.first.append("\(TopicPartition(topic, partition))@\(offset) read after @\(last)")
+    }
+
+    /// Records read again or out of order within one assignment since the last call (the first 16, and how many);
+    /// forgets them.
+    func takeReadOrderBreaches() -> (first: [String], count: Int) {
+        defer { readOrderBreaches = ([], 0) }
+        return readOrderBreaches
     }
 
     /// The first offset read from each input partition since it was assigned.
@@ -69,6 +101,7 @@ final class OffsetLedger {
     func forgetRead(partition: Int32) {
         guard Int(partition) < firstRead.count else { return }
         firstRead[Int(partition)] = (nil, nil)
+        lastRead[Int(partition)] = (nil, nil)
     }
 
     // MARK: Released and applied
@@ -97,6 +130,7 @@ final class OffsetLedger {
     func discardUnstored() {
         releasedRounds = []
         applied = [:]
+        for pair in lastRead.indices { lastRead[pair] = (nil, nil) }
     }
 
     // MARK: Stored and committed

@@ -36,6 +36,35 @@ struct PartitionPairMerge<Record> {
     private var commandsNext: Int64?
     /// How many times a lagging side's wait reached its bound and the other side went on without it.
     private(set) var laggingWaitsGivenUp = 0
+    /// What each side released while the other was read to its end, for the order check (``OrderBreach``).
+    private var positionsAhead: SideAhead?
+    private var commandsAhead: SideAhead?
+    /// The breach the record just released made, if any.
+    ///
+    /// Set by every call of `next`: the record came after a record of the other side stamped later, though it was
+    /// already in its partition when that one went ahead.
+    private(set) var lastBreach: OrderBreach?
+
+    /// A record released after one of the other side stamped later, though the merge knew it was there: the merge's
+    /// promise (timestamp order, unless a wait ran out) broken by what it was told of the partitions.
+    struct OrderBreach: Hashable {
+        let side: InputKind
+        let offset: Int64
+        let timestamp: Int64
+        /// The latest timestamp the other side released ahead of it.
+        let overtakenBy: Int64
+        /// The end of this record's partition as known when the other side went ahead.
+        let knownEnd: Int64
+    }
+
+    /// Records one side released while the other was read to its end.
+    private struct SideAhead {
+        /// The latest timestamp released that way.
+        var timestamp: Int64
+        /// The empty side's end as the merge knew it then (its high watermark, or the offset after its last record):
+        /// a record below it was already in the partition.
+        var otherEnd: Int64
+    }
 
     var isEmpty: Bool { positions.isEmpty && commands.isEmpty }
 
@@ -45,11 +74,11 @@ struct PartitionPairMerge<Record> {
         switch side {
         case .positions:
             if positions.isEmpty { waitingSince = nil }
-            positions.append((record, timestamp))
+            positions.append((record, offset, timestamp))
             positionsNext = offset + 1
         case .commands:
             if commands.isEmpty { waitingSince = nil }
-            commands.append((record, timestamp))
+            commands.append((record, offset, timestamp))
             commandsNext = offset + 1
         }
         if givenUpOn == side { givenUpOn = nil }
@@ -72,24 +101,83 @@ struct PartitionPairMerge<Record> {
         maximumWait: Duration,
         laggingSideWait: Duration
     ) -> (record: Record, side: InputKind, timestamp: Int64)? {
+        lastBreach = nil
         // By timestamps alone: looking at a record copies it, a retain and a release of what it holds.
         switch (positions.firstTimestamp, commands.firstTimestamp) {
         case (nil, nil):
             return nil
         case (let position?, let command?):
-            return command <= position
-                ? (commands.removeFirst(), .commands, command) : (positions.removeFirst(), .positions, position)
+            if command <= position {
+                check(.commands, offset: commands.firstOffset!, timestamp: command)
+                return (commands.removeFirst(), .commands, command)
+            }
+            check(.positions, offset: positions.firstOffset!, timestamp: position)
+            return (positions.removeFirst(), .positions, position)
         case (let position?, nil):
             let lagging = Self.isLagging(commandsSide, next: commandsNext)
-            guard commandsSide.atEnd || waited(for: .commands, lagging: lagging, now, maximumWait, laggingSideWait)
+            let readToEnd = Self.isReadToEnd(commandsSide, next: commandsNext)
+            guard readToEnd || waited(for: .commands, lagging: lagging, now, maximumWait, laggingSideWait)
             else { return nil }
+            check(.positions, offset: positions.firstOffset!, timestamp: position)
+            if readToEnd { Self.note(&positionsAhead, position, otherEnd: Self.knownEnd(commandsSide, commandsNext)) }
             return (positions.removeFirst(), .positions, position)
         case (nil, let command?):
             let lagging = Self.isLagging(positionsSide, next: positionsNext)
-            guard positionsSide.atEnd || waited(for: .positions, lagging: lagging, now, maximumWait, laggingSideWait)
+            let readToEnd = Self.isReadToEnd(positionsSide, next: positionsNext)
+            guard readToEnd || waited(for: .positions, lagging: lagging, now, maximumWait, laggingSideWait)
             else { return nil }
+            check(.commands, offset: commands.firstOffset!, timestamp: command)
+            if readToEnd { Self.note(&commandsAhead, command, otherEnd: Self.knownEnd(positionsSide, positionsNext)) }
             return (commands.removeFirst(), .commands, command)
         }
+    }
+
+    /// Notes a record released because the other side was read to its end. (After a wait that ran out the order may
+    /// differ from a run where the side came in time, as the wait rules allow: not noted.)
+    private static func note(_ ahead: inout SideAhead?, _ timestamp: Int64, otherEnd: Int64?) {
+        guard let otherEnd else { return }
+        ahead = SideAhead(
+            timestamp: max(timestamp, ahead?.timestamp ?? .min),
+            otherEnd: max(otherEnd, ahead?.otherEnd ?? .min)
+        )
+    }
+
+    /// The end of a side's partition as far as the merge knows: its high watermark, else the offset after the last
+    /// record it gave.
+    private static func knownEnd(_ side: Side, _ next: Int64?) -> Int64? {
+        switch (side.highWatermark, next) {
+        case (let high?, let next?): max(high, next)
+        case (let high?, nil): high
+        case (nil, let next): next
+        }
+    }
+
+    /// Checks the record about to be released against what the other side released ahead of it: one stamped earlier
+    /// than those, though it was already in its partition when they went ahead, breaks the order.
+    private mutating func check(_ side: InputKind, offset: Int64, timestamp: Int64) {
+        let other = side == .positions ? commandsAhead : positionsAhead
+        guard let other, timestamp < other.timestamp, offset < other.otherEnd else { return }
+        lastBreach = OrderBreach(
+            side: side,
+            offset: offset,
+            timestamp: timestamp,
+            overtakenBy: other.timestamp,
+            knownEnd: other.otherEnd
+        )
+    }
+
+    /// Whether an empty side has nothing more to give, as far as anyone knows: it was read to its end, and no fetch
+    /// since has shown it holding more.
+    ///
+    /// The end-of-partition event is as old as the fetch that brought it. A later fetch that brings the side's next
+    /// records also brings its high watermark, and the consumer knows the watermark before the poll returns the records
+    /// (they may wait in its queue behind the other side's, fetched first): a side read to its end whose watermark is
+    /// beyond what it gave holds more, and is waited for like any lagging side. Believing the old event instead let
+    /// the other side's later records overtake them: a command applied after positions stamped later.
+    private static func isReadToEnd(_ side: Side, next: Int64?) -> Bool {
+        guard side.atEnd else { return false }
+        guard let next, let high = side.highWatermark else { return true }
+        return high <= next
     }
 
     /// Whether an empty side is known to hold more than it gave: nothing given since the assignment, or a high
@@ -136,13 +224,15 @@ struct PartitionPairMerge<Record> {
     /// A record leaves by moving out of its slot (which then holds nil), not by a copy that the slot would release
     /// later.
     private struct RecordQueue {
-        private var storage: [(record: Record?, timestamp: Int64)] = []
+        private var storage: [(record: Record?, offset: Int64, timestamp: Int64)] = []
         private var head = 0
 
         var isEmpty: Bool { head == storage.count }
         var firstTimestamp: Int64? { isEmpty ? nil : storage[head].timestamp }
 
-        mutating func append(_ element: (record: Record, timestamp: Int64)) { storage.append(element) }
+        var firstOffset: Int64? { isEmpty ? nil : storage[head].offset }
+
+        mutating func append(_ element: (record: Record, offset: Int64, timestamp: Int64)) { storage.append(element) }
 
         mutating func removeFirst() -> Record {
             let record = storage[head].record.take()!

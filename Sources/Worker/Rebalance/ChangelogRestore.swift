@@ -171,10 +171,13 @@ struct ChangelogRestore {
                 guard let end = behind[partition]?.end, record.offset < end else { continue }
                 switch try Self.decode(record, topic: topic) {
                 case .device(let device):
-                    if case .some(.some(let earlier)) = latest[device.encoded.deviceId],
-                        device.appliedOffsets.precedes(earlier.appliedOffsets)
-                    {
-                        break
+                    if case .some(.some(let earlier)) = latest[device.encoded.deviceId] {
+                        if device.appliedOffsets.precedes(earlier.appliedOffsets) { break }
+                        if !earlier.appliedOffsets.precedes(device.appliedOffsets)
+                            && earlier.appliedOffsets != device.appliedOffsets
+                        {
+                            reportUnordered(device, after: earlier, at: record.offset)
+                        }
                     }
                     latest[device.encoded.deviceId] = .some(device)
                 case .forgotten(let deviceId): latest[deviceId] = .some(nil)
@@ -202,6 +205,27 @@ struct ChangelogRestore {
         }
         try flush()
         return report
+    }
+
+    /// Reports two records of one device of which neither reflects all the other does (``Invariant/restoreOrder``).
+    ///
+    /// They were applied in different orders, and which is newer cannot be told. The later record is kept.
+    private func reportUnordered(_ device: RestoredDevice, after earlier: RestoredDevice, at offset: Int64) {
+        Counter(
+            label: MetricName.invariantViolations,
+            dimensions: [("invariant", Invariant.restoreOrder.rawValue)],
+            factory: metricsFactory
+        )
+        .increment()
+        logger.error(
+            "invariant broken: two changelog records of one device whose applied offsets do not order them",
+            metadata: [
+                LogKey.invariant: "\(Invariant.restoreOrder.rawValue)", LogKey.topic: "\(topic)",
+                LogKey.partition: "\(device.encoded.partition)", LogKey.offset: "\(offset)",
+                LogKey.device: "\(device.encoded.deviceId)",
+                LogKey.appliedOffsets: "\(earlier.appliedOffsets) then \(device.appliedOffsets)",
+            ]
+        )
     }
 
     /// A device's state as a changelog record carries it, with the applied offsets that say how new it is.

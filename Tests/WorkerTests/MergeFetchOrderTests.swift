@@ -1,0 +1,93 @@
+import Foundation
+import GeoCore
+import Kafka
+import Logging
+import TestSupport
+import Testing
+
+@testable import Worker
+
+/// The merge stage fed by a real consumer against the mock cluster, where one side's fetch comes late.
+///
+/// A command and the positions stamped after it are produced in that order; the commands partition's leader answers
+/// slowly (a round trip of 1.5 s), so its fetch lands in the consumer's queue behind the positions, with its high
+/// watermark. The commands side had been read to its end before: the merge must still apply the command first.
+@Suite("The merge stage with a late fetch of one side (mock cluster)", .timeLimit(.minutes(2)))
+struct MergeFetchOrderTests {
+    @Test("a command fetched behind positions stamped after it is applied before them, though its side was at its end")
+    func lateCommandFetch() async throws {
+        let cluster = try MockCluster(brokers: 2, logger: .quiet("test.merge"))
+        let suffix = UUID().uuidString.prefix(8)
+        let topics = WorkerConfiguration.Topics(
+            positions: "positions-\(suffix)",
+            commands: "commands-\(suffix)",
+            events: "events-\(suffix)",
+            deadLetters: "dead-letters-\(suffix)"
+        )
+        try cluster.createTopic(topics.positions, partitions: 1)
+        try cluster.createTopic(topics.commands, partitions: 1)
+        try cluster.setLeader(of: topics.positions, partition: 0, to: 1)
+        try cluster.setLeader(of: topics.commands, partition: 0, to: 2)
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: .quiet("test.merge")
+        )
+        func produce(_ topic: String, _ value: String, at time: Int64) async {
+            let report = await producer.send(
+                ProducerRecord(
+                    topic: topic,
+                    partition: 0,
+                    key: nil,
+                    value: Array(value.utf8),
+                    timestampMilliseconds: time
+                )
+            )
+            #expect(report.isDelivered, "\(report)")
+        }
+        await produce(topics.commands, "track", at: 1_000)
+        await produce(topics.positions, "fix-0", at: 2_000)
+
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                groupID: "merge-\(suffix)"
+            ),
+            subscription: .partitions([
+                TopicPartition(topics.positions, 0): .beginning, TopicPartition(topics.commands, 0): .beginning,
+            ]),
+            logger: .quiet("test.merge")
+        )
+        var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
+        var applied: [String] = []
+        func pollOnce() async throws {
+            for record in try await consumer.nextBatch(maxMessages: 1, timeout: .milliseconds(20)) {
+                merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
+            }
+            merge.release(
+                atEnd: consumer.partitionsAtEnd,
+                highWatermark: consumer.cachedHighWatermark(of:),
+                now: .now,
+                into: &applied
+            ) { applied, record, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
+        }
+        // Both sides read to their end.
+        var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while (applied.count < 2 || consumer.partitionsAtEnd.count < 2) && budget.allowsAnotherLook() {
+            try await pollOnce()
+        }
+        #expect(applied == ["track", "fix-0"])
+
+        // The commands' leader slows down; an untrack, then positions stamped after it.
+        try cluster.setRoundTripDelay(of: 2, to: .milliseconds(1_500))
+        await produce(topics.commands, "untrack", at: 3_000)
+        for index in 1...20 { await produce(topics.positions, "fix-\(index)", at: 3_000 + Int64(index) * 1_000) }
+        // Not polled meanwhile: the positions come at once, the untrack's fetch after the round trip, behind them.
+        try await Task.sleep(for: .seconds(4))
+        budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while applied.count < 23 && budget.allowsAnotherLook() { try await pollOnce() }
+        #expect(applied.dropFirst(2).first == "untrack", "applied in this order: \(applied)")
+        #expect(applied.count == 23)
+        await consumer.close()
+        await producer.close()
+    }
+}
