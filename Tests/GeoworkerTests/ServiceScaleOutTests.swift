@@ -185,6 +185,7 @@ struct ServiceScaleOutTests {
 
     @Test("an instance that joins mid-stream gets partitions with their devices")
     func joinerGetsState() async throws {
+        var trial = HandoverTrial("joiner", fixed: 3)
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 300, positionsPerDevice: 100, topics: bed.topics)
         let positions = traffic.positions()
@@ -194,8 +195,12 @@ struct ServiceScaleOutTests {
         let first = try bed.start(as: Self.member(bed, "a"))
         defer { first.send(SIGKILL) }
         try await Self.waitForLog(first, "assigned 8 partitions")
+        try await Task.sleep(for: trial.duration("join after", .zero...(.seconds(2)), usual: .zero))
         let joiner = try bed.start(as: Self.member(bed, "b"))
         defer { joiner.send(SIGKILL) }
+        // Pins change as the joiner joins, before the positions stamped after the change.
+        try await Task.sleep(for: trial.duration("pins change after", .zero...(.seconds(3)), usual: .seconds(1)))
+        try await bed.produce(traffic.pinChanges(atStep: 50))
         // The joiner's store is empty: whatever it is assigned, it restores before it reads.
         try await Self.waitForLog(joiner, "restored partition")
         try await bed.produce(positions.filter { $0.timestampMilliseconds! >= middle })
@@ -256,8 +261,9 @@ struct ServiceScaleOutTests {
         Self.expectSameEvents(try await bed.events(), as: reference)
     }
 
-    @Test("a rolling restart of three instances, one at a time, while input keeps coming")
+    @Test("a rolling restart of three instances, one at a time, while input keeps coming and pins change")
     func rollingRestart() async throws {
+        var trial = HandoverTrial("rolling restart", fixed: 4)
         let bed = try ServiceTestBed(partitions: 6)
         let traffic = BorderTraffic(devices: 240, positionsPerDevice: 120, topics: bed.topics)
         let waves = 4
@@ -276,9 +282,11 @@ struct ServiceScaleOutTests {
         // again on its own state directory and given partitions back.
         for index in members.indices {
             await Self.stop(members[index])
-            try await Task.sleep(for: .seconds(2))
+            try await Task.sleep(for: trial.duration("input after", .zero...(.seconds(3)), usual: .seconds(2)))
+            // Before the third wave, stamped before its positions: pins change while an instance is away.
+            if index == 1 { try await bed.produce(traffic.pinChanges(atStep: 2 * perWave)) }
             try await bed.produce(wave(index + 1))
-            try await Task.sleep(for: .seconds(2))
+            try await Task.sleep(for: trial.duration("restart after", .zero...(.seconds(3)), usual: .seconds(2)))
             members[index] = try bed.start(as: Self.member(bed, names[index]))
             try await Self.waitForLog(members[index], "assigned 4 partitions")
         }
