@@ -26,6 +26,8 @@ struct WorkerAssembly {
     let directoryLock: StateDirectoryLock
     /// Counts the assignments lost while the instance was gone past its session.
     let lostAssignments: Counter
+    /// Logs and counts the breaches of the invariants the loop checks.
+    let invariants: InvariantReporter
 
     /// Opens the state directory and loads the country index.
     ///
@@ -38,6 +40,7 @@ struct WorkerAssembly {
     ) throws(WorkerError) {
         self.configuration = configuration
         lostAssignments = Counter(label: MetricName.assignmentsLost, factory: metricsFactory)
+        invariants = InvariantReporter(logger: logger, factory: metricsFactory)
         lifecycle = LifecycleShell(
             backoff: .init(
                 initial: configuration.deliveryRetry.initialBackoff,

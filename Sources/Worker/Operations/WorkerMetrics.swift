@@ -19,7 +19,6 @@ struct WorkerMetrics {
     private var laggingWaitsCounted = 0
     private var events: [String: Counter] = [:]
     private var deadLettered: [String: Counter] = [:]
-    private var invariantViolations: [String: Counter] = [:]
     private var published = ProcessingCounters()
 
     init(factory: any MetricsFactory) {
@@ -32,8 +31,6 @@ struct WorkerMetrics {
         alreadyApplied = Counter(label: MetricName.alreadyApplied, factory: factory)
         batchDuration = Metrics.Timer(label: MetricName.batchDuration, factory: factory)
         laggingWaitsGivenUp = Counter(label: MetricName.mergeLaggingWaitsGivenUp, factory: factory)
-        // Exposed at 0 from the start, so that an alert's increase() counts the first breach.
-        for invariant in Invariant.allCases { recordInvariantViolations(invariant, count: 0) }
     }
 
     /// Adds what `counters` gained since the last call.
@@ -64,18 +61,6 @@ struct WorkerMetrics {
         laggingWaitsGivenUp.increment(by: total - laggingWaitsCounted)
         laggingWaitsCounted = total
         return true
-    }
-
-    /// Counts breaches of the invariant named `invariant`.
-    mutating func recordInvariantViolations(_ invariant: Invariant, count: Int) {
-        Self.counter(
-            in: &invariantViolations,
-            MetricName.invariantViolations,
-            factory: factory,
-            label: "invariant",
-            value: invariant.rawValue
-        )
-        .increment(by: count)
     }
 
     /// How long one polled batch took from the poll's return to its records being handed to the producer

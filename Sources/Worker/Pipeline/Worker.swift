@@ -164,7 +164,8 @@ public final class Worker: @unchecked Sendable {
             into: &parts.devices.shards
         ) { $0.enqueue($1, kind: $2, origin: $3) }
         if metrics.recordLaggingWaits(merge.laggingWaitsGivenUp) { logger.warning("\(merge.laggingWaitWarning)") }
-        reportOrderBreaches()
+        parts.invariants.report(.readOrder, parts.ledger.takeReadOrderBreaches())
+        parts.invariants.report(.mergeOrder, merge.takeOrderBreaches())
         for round in parts.applyThreads.takeAppliedRounds() {
             ledger.noteApplied(throughRound: round.number)
             if let duration = round.duration { metrics.recordBatch(duration) }
@@ -208,27 +209,6 @@ public final class Worker: @unchecked Sendable {
         return next
     }
 
-    /// Logs and counts the records read out of order (``Invariant/readOrder``) and released out of order
-    /// (``Invariant/mergeOrder``) in this round.
-    private func reportOrderBreaches() {
-        let read = parts.ledger.takeReadOrderBreaches()
-        if read.count > 0 {
-            metrics.recordInvariantViolations(.readOrder, count: read.count)
-            logger.error(
-                "invariant broken: \(read.count) records read again or out of order within one assignment",
-                metadata: [LogKey.invariant: "\(Invariant.readOrder.rawValue)", LogKey.records: "\(read.first)"]
-            )
-        }
-        let (breaches, count) = merge.takeOrderBreaches()
-        if count > 0 {
-            metrics.recordInvariantViolations(.mergeOrder, count: count)
-            logger.error(
-                "invariant broken: \(count) records applied after records of their pair stamped later",
-                metadata: [LogKey.invariant: "\(Invariant.mergeOrder.rawValue)", LogKey.records: "\(breaches)"]
-            )
-        }
-    }
-
     /// The last checkpoint, with what the last poll released applied first; the group's offsets committed,
     /// waiting for the answer; the run summed up.
     private func finish(
@@ -262,11 +242,5 @@ public final class Worker: @unchecked Sendable {
         }
         logger.info("geoworker stopped", metadata: [LogKey.devices: "\(parts.devices.holdings.devices)"])
         return lifecycle.report { $0.finished() }
-    }
-
-    /// When the loop last checkpointed, and when it met its first message.
-    private struct Pace {
-        var lastCheckpoint: ContinuousClock.Instant
-        var firstMessage: ContinuousClock.Instant?
     }
 }

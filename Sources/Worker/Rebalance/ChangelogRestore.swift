@@ -211,17 +211,11 @@ struct ChangelogRestore {
     ///
     /// They were applied in different orders, and which is newer cannot be told. The later record is kept.
     private func reportUnordered(_ device: RestoredDevice, after earlier: RestoredDevice, at offset: Int64) {
-        Counter(
-            label: MetricName.invariantViolations,
-            dimensions: [("invariant", Invariant.restoreOrder.rawValue)],
-            factory: metricsFactory
-        )
-        .increment()
-        logger.error(
-            "invariant broken: two changelog records of one device whose applied offsets do not order them",
-            metadata: [
-                LogKey.invariant: "\(Invariant.restoreOrder.rawValue)", LogKey.topic: "\(topic)",
-                LogKey.partition: "\(device.encoded.partition)", LogKey.offset: "\(offset)",
+        InvariantReporter(logger: logger, factory: metricsFactory).report(
+            .restoreOrder,
+            count: 1,
+            [
+                LogKey.topic: "\(topic)", LogKey.partition: "\(device.encoded.partition)", LogKey.offset: "\(offset)",
                 LogKey.device: "\(device.encoded.deviceId)",
                 LogKey.appliedOffsets: "\(earlier.appliedOffsets) then \(device.appliedOffsets)",
             ]
