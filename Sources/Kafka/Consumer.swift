@@ -298,6 +298,10 @@ public final class Consumer: Sendable {
     /// The assigned partitions that have been read to their end, with nothing read from them since.
     public var partitionsAtEnd: Set<TopicPartition> { state.partitionsAtEnd }
 
+    /// The partitions read to their end, each with the offset its end-of-partition event reported (the next offset
+    /// to read then): a high watermark beyond it means a later fetch found more.
+    public var endOffsets: [TopicPartition: Int64] { state.endOffsets }
+
     /// True when the consumer holds partitions and every one of them has been read to its end: what a replay or
     /// benchmark waits for.
     ///

@@ -13,8 +13,9 @@ final class ConsumerState: Sendable {
     }
 
     struct EndTracker {
-        /// Partitions whose last event was "reached the end", by the key their messages carry.
-        var atEnd: [MessagePartition: TopicPartition] = [:]
+        /// Partitions whose last event was "reached the end", by the key their messages carry, with the offset the
+        /// event reported (the next to read).
+        var atEnd: [MessagePartition: (partition: TopicPartition, end: Int64)] = [:]
         /// The partition of the last message read: a batch holds runs of one partition's messages, and only
         /// the first of a run needs the lookup.
         private var lastRead: MessagePartition?
@@ -33,7 +34,7 @@ final class ConsumerState: Sendable {
                 String(cString: rd_kafka_topic_name(message.pointee.rkt)),
                 message.pointee.partition
             )
-            atEnd[MessagePartition(message)] = partition
+            atEnd[MessagePartition(message)] = (partition, message.pointee.offset)
             lastRead = nil
             return partition
         }
@@ -42,7 +43,12 @@ final class ConsumerState: Sendable {
     private let tracker = Mutex(EndTracker())
     private let acknowledged = Mutex<[TopicPartition: Int64]>([:])
 
-    var partitionsAtEnd: Set<TopicPartition> { tracker.withLock { Set($0.atEnd.values) } }
+    var partitionsAtEnd: Set<TopicPartition> { tracker.withLock { Set($0.atEnd.values.map(\.partition)) } }
+
+    /// The partitions at their end, each with the offset its end-of-partition event reported.
+    var endOffsets: [TopicPartition: Int64] {
+        tracker.withLock { Dictionary($0.atEnd.values.map { ($0.partition, $0.end) }) { $1 } }
+    }
 
     func withEndTracking(_ body: (inout EndTracker) -> Void) {
         tracker.withLock { body(&$0) }
@@ -64,14 +70,14 @@ final class ConsumerState: Sendable {
     /// new end-of-partition event says it is at the end again.
     func forgetEnds(of partitions: some Sequence<TopicPartition>) {
         let moved = Set(partitions)
-        tracker.withLock { $0.atEnd = $0.atEnd.filter { !moved.contains($0.value) } }
+        tracker.withLock { $0.atEnd = $0.atEnd.filter { !moved.contains($0.value.partition) } }
     }
 
     /// Forgets the end state and the acknowledged commits of partitions the consumer no longer holds (or
     /// holds anew: meanwhile another member may have committed).
     func forget(_ partitions: [TopicPartition]) {
         let forgotten = Set(partitions)
-        tracker.withLock { $0.atEnd = $0.atEnd.filter { !forgotten.contains($0.value) } }
+        tracker.withLock { $0.atEnd = $0.atEnd.filter { !forgotten.contains($0.value.partition) } }
         acknowledged.withLock { $0 = $0.filter { !forgotten.contains($0.key) } }
     }
 

@@ -64,7 +64,7 @@ struct MergeFetchOrderTests {
                 merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
             }
             merge.release(
-                atEnd: consumer.partitionsAtEnd,
+                atEnd: consumer.endOffsets,
                 highWatermark: consumer.cachedHighWatermark(of:),
                 now: .now,
                 into: &applied

@@ -13,14 +13,19 @@ struct PartitionPairMergeTests {
         commandsAtEnd: Bool = false,
         positionsHighWatermark: Int64? = nil,
         commandsHighWatermark: Int64? = nil,
+        commandsEnd: Int64? = nil,
         after elapsed: Duration = .zero,
         timestamps: UnsafeMutablePointer<[Int64]>? = nil,
         breaches: UnsafeMutablePointer<[PartitionPairMerge<String>.OrderBreach?]>? = nil
     ) -> [String] {
         var out: [String] = []
         while let (record, _, timestamp) = merge.next(
-            positionsSide: .init(atEnd: positionsAtEnd, highWatermark: positionsHighWatermark),
-            commandsSide: .init(atEnd: commandsAtEnd, highWatermark: commandsHighWatermark),
+            // At its end, unless told where that end was, past any watermark: no fetch has shown it holding more.
+            positionsSide: .init(end: positionsAtEnd ? .max : nil, highWatermark: positionsHighWatermark),
+            commandsSide: .init(
+                end: commandsEnd ?? (commandsAtEnd ? .max : nil),
+                highWatermark: commandsHighWatermark
+            ),
             now: start + elapsed,
             maximumWait: .milliseconds(200),
             laggingSideWait: .seconds(30)
@@ -160,16 +165,26 @@ struct PartitionPairMergeTests {
         var merge = PartitionPairMerge<String>()
         merge.append("c1", offset: 0, timestamp: 5, side: .commands)
         merge.append("p1", offset: 0, timestamp: 10, side: .positions)
-        #expect(drain(&merge, positionsAtEnd: true, commandsAtEnd: true, commandsHighWatermark: 1) == ["c1", "p1"])
+        #expect(drain(&merge, positionsAtEnd: true, commandsHighWatermark: 1, commandsEnd: 1) == ["c1", "p1"])
         // The end-of-partition event is as old as the fetch that brought it: a later fetch brought offset 1 (the
         // watermark moves to 2), which still waits in the consumer's queue behind positions stamped later.
         merge.append("p2", offset: 1, timestamp: 30, side: .positions)
-        #expect(drain(&merge, positionsAtEnd: true, commandsAtEnd: true, commandsHighWatermark: 2) == [])
+        #expect(drain(&merge, positionsAtEnd: true, commandsHighWatermark: 2, commandsEnd: 1) == [])
+        // The poll that returns offset 1 also reports the end again, at 2.
         merge.append("c2", offset: 1, timestamp: 20, side: .commands)
         #expect(
-            drain(&merge, positionsAtEnd: true, commandsAtEnd: true, commandsHighWatermark: 2) == ["c2", "p2"],
+            drain(&merge, positionsAtEnd: true, commandsHighWatermark: 2, commandsEnd: 2) == ["c2", "p2"],
             "the command first, as its timestamp says"
         )
+    }
+
+    @Test("a side whose end lies past its last record (a transaction marker) is at its end while the watermark agrees")
+    func endPastLastRecord() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("c1", offset: 0, timestamp: 5, side: .commands)
+        merge.append("p1", offset: 0, timestamp: 10, side: .positions)
+        // Offset 1 is the commit marker of c1's transaction: the end is 2, and so is the watermark.
+        #expect(drain(&merge, positionsAtEnd: true, commandsHighWatermark: 2, commandsEnd: 2) == ["c1", "p1"])
     }
 
     @Test(

@@ -106,14 +106,15 @@ struct InputMerge<Record: MergeableRecord> {
     /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, and `sink`
     /// to put it in; notes the next offsets.
     ///
-    /// `atEnd` names the partitions read to their end; `highWatermark` answers a partition's high watermark as
+    /// `atEnd` names the partitions read to their end, each with the offset its end-of-partition event reported;
+    /// `highWatermark` answers a partition's high watermark as
     /// the consumer last saw it (nil when unknown).
     ///
     /// The sink is passed in rather than captured: the loop's shards, captured by the closure, were a property
     /// of the worker reached through its exclusivity check, and the shard a retain and a release, at every
     /// record.
     mutating func release<Sink>(
-        atEnd: Set<TopicPartition>,
+        atEnd: [TopicPartition: Int64],
         highWatermark: (TopicPartition) -> Int64?,
         now: ContinuousClock.Instant,
         into sink: inout Sink,
@@ -129,11 +130,11 @@ struct InputMerge<Record: MergeableRecord> {
                 TopicPartition(topics.positions, number), TopicPartition(topics.commands, number)
             )
             let positionsSide = PartitionPairMerge<Record>.Side(
-                atEnd: atEnd.contains(positionsPartition),
+                end: atEnd[positionsPartition],
                 highWatermark: highWatermark(positionsPartition)
             )
             let commandsSide = PartitionPairMerge<Record>.Side(
-                atEnd: atEnd.contains(commandsPartition),
+                end: atEnd[commandsPartition],
                 highWatermark: highWatermark(commandsPartition)
             )
             while let (record, kind, timestamp) = pairs[pair].next(

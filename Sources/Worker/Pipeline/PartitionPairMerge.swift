@@ -19,8 +19,10 @@ import GeoCore
 struct PartitionPairMerge<Record> {
     /// What the caller knows of one side's partition beyond what the pair holds.
     struct Side {
-        /// The partition has been read to its end.
-        var atEnd = false
+        /// The partition has been read to its end: the offset its end-of-partition event reported (the next to read
+        /// then), nil while it is not at its end.
+        var end: Int64? = nil
+        var atEnd: Bool { end != nil }
         /// The partition's high watermark as librdkafka last saw it (nil: not known).
         var highWatermark: Int64? = nil
     }
@@ -171,13 +173,13 @@ struct PartitionPairMerge<Record> {
     ///
     /// The end-of-partition event is as old as the fetch that brought it. A later fetch that brings the side's next
     /// records also brings its high watermark, and the consumer knows the watermark before the poll returns the records
-    /// (they may wait in its queue behind the other side's, fetched first): a side read to its end whose watermark is
-    /// beyond what it gave holds more, and is waited for like any lagging side. Believing the old event instead let
-    /// the other side's later records overtake them: a command applied after positions stamped later.
+    /// (they may wait in its queue behind the other side's, fetched first): a side whose watermark has passed the end
+    /// its event reported holds more, and is waited for like any lagging side. Believing the old event instead let
+    /// the other side's later records overtake them: a command applied after positions stamped later. (The event's
+    /// own offset, not the side's last record: transaction markers and compaction leave the end past the last record.)
     private static func isReadToEnd(_ side: Side, next: Int64?) -> Bool {
-        guard side.atEnd else { return false }
-        guard let next, let high = side.highWatermark else { return true }
-        return high <= next
+        guard let end = side.end else { return false }
+        return side.highWatermark.map { $0 <= end } ?? true
     }
 
     /// Whether an empty side is known to hold more than it gave: nothing given since the assignment, or a high

@@ -158,7 +158,7 @@ public final class Worker: @unchecked Sendable {
             merge.append(record, kind: kind)
         }
         merge.release(
-            atEnd: consumer.partitionsAtEnd,
+            atEnd: consumer.endOffsets,
             highWatermark: consumer.cachedHighWatermark(of:),
             now: polledAt,
             into: &parts.devices.shards
