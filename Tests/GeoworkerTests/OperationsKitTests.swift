@@ -30,7 +30,7 @@ struct OperationsKitTests {
         ])
         #expect(unitTests.status == 0, "\(unitTests.output)\(unitTests.errors)")
         let kit = try await checkKit(rulesArguments(in: Self.root))
-        #expect(kit.status == 0 && kit.output.contains("checked 11 alerts"), "\(kit.output)\(kit.errors)")
+        #expect(kit.status == 0 && kit.output.contains("checked 12 alerts"), "\(kit.output)\(kit.errors)")
     }
 
     @Test(
@@ -166,7 +166,7 @@ struct OperationsKitTests {
         let age = try await prometheus.query("geoworker:checkpoint_age_seconds").first?.value ?? .infinity
         #expect(age >= 0 && age < 60, "the store is up to date")
         let rules = try await prometheus.rules()
-        #expect(rules.count == 17)
+        #expect(rules.count == 18)
         for rule in rules { #expect(rule.health == "ok", "\(rule.name): \(rule.health) \(rule.lastError)") }
 
         // Every metric the rules and the dashboard query, against what Prometheus scraped from the worker.

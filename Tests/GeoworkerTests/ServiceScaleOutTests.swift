@@ -89,10 +89,13 @@ struct ServiceScaleOutTests {
         defer { survivor.send(SIGKILL) }
         try await Self.waitForLog(doomed, "assigned 4 partitions")
         try await Self.waitForLog(survivor, "assigned 4 partitions")
-        // Killed while it applies the second third; the last third comes after, so its partitions have work
+        // Killed while it applies the second third, once each changelog partition holds a checkpoint of it (under
+        // load the members can be slower than the kill); the last third comes after, so its partitions have work
         // left that only the survivor can do, with the devices the dead one knew.
         try await Self.waitForChangelog(bed)
+        let before = try await Self.changelogCounts(bed)
         try await bed.produce(thirds[1])
+        try await Self.waitForChangelog(bed, beyond: before)
         doomed.send(SIGKILL)
         #expect(await doomed.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
         try await bed.produce(thirds[2])
@@ -146,15 +149,27 @@ struct ServiceScaleOutTests {
         Self.expectSameEvents(events, as: reference)
     }
 
-    /// Waits until every changelog partition holds records: each instance has checkpointed its devices.
-    static func waitForChangelog(_ bed: ServiceTestBed) async throws {
+    /// Waits until every changelog partition holds more records than `counts` (none: any): each instance has
+    /// checkpointed its devices since.
+    static func waitForChangelog(_ bed: ServiceTestBed, beyond counts: [Int64]? = nil) async throws {
         let changelog = DeviceChangelog.defaultTopic(groupID: bed.group)
         var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(50))
         for partition in 0..<Int32(bed.partitions) {
-            while try await bed.messageCount(changelog, partition: partition) == 0, budget.allowsAnotherLook() {
+            let floor = counts?[Int(partition)] ?? 0
+            while try await bed.messageCount(changelog, partition: partition) <= floor, budget.allowsAnotherLook() {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
+    }
+
+    /// How many records each changelog partition holds.
+    static func changelogCounts(_ bed: ServiceTestBed) async throws -> [Int64] {
+        let changelog = DeviceChangelog.defaultTopic(groupID: bed.group)
+        var counts: [Int64] = []
+        for partition in 0..<Int32(bed.partitions) {
+            counts.append(try await bed.messageCount(changelog, partition: partition))
+        }
+        return counts
     }
 
     /// `positions` as a stream of `count` slices in time order, with the traffic's pin changes in the middle: the
