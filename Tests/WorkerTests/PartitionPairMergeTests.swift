@@ -144,16 +144,16 @@ struct PartitionPairMergeTests {
     /// made, if any.
     func releaseChecked(
         _ merge: inout PartitionPairMerge<String>,
-        commandsAtEnd: Bool = false,
         commandsHighWatermark: Int64? = nil,
+        commandsEnd: Int64? = nil,
         after elapsed: Duration = .zero
     ) -> [(String, PartitionPairMerge<String>.OrderBreach?)] {
         var breaches: [PartitionPairMerge<String>.OrderBreach?] = []
         let records = drain(
             &merge,
             positionsAtEnd: true,
-            commandsAtEnd: commandsAtEnd,
             commandsHighWatermark: commandsHighWatermark,
+            commandsEnd: commandsEnd,
             after: elapsed,
             breaches: &breaches
         )
@@ -194,12 +194,12 @@ struct PartitionPairMergeTests {
         var merge = PartitionPairMerge<String>()
         merge.append("c1", offset: 4, timestamp: 5, side: .commands)
         merge.append("p1", offset: 0, timestamp: 10, side: .positions)
-        let first = releaseChecked(&merge, commandsAtEnd: true)
+        let first = releaseChecked(&merge, commandsEnd: 5)
         #expect(first.map(\.0) == ["c1", "p1"] && first.allSatisfy { $0.1 == nil })
         // Offset 3 was in the partition before what the commands side gave (read again, or out of order): it comes
         // after a position stamped later.
         merge.append("c0", offset: 3, timestamp: 4, side: .commands)
-        let second = releaseChecked(&merge, commandsAtEnd: true)
+        let second = releaseChecked(&merge, commandsEnd: 5)
         #expect(second.map(\.0) == ["c0"])
         #expect(
             second.first?.1
@@ -213,12 +213,12 @@ struct PartitionPairMergeTests {
         )
         // Produced after the positions went ahead: its lateness is the producer's, not the merge's.
         merge.append("c2", offset: 5, timestamp: 8, side: .commands)
-        let third = releaseChecked(&merge, commandsAtEnd: true)
+        let third = releaseChecked(&merge, commandsEnd: 6)
         #expect(third.map(\.0) == ["c2"] && third.first?.1 == nil)
         // A revocation forgets what went ahead.
         merge.removeAll()
         merge.append("c3", offset: 1, timestamp: 1, side: .commands)
-        #expect(releaseChecked(&merge, commandsAtEnd: true).first?.1 == nil)
+        #expect(releaseChecked(&merge, commandsEnd: 2).first?.1 == nil)
     }
 
     @Test("the order check: positions that went ahead because a wait ran out are the wait rule's, not a breach")

@@ -55,7 +55,7 @@ struct PartitionPairMerge<Record> {
         let timestamp: Int64
         /// The latest timestamp the other side released ahead of it.
         let overtakenBy: Int64
-        /// The end of this record's partition as known when the other side went ahead.
+        /// The end its partition was read to when the other side went ahead.
         let knownEnd: Int64
     }
 
@@ -63,8 +63,8 @@ struct PartitionPairMerge<Record> {
     private struct SideAhead {
         /// The latest timestamp released that way.
         var timestamp: Int64
-        /// The empty side's end as the merge knew it then (its high watermark, or the offset after its last record):
-        /// a record below it was already in the partition.
+        /// The end the empty side's end-of-partition event reported (its watermark agreeing): a record below it was
+        /// already in the partition.
         var otherEnd: Int64
     }
 
@@ -117,19 +117,19 @@ struct PartitionPairMerge<Record> {
             return (positions.removeFirst(), .positions, position)
         case (let position?, nil):
             let lagging = Self.isLagging(commandsSide, next: commandsNext)
-            let readToEnd = Self.isReadToEnd(commandsSide, next: commandsNext)
+            let readToEnd = Self.isReadToEnd(commandsSide)
             guard readToEnd || waited(for: .commands, lagging: lagging, now, maximumWait, laggingSideWait)
             else { return nil }
             check(.positions, offset: positions.firstOffset!, timestamp: position)
-            if readToEnd { Self.note(&positionsAhead, position, otherEnd: Self.knownEnd(commandsSide, commandsNext)) }
+            if readToEnd { Self.note(&positionsAhead, position, otherEnd: commandsSide.end) }
             return (positions.removeFirst(), .positions, position)
         case (nil, let command?):
             let lagging = Self.isLagging(positionsSide, next: positionsNext)
-            let readToEnd = Self.isReadToEnd(positionsSide, next: positionsNext)
+            let readToEnd = Self.isReadToEnd(positionsSide)
             guard readToEnd || waited(for: .positions, lagging: lagging, now, maximumWait, laggingSideWait)
             else { return nil }
             check(.commands, offset: commands.firstOffset!, timestamp: command)
-            if readToEnd { Self.note(&commandsAhead, command, otherEnd: Self.knownEnd(positionsSide, positionsNext)) }
+            if readToEnd { Self.note(&commandsAhead, command, otherEnd: positionsSide.end) }
             return (commands.removeFirst(), .commands, command)
         }
     }
@@ -142,16 +142,6 @@ struct PartitionPairMerge<Record> {
             timestamp: max(timestamp, ahead?.timestamp ?? .min),
             otherEnd: max(otherEnd, ahead?.otherEnd ?? .min)
         )
-    }
-
-    /// The end of a side's partition as far as the merge knows: its high watermark, else the offset after the last
-    /// record it gave.
-    private static func knownEnd(_ side: Side, _ next: Int64?) -> Int64? {
-        switch (side.highWatermark, next) {
-        case (let high?, let next?): max(high, next)
-        case (let high?, nil): high
-        case (nil, let next): next
-        }
     }
 
     /// Checks the record about to be released against what the other side released ahead of it: one stamped earlier
@@ -177,7 +167,7 @@ struct PartitionPairMerge<Record> {
     /// its event reported holds more, and is waited for like any lagging side. Believing the old event instead let
     /// the other side's later records overtake them: a command applied after positions stamped later. (The event's
     /// own offset, not the side's last record: transaction markers and compaction leave the end past the last record.)
-    private static func isReadToEnd(_ side: Side, next: Int64?) -> Bool {
+    private static func isReadToEnd(_ side: Side) -> Bool {
         guard let end = side.end else { return false }
         return side.highWatermark.map { $0 <= end } ?? true
     }
