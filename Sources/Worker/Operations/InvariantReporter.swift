@@ -35,7 +35,7 @@ struct InvariantReporter {
 
 extension InvariantReporter {
     /// Reports the breaches a check collected: the first few, for the log line, and how many.
-    func report(_ invariant: Invariant, _ breaches: (first: [some CustomStringConvertible], count: Int)) {
+    func report(_ invariant: Invariant, _ breaches: BreachSample<some CustomStringConvertible>) {
         report(invariant, count: breaches.count, [LogKey.records: "\(breaches.first.map(\.description))"])
     }
 }

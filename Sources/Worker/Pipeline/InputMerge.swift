@@ -37,9 +37,8 @@ struct InputMerge<Record: MergeableRecord> {
     private var pairs: [PartitionPairMerge<Record>] = []
     /// The next offset after the records released since ``takeReleasedOffsets()``, per partition.
     private var released: [TopicPartition: Int64] = [:]
-    /// Records released out of order since ``takeOrderBreaches()`` (the first few, for the log), and how many.
-    private var breaches: [OrderBreach] = []
-    private var breachCount = 0
+    /// Records released out of order since ``takeOrderBreaches()``.
+    private var breaches = BreachSample<OrderBreach>()
 
     /// A record released after a record of the other side of its pair stamped later, though the merge had been told
     /// its partition held it when that one went ahead: what a merge that keeps its promise never does
@@ -55,14 +54,8 @@ struct InputMerge<Record: MergeableRecord> {
         }
     }
 
-    /// The order breaches since the last call (at most the first 16 of them), and how many there were; forgets them.
-    mutating func takeOrderBreaches() -> (first: [OrderBreach], count: Int) {
-        defer {
-            breaches = []
-            breachCount = 0
-        }
-        return (breaches, breachCount)
-    }
+    /// The order breaches since the last call; forgets them.
+    mutating func takeOrderBreaches() -> BreachSample<OrderBreach> { breaches.take() }
 
     /// How long a pair waits, by default, for a side known to hold more than it gave (see
     /// ``PartitionPairMerge``): long enough for a fetch that comes late behind a consumer queue full of the
@@ -169,10 +162,9 @@ struct InputMerge<Record: MergeableRecord> {
         kind: InputKind,
         pair: Int32
     ) {
-        breachCount += 1
-        guard breaches.count < 16 else { return }
         let topic = kind == .positions ? topics.positions : topics.commands
-        breaches.append(OrderBreach(partition: TopicPartition(topic, pair), breach: breach, device: record.keyText))
+        let device = record.keyText
+        breaches.note { OrderBreach(partition: TopicPartition(topic, pair), breach: breach, device: device) }
     }
 
     /// The next offset of every partition with records released since the last call (the ``OffsetLedger``'s

@@ -30,8 +30,8 @@ final class OffsetLedger {
     @exclusivity(unchecked) private var firstRead: [(positions: Int64?, commands: Int64?)] = []
     /// The last offset read per side since assignment or rewind, for the read-order check (``Invariant/readOrder``).
     @exclusivity(unchecked) private var lastRead: [(positions: Int64?, commands: Int64?)] = []
-    /// Records read again or out of order since ``takeReadOrderBreaches()``: the first few, and how many.
-    private var readOrderBreaches: (first: [String], count: Int) = ([], 0)
+    /// Records read again or out of order since ``takeReadOrderBreaches()``.
+    private var readOrderBreaches = BreachSample<String>()
     /// Released offsets per round, oldest first, until the round is applied.
     private var releasedRounds: [(round: Int, offsets: [TopicPartition: Int64])] = []
     /// Applied since the last ``takeApplied()``.
@@ -74,18 +74,12 @@ final class OffsetLedger {
     }
 
     private func noteReadOrderBreach(partition: Int32, kind: InputKind, offset: Int64, after last: Int64) {
-        readOrderBreaches.count += 1
-        guard readOrderBreaches.first.count < 16 else { return }
         let topic = kind == .positions ? topics.positions : topics.commands
-        readOrderBreaches.first.append("\(TopicPartition(topic, partition))@\(offset) read after @\(last)")
+        readOrderBreaches.note { "\(TopicPartition(topic, partition))@\(offset) read after @\(last)" }
     }
 
-    /// Records read again or out of order within one assignment since the last call (the first 16, and how many);
-    /// forgets them.
-    func takeReadOrderBreaches() -> (first: [String], count: Int) {
-        defer { readOrderBreaches = ([], 0) }
-        return readOrderBreaches
-    }
+    /// Records read again or out of order within one assignment since the last call; forgets them.
+    func takeReadOrderBreaches() -> BreachSample<String> { readOrderBreaches.take() }
 
     /// The first offset read from each input partition since it was assigned.
     var read: [TopicPartition: Int64] {
