@@ -72,7 +72,8 @@ PLACES_INDEX := $(PLACE_BUILD)/places.idx
 places: $(PLACES_INDEX)
 
 $(PLACES_INDEX): tools/places/prepare_places.py Sources/places-index-builder/main.swift \
-		Sources/Places/PlaceIndexBuilder.swift Sources/Places/PlaceIndexFile.swift Sources/Places/LocalityTree.swift
+		Sources/Places/PlaceIndexBuilder.swift Sources/Places/PlaceIndexFormat.swift Sources/Places/LocalityTree.swift \
+		Sources/IndexFile/IndexFileWriter.swift
 	@scripts/setup.sh places
 	python3 tools/places/prepare_places.py $(PLACE_BUILD) --cache $(PLACE_BUILD)/cache
 	swift build --product places-index-builder

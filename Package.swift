@@ -82,15 +82,18 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The binary format the country and places indexes share: its reader (one header check, one error naming
+        // the file and the byte), its writer, and the mapped file they load from.
+        .target(name: "IndexFile", swiftSettings: strictSwift),
         // Offline country lookup and language suggestion; the compiled index ships as a resource.
         .target(
             name: "Countries",
-            dependencies: ["GeoCore"],
+            dependencies: ["GeoCore", "IndexFile"],
             resources: [.copy("Resources/countries.idx"), .copy("Resources/languages.tsv")],
             swiftSettings: strictSwift
         ),
         // Offline places: region, nearest locality and time zone, from the places index `make places` builds.
-        .target(name: "Places", dependencies: ["Countries", "GeoCore"], swiftSettings: strictSwift),
+        .target(name: "Places", dependencies: ["Countries", "GeoCore", "IndexFile"], swiftSettings: strictSwift),
         // The service: pipeline, configuration, metrics and health. Wires the modules above together.
         .target(
             name: "Worker",
@@ -230,7 +233,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountriesTests",
-            dependencies: ["Countries", "GeoCore", "TestSupport"],
+            dependencies: ["Countries", "GeoCore", "IndexFile", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift
         ),
@@ -246,7 +249,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlacesTests",
-            dependencies: ["Places", "Countries", "GeoCore", "TestSupport"],
+            dependencies: ["Places", "Countries", "GeoCore", "IndexFile", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(name: "ThreadsTests", dependencies: ["Threads"], swiftSettings: strictSwift),

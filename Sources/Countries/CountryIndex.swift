@@ -1,4 +1,5 @@
 public import GeoCore
+public import IndexFile
 
 /// Which country a coordinate is in, offline, from a compiled boundary index.
 ///
@@ -29,25 +30,30 @@ public final class CountryIndex: Sendable {
     let cellNearLand: [Bool]
     private let countryByCode: [String: Int]
 
-    /// Reads an index built by ``CountryIndexBuilder``.
+    /// Reads an index built by ``CountryIndexBuilder``; `file` names it in the errors.
     ///
-    /// - Throws: ``CountryIndexError`` when the bytes are not a complete, consistent index.
+    /// - Throws: ``IndexFileError`` when the bytes are not a complete, consistent index.
     public convenience init(
         bytes: [UInt8],
+        file: String = "the country index",
         coastalTolerance: Double = CountryIndex.territorialSea
-    ) throws(CountryIndexError) {
+    ) throws(IndexFileError) {
         let contents = bytes.withUnsafeBytes { bytes in
-            Result { () throws(CountryIndexError) in try Contents(reading: bytes) }
+            Result { () throws(IndexFileError) in
+                var reader = IndexFileReader(bytes, file: file)
+                return try Contents(reading: &reader)
+            }
         }
         self.init(contents: try contents.get(), coastalTolerance: coastalTolerance)
     }
 
-    /// Reads an index from bytes it does not keep (a mapped file): see ``init(bytes:coastalTolerance:)``.
+    /// Reads an index from bytes it does not keep (a mapped file, a section of the places index): the reader's
+    /// bytes are the whole index.
     package convenience init(
-        reading bytes: UnsafeRawBufferPointer,
+        reading reader: inout IndexFileReader,
         coastalTolerance: Double
-    ) throws(CountryIndexError) {
-        self.init(contents: try Contents(reading: bytes), coastalTolerance: coastalTolerance)
+    ) throws(IndexFileError) {
+        self.init(contents: try Contents(reading: &reader), coastalTolerance: coastalTolerance)
     }
 
     private init(contents: Contents, coastalTolerance: Double) {
@@ -66,34 +72,27 @@ public final class CountryIndex: Sendable {
         var countries: [Country] = []
         let tables: IndexTables
 
-        init(reading bytes: UnsafeRawBufferPointer) throws(CountryIndexError) {
-            var reader = ByteReader(bytes: bytes)
-            guard Array(try reader.take(4)) == IndexLayout.magic else {
-                throw CountryIndexError("not a geoworker country index")
-            }
-            let version = try reader.u32()
-            guard version == IndexLayout.version else {
-                throw CountryIndexError("country index version \(version), expected \(IndexLayout.version)")
-            }
+        init(reading reader: inout IndexFileReader) throws(IndexFileError) {
+            try reader.header(magic: IndexLayout.magic, version: IndexLayout.version, kind: IndexLayout.kind)
             let countryCount = Int(try reader.u32())
             let blockCount = Int(try reader.u32())
             let mixedCount = Int(try reader.u32())
             let recordWords = Int(try reader.u32())
             let vertexCount = Int(try reader.u32())
             for _ in 0..<countryCount {
-                let code = String(decoding: try reader.take(Int(try reader.u8())), as: UTF8.self)
-                let name = String(decoding: try reader.take(Int(try reader.u16())), as: UTF8.self)
+                let code = try reader.string(length: Int(try reader.u8()))
+                let name = try reader.string(length: Int(try reader.u16()))
                 countries.append(Country(code: code, name: name))
             }
             tables = try IndexTables(
                 reading: &reader,
+                countries: countryCount,
                 blocks: blockCount,
                 mixedSubcells: mixedCount,
                 recordWords: recordWords,
                 vertices: vertexCount
             )
-            guard reader.offset == bytes.count else { throw CountryIndexError("the country index has trailing bytes") }
-            try tables.validate(countryCount: countryCount)
+            try reader.expectEnd()
         }
     }
 

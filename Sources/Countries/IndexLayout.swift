@@ -1,3 +1,5 @@
+import IndexFile
+
 /// The index's arrays, and their file format.
 ///
 /// Little-endian:
@@ -62,8 +64,9 @@ struct IndexLayout {
         var wordCount: Int { 1 + 2 * runCount }
     }
 
-    static let magic: [UInt8] = Array("GWCI".utf8)
+    static let magic = "GWCI"
     static let version: UInt32 = 3
+    static let kind = "country index"
     /// Runs per candidate fit in the header's top 15 bits.
     static let maximumRuns = 0x7FFF
 
@@ -85,24 +88,24 @@ struct IndexLayout {
     static func subcellEntry(mixed local: Int) -> UInt16 { 0x8000 | UInt16(local) }
 
     func encoded() -> [UInt8] {
-        var writer = ByteWriter()
-        writer.bytes += Self.magic
+        var writer = IndexFileWriter()
+        writer.header(magic: Self.magic, version: Self.version)
         let records = mixedSubcells.map { $0.flatMap(\.recordWords) }
         for count in [
-            Self.version, UInt32(countries.count), UInt32(subcells.count / 256), UInt32(mixedSubcells.count),
+            UInt32(countries.count), UInt32(subcells.count / 256), UInt32(mixedSubcells.count),
             UInt32(records.reduce(0) { $0 + $1.count }), UInt32(vertices.count),
         ] {
             writer.u32(count)
         }
         for country in countries {
             writer.u8(UInt8(country.code.utf8.count))
-            writer.bytes += country.code.utf8
+            writer.raw(country.code.utf8)
             writer.u16(UInt16(country.name.utf8.count))
-            writer.bytes += country.name.utf8
+            writer.raw(country.name.utf8)
         }
-        for cell in cells { writer.u32(cell) }
-        for base in blockBases { writer.u32(base) }
-        for subcell in subcells { writer.u16(subcell) }
+        writer.array(cells)
+        writer.array(blockBases)
+        writer.array(subcells)
         var start: UInt32 = 0
         writer.u32(0)
         for record in records {
@@ -117,60 +120,5 @@ struct IndexLayout {
             writer.u32(UInt32(bitPattern: vertex.y))
         }
         return writer.bytes
-    }
-}
-
-struct ByteWriter {
-    var bytes: [UInt8] = []
-    mutating func u8(_ value: UInt8) { bytes.append(value) }
-    mutating func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-    mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-}
-
-/// Reads the index's file format from bytes it does not own (an array's, or a mapped file's): the caller keeps
-/// them alive while reading.
-struct ByteReader {
-    let bytes: UnsafeRawBufferPointer
-    var offset = 0
-
-    mutating func take(_ count: Int) throws(CountryIndexError) -> UnsafeRawBufferPointer {
-        guard count >= 0, bytes.count - offset >= count else {
-            throw CountryIndexError("the country index is truncated")
-        }
-        defer { offset += count }
-        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
-    }
-
-    mutating func u8() throws(CountryIndexError) -> UInt8 { try take(1).first! }
-
-    mutating func u16() throws(CountryIndexError) -> UInt16 {
-        let slice = try take(2)
-        return UInt16(slice[0]) | UInt16(slice[1]) << 8
-    }
-
-    mutating func u32() throws(CountryIndexError) -> UInt32 {
-        let slice = try take(4)
-        var value: UInt32 = 0
-        for (shift, byte) in slice.enumerated() { value |= UInt32(byte) << (8 * shift) }
-        return value
-    }
-
-    mutating func u16s(_ count: Int) throws(CountryIndexError) -> [UInt16] { try littleEndianArray(count) }
-
-    mutating func u32s(_ count: Int) throws(CountryIndexError) -> [UInt32] { try littleEndianArray(count) }
-
-    /// `count` little-endian integers; one copy of their bytes on a little-endian host (the index's tables
-    /// are megabytes, and loading them is most of a start-up).
-    private mutating func littleEndianArray<Integer: FixedWidthInteger>(
-        _ count: Int
-    ) throws(CountryIndexError) -> [Integer] {
-        let raw = try take(count * MemoryLayout<Integer>.size)
-        return [Integer](unsafeUninitializedCapacity: count) { buffer, initialized in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
-            for index in 0..<count where Integer(littleEndian: 1) != 1 {
-                buffer[index] = Integer(littleEndian: buffer[index])
-            }
-            initialized = count
-        }
     }
 }

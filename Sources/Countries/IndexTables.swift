@@ -1,3 +1,5 @@
+import IndexFile
+
 /// The arrays of a country index, as read from its file (see ``IndexLayout`` for their meaning).
 struct IndexTables: Sendable {
     let cells: [UInt32]
@@ -19,49 +21,55 @@ struct IndexTables: Sendable {
     let mixedCountry: [UInt16]
     static let severalCountries: UInt16 = .max
 
+    /// Reads the tables and checks that every reference points inside them, so lookups cannot trap on a damaged
+    /// file.
     init(
-        reading reader: inout ByteReader,
+        reading reader: inout IndexFileReader,
+        countries countryCount: Int,
         blocks: Int,
         mixedSubcells: Int,
         recordWords: Int,
         vertices vertexCount: Int
-    ) throws(CountryIndexError) {
-        cells = try reader.u32s(FixedPoint.cellColumns * FixedPoint.cellRows)
-        blockBases = try reader.u32s(blocks)
-        subcells = try reader.u16s(blocks * 256)
-        recordStarts = try reader.u32s(mixedSubcells + 1)
-        records = try reader.u32s(recordWords)
-        let coordinates = try reader.u32s(vertexCount * 2)
-        vertices = (0..<vertexCount).map {
-            Vertex(x: Int32(bitPattern: coordinates[2 * $0]), y: Int32(bitPattern: coordinates[2 * $0 + 1]))
-        }
-        var mixedRows: [UInt32] = []
-        mixedRows.reserveCapacity(blocks * 16)
-        for block in 0..<blocks {
-            var before: UInt32 = 0
-            for row in 0..<16 {
-                var bits: UInt32 = 0
-                for column in 0..<16 where subcells[block * 256 + row * 16 + column] & 0x8000 != 0 {
-                    bits |= 1 << column
+    ) throws(IndexFileError) {
+        let cellsStart = reader.offset
+        cells = try reader.array(FixedPoint.cellColumns * FixedPoint.cellRows)
+        blockBases = try reader.array(blocks)
+        let subcellsStart = reader.offset
+        subcells = try reader.array(blocks * 256)
+        let recordStartsStart = reader.offset
+        recordStarts = try reader.array(mixedSubcells + 1)
+        let recordsStart = reader.offset
+        records = try reader.array(recordWords)
+        let coordinates: [Int32] = try reader.array(vertexCount * 2)
+        vertices = [Vertex](unsafeUninitializedCapacity: vertexCount) { vertices, initialized in
+            coordinates.withUnsafeBufferPointer { coordinates in
+                for vertex in 0..<vertexCount {
+                    vertices.initializeElement(
+                        at: vertex,
+                        to: Vertex(x: coordinates[2 * vertex], y: coordinates[2 * vertex + 1])
+                    )
                 }
-                mixedRows.append(before << 16 | bits)
-                before += UInt32(bits.nonzeroBitCount)
             }
+            initialized = vertexCount
         }
-        self.mixedRows = mixedRows
-        mixedCountry = (0..<mixedSubcells).map { [recordStarts, records] mixed in
-            var country: UInt16?
-            var word = Int(recordStarts[mixed])
-            while word < Int(recordStarts[mixed + 1]) {
-                let header = IndexLayout.CandidateHeader(word: records[word])
-                if header.runCount > 0 && country != UInt16(header.country) {
-                    if country != nil { return Self.severalCountries }
-                    country = UInt16(header.country)
-                }
-                word += header.wordCount
-            }
-            return country ?? Self.severalCountries
+        let file = reader
+        func damage(_ problem: String, at offset: Int) -> IndexFileError { file.failure(problem, at: offset) }
+        try Self.checkCells(cells, countries: countryCount, blocks: blocks) { problem, cell throws(IndexFileError) in
+            throw damage(problem, at: cellsStart + 4 * cell)
         }
+        try Self.checkSubcells(subcells, blockBases: blockBases, countries: countryCount, mixed: mixedSubcells) {
+            problem,
+            subcell throws(IndexFileError) in throw damage(problem, at: subcellsStart + 2 * subcell)
+        }
+        guard recordStarts.first == 0, recordStarts.last.map({ Int($0) }) == records.count,
+            zip(recordStarts, recordStarts.dropFirst()).allSatisfy({ $0 <= $1 })
+        else { throw damage("the record starts are not ascending from 0 to the record words", at: recordStartsStart) }
+        try Self.checkRecords(records, starts: recordStarts, countries: countryCount, vertices: vertexCount) {
+            problem,
+            word throws(IndexFileError) in throw damage(problem, at: recordsStart + 4 * word)
+        }
+        mixedRows = Self.mixedRows(subcells, blocks: blocks)
+        mixedCountry = Self.mixedCountry(records, starts: recordStarts)
     }
 
     /// Bytes the tables take in memory.
@@ -70,52 +78,128 @@ struct IndexTables: Sendable {
             + vertices.count * MemoryLayout<Vertex>.stride + mixedRows.count * 4 + mixedCountry.count * 2
     }
 
-    /// Checks that every reference points inside the tables, so lookups cannot trap on a damaged file.
-    func validate(countryCount: Int) throws(CountryIndexError) {
-        let mixedCount = recordStarts.count - 1
-        for cell in cells {
-            let value = Int(cell & 0x3FFF_FFFF)
-            switch cell >> 30 {
-            case 0: continue
-            case 1: guard value < countryCount else { throw CountryIndexError("country index: bad country \(value)") }
-            case 2: guard value < blockBases.count else { throw CountryIndexError("country index: bad block \(value)") }
-            default: throw CountryIndexError("country index: bad cell entry")
+    /// A cell is sea, a country, or a block.
+    private static func checkCells(
+        _ cells: [UInt32],
+        countries: Int,
+        blocks: Int,
+        damaged: (String, Int) throws(IndexFileError) -> Never
+    ) throws(IndexFileError) {
+        try cells.withUnsafeBufferPointer { cells throws(IndexFileError) in
+            for position in 0..<cells.count {
+                let value = Int(cells[position] & 0x3FFF_FFFF)
+                switch cells[position] >> 30 {
+                case 0: continue
+                case 1: if value >= countries { try damaged("a cell names country \(value) of \(countries)", position) }
+                case 2: if value >= blocks { try damaged("a cell names block \(value) of \(blocks)", position) }
+                default: try damaged("a cell entry of an unknown kind", position)
+                }
             }
         }
-        var rank = 0
-        for (position, subcell) in subcells.enumerated() {
-            if position % 256 == 0 { rank = 0 }
-            if subcell & 0x8000 != 0 {
-                // Mixed subcells are numbered in order within their block (the coastal search relies on it).
-                guard Int(subcell & 0x7FFF) == rank, Int(blockBases[position / 256]) + rank < mixedCount else {
-                    throw CountryIndexError("country index: bad mixed subcell reference")
+    }
+
+    /// A subcell is sea, a country, or a mixed subcell, numbered in order within its block (the coastal search
+    /// relies on it).
+    private static func checkSubcells(
+        _ subcells: [UInt16],
+        blockBases: [UInt32],
+        countries: Int,
+        mixed mixedCount: Int,
+        damaged: (String, Int) throws(IndexFileError) -> Never
+    ) throws(IndexFileError) {
+        try subcells.withUnsafeBufferPointer { subcells throws(IndexFileError) in
+            var rank = 0
+            for position in 0..<subcells.count {
+                if position % 256 == 0 { rank = 0 }
+                let subcell = subcells[position]
+                if subcell & 0x8000 != 0 {
+                    guard Int(subcell & 0x7FFF) == rank, Int(blockBases[position / 256]) + rank < mixedCount else {
+                        try damaged("a mixed subcell out of order or past the records", position)
+                    }
+                    rank += 1
+                } else if Int(subcell) > countries {
+                    try damaged("a subcell names country \(Int(subcell) - 1) of \(countries)", position)
                 }
-                rank += 1
-            } else if Int(subcell) > countryCount {
-                throw CountryIndexError("country index: bad country in a subcell")
             }
         }
-        guard recordStarts.first == 0, recordStarts.last.map({ Int($0) }) == records.count,
-            zip(recordStarts, recordStarts.dropFirst()).allSatisfy({ $0 <= $1 })
-        else { throw CountryIndexError("country index: inconsistent record starts") }
-        // Each record must be whole headers and runs, with every run's vertices inside the vertex table.
-        for mixed in 0..<mixedCount {
-            var word = Int(recordStarts[mixed])
-            let end = Int(recordStarts[mixed + 1])
-            while word < end {
-                let header = IndexLayout.CandidateHeader(word: records[word])
-                guard header.country < countryCount, word + header.wordCount <= end else {
-                    throw CountryIndexError("country index: bad subcell record")
+    }
+
+    /// Each record is whole headers and runs, with every run's vertices inside the vertex table.
+    private static func checkRecords(
+        _ records: [UInt32],
+        starts: [UInt32],
+        countries: Int,
+        vertices: Int,
+        damaged: (String, Int) throws(IndexFileError) -> Never
+    ) throws(IndexFileError) {
+        try records.withUnsafeBufferPointer { records throws(IndexFileError) in
+            for mixed in 0..<(starts.count - 1) {
+                var word = Int(starts[mixed])
+                let end = Int(starts[mixed + 1])
+                while word < end {
+                    let header = IndexLayout.CandidateHeader(word: records[word])
+                    guard header.country < countries, word + header.wordCount <= end else {
+                        try damaged("a subcell record's candidate names a bad country or overruns it", word)
+                    }
+                    for run in 0..<header.runCount {
+                        let start = Int(records[word + 1 + 2 * run])
+                        let count = Int(records[word + 2 + 2 * run])
+                        guard count > 0, start + count < vertices else {
+                            try damaged("a boundary run leaves the vertex table", word + 1 + 2 * run)
+                        }
+                    }
+                    word += header.wordCount
                 }
-                for run in 0..<header.runCount {
-                    let start = Int(records[word + 1 + 2 * run])
-                    let count = Int(records[word + 2 + 2 * run])
-                    guard count > 0, start + count < vertices.count else {
-                        throw CountryIndexError("country index: a boundary run leaves the vertex table")
+            }
+        }
+    }
+
+    /// For each row of each block, which of its 16 subcells are mixed and how many mixed subcells come before it.
+    private static func mixedRows(_ subcells: [UInt16], blocks: Int) -> [UInt32] {
+        subcells.withUnsafeBufferPointer { subcells in
+            var mixedRows: [UInt32] = []
+            mixedRows.reserveCapacity(blocks * 16)
+            for block in 0..<blocks {
+                var before: UInt32 = 0
+                for row in 0..<16 {
+                    var bits: UInt32 = 0
+                    for column in 0..<16 where subcells[block * 256 + row * 16 + column] & 0x8000 != 0 {
+                        bits |= 1 << column
+                    }
+                    mixedRows.append(before << 16 | bits)
+                    before += UInt32(bits.nonzeroBitCount)
+                }
+            }
+            return mixedRows
+        }
+    }
+
+    /// For each mixed subcell, the one country whose edges it holds, or ``severalCountries``.
+    private static func mixedCountry(_ records: [UInt32], starts: [UInt32]) -> [UInt16] {
+        var countries = [UInt16](repeating: severalCountries, count: starts.count - 1)
+        records.withUnsafeBufferPointer { records in
+            starts.withUnsafeBufferPointer { starts in
+                countries.withUnsafeMutableBufferPointer { countries in
+                    for mixed in 0..<countries.count {
+                        var country: UInt16?
+                        var word = Int(starts[mixed])
+                        let end = Int(starts[mixed + 1])
+                        while word < end {
+                            let header = IndexLayout.CandidateHeader(word: records[word])
+                            if header.runCount > 0 && country != UInt16(header.country) {
+                                if country != nil {
+                                    country = nil
+                                    break
+                                }
+                                country = UInt16(header.country)
+                            }
+                            word += header.wordCount
+                        }
+                        countries[mixed] = country ?? severalCountries
                     }
                 }
-                word += header.wordCount
             }
         }
+        return countries
     }
 }

@@ -1,42 +1,50 @@
 import Countries
 import Foundation
 import GeoCore
+public import IndexFile
 
 extension PlaceIndex {
     /// Reads the places index at `path` (built by `make places`).
     ///
-    /// - Throws: ``PlaceIndexError`` naming the file when it is missing, unreadable or not a complete index.
-    public convenience init(contentsOf path: String) throws(PlaceIndexError) {
+    /// - Throws: ``IndexFileError`` naming the file when it is missing, unreadable or not a complete index.
+    public convenience init(contentsOf path: String) throws(IndexFileError) {
         let file: MappedFile
         do {
             file = try MappedFile(path: path)
         } catch {
-            throw PlaceIndexError("the places index \(path) cannot be read: \(error.reason)")
+            throw IndexFileError(
+                file: "the places index \(path)",
+                offset: nil,
+                problem: "cannot be read: \(error.reason)"
+            )
         }
-        do {
-            self.init(contents: try PlaceIndexContents(reading: file.bytes))
-        } catch {
-            throw PlaceIndexError("\(path): \(error.description)")
-        }
+        var reader = IndexFileReader(file.bytes, file: "the places index \(path)")
+        self.init(contents: try PlaceIndexContents(reading: &reader))
     }
 
     /// Reads an index from bytes in memory (as ``PlaceIndexBuilder`` returns them).
-    public convenience init(bytes: [UInt8]) throws(PlaceIndexError) {
+    public convenience init(bytes: [UInt8]) throws(IndexFileError) {
         let contents = bytes.withUnsafeBytes { bytes in
-            Result { () throws(PlaceIndexError) in try PlaceIndexContents(reading: bytes) }
+            Result { () throws(IndexFileError) in
+                var reader = IndexFileReader(bytes, file: "the places index")
+                return try PlaceIndexContents(reading: &reader)
+            }
         }
         self.init(contents: try contents.get())
     }
 
     /// Reads the index at `path`, or, without one, at the first of ``defaultLocations(executable:)`` that exists.
     ///
-    /// - Throws: ``PlaceIndexError`` naming where it looked and how to build the index when none is found.
-    public static func load(from path: String?) throws(PlaceIndexError) -> PlaceIndex {
+    /// - Throws: ``IndexFileError`` naming the file, or where it looked and how to build the index when none is
+    ///   found.
+    public static func load(from path: String?) throws(IndexFileError) -> PlaceIndex {
         if let path { return try PlaceIndex(contentsOf: path) }
         let candidates = defaultLocations()
         guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
-            throw PlaceIndexError(
-                "no places index found (looked for \(candidates.joined(separator: ", "))): build it with "
+            throw IndexFileError(
+                file: "the places index",
+                offset: nil,
+                problem: "none found (looked for \(candidates.joined(separator: ", "))): build it with "
                     + "`make places`, or give its path"
             )
         }

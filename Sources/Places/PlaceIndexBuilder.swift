@@ -1,5 +1,6 @@
 public import Countries
 import GeoCore
+import IndexFile
 
 /// Compiles the places' sources into the index ``PlaceIndex`` reads.
 ///
@@ -57,10 +58,9 @@ public enum PlaceIndexBuilder {
         places.sort { ($0.country, $0.geonameId) < ($1.country, $1.geonameId) }
         let countries = Array(Set(places.map(\.country))).sorted()
 
-        var writer = PlaceIndexWriter()
-        writer.bytes += PlaceIndexFormat.magic
-        writer.u32(PlaceIndexFormat.version)
-        try writer.string(sources.description, lengthAs: UInt32.self)
+        var writer = IndexFileWriter()
+        writer.header(magic: PlaceIndexFormat.magic, version: PlaceIndexFormat.version)
+        try writer.lengthAndText(sources.description, lengthAs: UInt32.self)
         writer.section(try polygons(sources.timeZones, of: "time-zone"))
         let regionBoundaries = sources.regionBoundaries.map { boundary in
             CountryBoundary(
@@ -72,8 +72,8 @@ public enum PlaceIndexBuilder {
         writer.section(try polygons(regionBoundaries, of: "region"))
         writer.u32(UInt32(regions.count))
         for region in regions {
-            try writer.string(region.code, lengthAs: UInt8.self)
-            try writer.string(region.name, lengthAs: UInt16.self)
+            try writer.lengthAndText(region.code, lengthAs: UInt8.self)
+            try writer.lengthAndText(region.name, lengthAs: UInt16.self)
         }
 
         // Each country's places in a range of their own, laid out as its k-d tree.
@@ -93,7 +93,7 @@ public enum PlaceIndexBuilder {
             var end = start
             while end < places.count && places[end].country == country { end += 1 }
             LocalityTree.layOut(&nodes, axes: &axes, range: start..<end)
-            try writer.string(country, lengthAs: UInt8.self)
+            try writer.lengthAndText(country, lengthAs: UInt8.self)
             writer.u32(UInt32(start))
             writer.u32(UInt32(end - start))
             start = end
@@ -114,7 +114,7 @@ public enum PlaceIndexBuilder {
         }
         writer.array(ends)
         writer.u32(UInt32(names.count))
-        writer.bytes += names
+        writer.raw(names)
         return writer.bytes
     }
 
@@ -160,5 +160,15 @@ public enum PlaceIndexBuilder {
             )
         }
         return places
+    }
+}
+
+extension IndexFileWriter {
+    /// ``string(_:lengthAs:)``, failing as the builder fails.
+    fileprivate mutating func lengthAndText<Length: FixedWidthInteger>(
+        _ text: String,
+        lengthAs: Length.Type
+    ) throws(PlaceIndexError) {
+        do { try string(text, lengthAs: lengthAs) } catch { throw PlaceIndexError(error.description) }
     }
 }
