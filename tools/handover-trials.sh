@@ -15,7 +15,7 @@ shift $(($# > 2 ? 2 : $#))
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
     tests=(
-        ServiceScaleOutTests/killedAndRestarted
+        ServiceFailoverTests/killedAndRestarted
         ServiceFencingTests/twoInstances
         ServiceScaleOutTests/rollingRestart
         ServiceScaleOutTests/joinerGetsState

@@ -30,8 +30,8 @@ public struct CountryLanguages: LanguageAdvisor, Sendable {
 
     /// Languages by country code, official ones first, each group by share.
     public let languagesByCountry: [String: [Language]]
-    /// Each country's answers, made once: a suggestion is asked at every device's first fix, and making one
-    /// (filtering the table, splitting tags, building strings) cost 5 us.
+    /// Each country's answers, made once: a suggestion is asked at every device's first fix, and making one filters
+    /// the table, splits tags and builds strings, work that depends on the country alone.
     private let suggestionsByCountry: [String: CountrySuggestions]
 
     /// The answers for one country of the table.

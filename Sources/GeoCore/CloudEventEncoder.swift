@@ -18,7 +18,7 @@ public struct CloudEventEncoder: Sendable {
     /// The envelope's fixed text between the event's id and its subject, by ``DeviceEvent/typeNumber``: the source and
     /// the type.
     ///
-    /// Written member by member, the envelope was a third of an event's appends.
+    /// Fixed for a tracker's life, so written once rather than member by member for every event.
     private let sourceAndType: [[UInt8]]
 
     public init(source: String = "/geoworker") {

@@ -8,7 +8,7 @@ import Darwin
 /// clearance): while the accuracy disc of each next fix stays inside that circle, the fix decides the same country, and
 /// the tracker skips the lookup.
 ///
-/// Most fixes of a moving device fall well inside a country: their lookups took a tenth of an apply thread's time.
+/// Most fixes of a moving device fall well inside a country, where a lookup could only repeat the last answer.
 ///
 /// Not part of the device's state: nothing stores it, and a device restored from the store or the changelog
 /// starts without one (its next fix looks its country up). 16 bytes, kept beside each device's state.

@@ -7,8 +7,8 @@ extension DecimalNumber {
     /// exact and goes to the binary exponent) gives the leading bits of the exact product; they decide the
     /// correctly rounded double except at an exact tie, which only small exponents can make and which the low
     /// bits show. GPS receivers write 6-8 decimals, which Clinger's fast path takes; this is for the 16 to 17
-    /// significant digits of a computed double written in full (what many backends send): `strtod` on a String
-    /// took half the time of decoding such a position.
+    /// significant digits of a computed double written in full (what many backends send), without the String
+    /// and the C library's `strtod` a correct answer would otherwise need.
     static func eiselLemire(_ mantissa: UInt64, exponent q: Int) -> Double? {
         guard mantissa != 0, q >= lowestPowerOfFive, q <= lowestPowerOfFive + powersOfFive.count - 1 else {
             return nil

@@ -125,7 +125,7 @@ enum DecimalNumber {
     /// mantissa takes them all (at most 19 significant `digits`); returns where it stopped, the byte-wise loop to
     /// go on from there (with the rest of a run, its last few bytes, or the digits past the 19th).
     ///
-    /// The same result as that loop's, which for a coordinate's six or seven decimals was a third of decoding it.
+    /// The same result as that loop's; a coordinate's six or seven decimals are most of the bytes a position holds.
     @inline(__always)
     private static func readWords(
         of bytes: UnsafeRawBufferPointer,

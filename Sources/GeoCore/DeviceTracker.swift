@@ -192,8 +192,8 @@ public struct DeviceTracker: Sendable {
 
     /// What the geofence rules need of a fix: the previous fix only when it was accurate enough to decide
     /// geofences and recent enough for the straight line between them to mean something; the device's motion
-    /// only when a pin watches for approaches (`needsMotion`), the one rule that reads it (deriving it took a
-    /// haversine, a cosine and an arctangent at every fix).
+    /// only when a pin watches for approaches (`needsMotion`), the one rule that reads it (deriving it takes a
+    /// haversine, a cosine and an arctangent).
     private func fixContext(
         _ position: Position,
         fix: Fix,

@@ -21,8 +21,7 @@ extension PinShape {
         switch self {
         case .circle(let center, let radius):
             // Most fixes lie well off the band where the hysteresis decides nothing: the plane's bounds of the
-            // distance decide them without the haversine's sines and arcsine (a tenth of an apply thread's time
-            // went to them).
+            // distance decide them without the haversine's sines and arcsine, which every fix of every pin would pay.
             if let bounds = plane.distanceBounds(
                 toX: plane.x(longitude: center.longitude),
                 y: plane.y(latitude: center.latitude)

@@ -47,8 +47,8 @@ extension StateStore {
     ///
     /// - Parameters:
     ///   - directory: the state directory.
-    ///   - decodingDevices: whether to decode every device too (about 1.7 us a device: what `geoworker state check`
-    ///     does); without, a device that does not decode is found, and marked, when it is loaded.
+    ///   - decodingDevices: whether to decode every device too (as long as loading them: what `geoworker state
+    ///     check` does); without, a device that does not decode is found, and marked, when it is loaded.
     /// - Returns: missing, healthy with what the store holds, or damaged with what was found.
     public static func check(directory: String, decodingDevices: Bool = true) -> StateStoreHealth {
         let path = directory + "/" + fileName

@@ -41,7 +41,7 @@ enum StateStoreSchema {
             )
         }
         // Version 2: no index on device(partition). Every checkpoint rewrites the row of each device that
-        // moved, and with the index each of those writes also replaced an index entry (a third of the cost);
+        // moved, and with the index each of those writes also replaced an index entry (a second B-tree write);
         // nothing reads devices by partition yet, and whatever will (restoring a partition's devices) can
         // scan or bring it back.
         migrator.registerMigration("v2") { db in

@@ -21,12 +21,11 @@ public enum ChildProcess {
     /// Swift's concurrency; at most ``slots`` such programs run at once.
     ///
     /// Waiting for a program blocks its thread for as long as the program runs: on one of the few threads Swift's
-    /// concurrency shares among every test of the run (two on this machine), tests that wait for programs in
-    /// parallel starve the others (a Kafka group test's members stopped polling long enough to miss a rebalance,
-    /// a consumer missed its 20 s to read 30 records). So the blocking variant is unavailable from async code.
-    /// Without that accidental limit, though, every parallel test's checker started at once (Python validators,
-    /// kcat, geocode runs): on two cores whose page cache the host reclaims, the workers started meanwhile took
-    /// 50 s to read their places index and missed their start-up bounds. Hence the slots.
+    /// concurrency shares among every test of the run, tests that wait for programs in parallel would starve the
+    /// others (a Kafka group's members would stop polling and miss a rebalance). So the blocking variant is
+    /// unavailable from async code. The slots bound the programs instead: checkers started by many parallel tests
+    /// at once (Python validators, kcat, geocode runs) would otherwise take the cores from the workers other tests
+    /// started, and those would miss their start-up bounds.
     public static func run(
         _ path: String,
         _ arguments: [String],

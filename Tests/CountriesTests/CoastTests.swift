@@ -2,7 +2,7 @@ import Countries
 import GeoCore
 import Testing
 
-@Suite("Country lookup at sea")
+@Suite("Country lookup at sea", .timeLimit(.minutes(3)))
 struct CoastTests {
     @Test(
         "within 12 nautical miles of land, the nearest country; farther out, none",

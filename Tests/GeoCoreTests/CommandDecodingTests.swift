@@ -1,11 +1,12 @@
 import GeoCore
+import TestSupport
 import Testing
 
 func decodeCommand(_ text: String) -> Result<DeviceCommand, DecodingFailure> {
     Array(text.utf8).withUnsafeBytes { DeviceCommand.decode(json: $0) }
 }
 
-@Suite("Decoding commands")
+@Suite("Decoding commands", .timeLimit(.minutes(3)))
 struct CommandDecodingTests {
     @Test("track with every field, metadata kept as its JSON text")
     func track() throws {
@@ -13,10 +14,7 @@ struct CommandDecodingTests {
             {"type":"track","deviceId":"truck-17","pin":{"id":"exit-23-north","lat":50.85,"lon":4.35,"radius":200,
              "title":"Exit 23","metadata":{"roadNumber":"E40", "direction":"north","lanes":[1,2]}}}
             """#
-        guard case .track(let deviceId, let pin) = try decodeCommand(text).get() else {
-            Issue.record("expected track")
-            return
-        }
+        let (deviceId, pin) = try #require(try decodeCommand(text).get().trackedPin)
         #expect(deviceId == "truck-17")
         #expect(pin.id == "exit-23-north")
         #expect(pin.shape == .circle(center: Coordinate(latitude: 50.85, longitude: 4.35)!, radius: 200))
@@ -36,10 +34,8 @@ struct CommandDecodingTests {
             "coordinates":[[[0,0,12],[2,0,12],[2,2,12],[0,2,12],[0,0,12]],[[0.5,0.5],[0.5,1.5],[1.5,1.5],[0.5,0.5]]],
             "type":"Polygon"},"approachSeconds":90}}
             """#
-        guard case .track(_, let pin) = try decodeCommand(text).get(), case .polygon(let shape) = pin.shape else {
-            Issue.record("expected a polygon pin")
-            return
-        }
+        let pin = try #require(try decodeCommand(text).get().trackedPin).pin
+        let shape = try #require(pin.shape.polygon)
         #expect(shape.vertexCount == 7 && shape.ringEnds == [4, 7] && shape.polygonEnds == [2] && !shape.isMulti)
         #expect(pin.dwellSeconds == 300 && pin.approachSeconds == 90)
         #expect(shape.contains(longitude: 0.2, latitude: 0.2) && !shape.contains(longitude: 0.8, latitude: 1.2))
@@ -48,10 +44,7 @@ struct CommandDecodingTests {
     @Test("members may come in any order, the type last")
     func order() throws {
         let text = #"{"pin":{"radius":50,"lon":4.35,"id":"p","lat":50.85},"deviceId":"d","type":"track"}"#
-        guard case .track(_, let pin) = try decodeCommand(text).get() else {
-            Issue.record("expected track")
-            return
-        }
+        let pin = try #require(try decodeCommand(text).get().trackedPin).pin
         #expect(pin.title == nil && pin.metadataJSON == nil)
         #expect(pin.shape == .circle(center: Coordinate(latitude: 50.85, longitude: 4.35)!, radius: 50))
     }
@@ -142,14 +135,11 @@ struct CommandDecodingTests {
             ),
         ]
     )
-    func failures(text: String, reason: DecodingFailure.Reason, mentions: String) {
-        switch decodeCommand(text) {
-        case .success(let command):
-            Issue.record("decoded \(command) from \(text)")
-        case .failure(let failure):
-            #expect(failure.reason == reason, "\(failure)")
-            #expect(failure.description.contains(mentions), "\(failure.description)")
-        }
+    func failures(text: String, reason: DecodingFailure.Reason, mentions: String) throws {
+        let result = decodeCommand(text)
+        let failure = try #require(result.failureValue, "decoded \(result) from \(text)")
+        #expect(failure.reason == reason, "\(failure)")
+        #expect(failure.description.contains(mentions), "\(failure.description)")
     }
 
     @Test(

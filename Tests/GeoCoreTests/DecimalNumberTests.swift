@@ -4,7 +4,7 @@ import Testing
 
 @testable import GeoCore
 
-@Suite("decimal numbers and lat,lon text")
+@Suite("decimal numbers and lat,lon text", .timeLimit(.minutes(3)))
 struct DecimalNumberTests {
     @Test("lat,lon lines: blanks around numbers, signs, a point on one side, exponents")
     func latLonForms() throws {

@@ -17,7 +17,7 @@ import Testing
 ///   off, others two); geoworker's is, checked bit for bit against the standard library in
 ///   `numbersMatchStandardLibrary`, so here numbers are compared to within four ULPs;
 /// - UTF-16 input, which Foundation detects and RFC 8259 forbids between systems (not generated here).
-@Suite("Decoder against Foundation")
+@Suite("Decoder against Foundation", .timeLimit(.minutes(3)))
 struct DecoderDifferentialTests {
     @Test("hand-picked corpus of valid and invalid positions")
     func handPickedCorpus() {

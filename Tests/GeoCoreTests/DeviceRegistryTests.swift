@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("DeviceRegistry")
+@Suite("DeviceRegistry", .timeLimit(.minutes(3)))
 struct DeviceRegistryTests {
     static let tracker = DeviceTracker(countries: RectangleCountries())
 

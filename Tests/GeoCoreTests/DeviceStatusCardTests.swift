@@ -2,7 +2,7 @@ import Foundation
 import GeoCore
 import Testing
 
-@Suite("Device status card and map selection")
+@Suite("Device status card and map selection", .timeLimit(.minutes(3)))
 struct DeviceStatusCardTests {
     static let tracker = DeviceTracker(countries: RectangleCountries())
 

@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("DeviceTracker: geofences")
+@Suite("DeviceTracker: geofences", .timeLimit(.minutes(3)))
 struct GeofenceRuleTests {
     @Test("crossing into and out of a pin gives one entered and one exited")
     func enterAndExit() {
@@ -23,10 +23,7 @@ struct GeofenceRuleTests {
         #expect(event.id == "positions:0:2:0")
         #expect(event.deviceId == "truck-17")
         #expect(event.time == DeviceScenario.start + 2000)
-        guard case .geofenceEntered(let crossing) = event.payload else {
-            Issue.record("expected geofence.entered, got \(event.type)")
-            return
-        }
+        let crossing = try #require(event.payload.entered, "expected geofence.entered, got \(event.type)")
         #expect(crossing.pin == DeviceScenario.pin)
         #expect(crossing.pin.metadataJSON == #"{"road":"E40"}"#)
         #expect(abs(crossing.distanceMeters - 50) < 0.5)
@@ -171,10 +168,7 @@ struct GeofenceRuleTests {
             #expect(device.outcomes.last?.kind == .applied)
         }
         _ = device.track(try #require(Pin(id: "p3", center: DeviceScenario.pinCenter, radius: 50)))
-        guard case .rejected(let reason) = device.outcomes.last?.kind else {
-            Issue.record("a fourth pin must be refused, got \(String(describing: device.outcomes.last))")
-            return
-        }
+        let reason = try #require(device.outcomes.last?.kind.rejection, "a fourth pin must be refused")
         #expect(reason.contains("3 pins"))
         #expect(device.state.pins.count == 3)
         _ = device.track(try #require(Pin(id: "p1", center: DeviceScenario.pinCenter, radius: 80)))
@@ -196,7 +190,7 @@ struct GeofenceRuleTests {
     }
 }
 
-@Suite("DeviceTracker: countries and languages")
+@Suite("DeviceTracker: countries and languages", .timeLimit(.minutes(3)))
 struct CountryRuleTests {
     static let inAA = Coordinate(latitude: 0.5, longitude: 0.5)!
     static let inBB = Coordinate(latitude: 0.5, longitude: 1.5)!

@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("Coordinates and distances")
+@Suite("Coordinates and distances", .timeLimit(.minutes(3)))
 struct GeometryTests {
     @Test(
         "coordinates outside the globe or not finite are refused",

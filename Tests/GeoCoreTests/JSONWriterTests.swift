@@ -6,7 +6,7 @@ import Testing
 
 /// The writer's numbers and times are what every event carries: they must read back to the same value and
 /// be written the same way whichever path wrote them.
-@Suite("JSON writer: numbers and times")
+@Suite("JSON writer: numbers and times", .timeLimit(.minutes(3)))
 struct JSONWriterTests {
     /// What the writer wrote before its fast paths: integers as integers, everything else as `description`.
     static func reference(_ value: Double) -> String {

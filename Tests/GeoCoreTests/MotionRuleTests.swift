@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("DeviceTracker: dwell")
+@Suite("DeviceTracker: dwell", .timeLimit(.minutes(3)))
 struct DwellRuleTests {
     static let pin = Pin(id: "yard", center: DeviceScenario.pinCenter, radius: 200, dwellSeconds: 60)!
 
@@ -27,10 +27,7 @@ struct DwellRuleTests {
         _ = device.track(Self.pin)
         _ = device.move(north: 0, at: 5)
         let event = try #require(device.move(north: 0, at: 90).first)
-        guard case .geofenceDwelled(let stay) = event.payload else {
-            Issue.record("expected geofence.dwelled, got \(event.type)")
-            return
-        }
+        let stay = try #require(event.payload.dwelled, "expected geofence.dwelled, got \(event.type)")
         #expect(stay.insideSince == DeviceScenario.start + 5_000)
         #expect(stay.dwellSeconds == 85)
         #expect(stay.position.timestamp == DeviceScenario.start + 90_000)
@@ -67,7 +64,7 @@ struct DwellRuleTests {
     }
 }
 
-@Suite("DeviceTracker: crossings between sparse fixes")
+@Suite("DeviceTracker: crossings between sparse fixes", .timeLimit(.minutes(3)))
 struct CrossingRuleTests {
     @Test(
         "two fixes outside with a path through the pin by more than their accuracy give geofence.crossed",
@@ -105,10 +102,7 @@ struct CrossingRuleTests {
         _ = device.track(DeviceScenario.pin)
         _ = device.move(north: -1500, at: 0)
         let event = try #require(device.move(north: 1500, at: 20).first)
-        guard case .geofenceCrossed(let passage) = event.payload else {
-            Issue.record("expected geofence.crossed, got \(event.type)")
-            return
-        }
+        let passage = try #require(event.payload.crossed, "expected geofence.crossed, got \(event.type)")
         #expect(passage.from.timestamp == DeviceScenario.start)
         #expect(passage.to.timestamp == DeviceScenario.start + 20_000)
         #expect(event.id == "positions:0:2:0")
@@ -179,7 +173,7 @@ struct CrossingRuleTests {
     }
 }
 
-@Suite("DeviceTracker: approaching")
+@Suite("DeviceTracker: approaching", .timeLimit(.minutes(3)))
 struct ApproachRuleTests {
     static let pin = Pin(id: "gate", center: DeviceScenario.pinCenter, radius: 200, approachSeconds: 60)!
 

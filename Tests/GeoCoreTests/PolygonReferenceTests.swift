@@ -5,7 +5,7 @@ import Testing
 
 /// Polygon geometry against shapely (GEOS), the reference most GIS code trusts: random polygons with holes and
 /// MultiPolygons around the world, random points and points placed just either side of edges and holes' edges.
-@Suite("Polygon geometry against shapely")
+@Suite("Polygon geometry against shapely", .timeLimit(.minutes(10)))
 struct PolygonReferenceTests {
     struct Case {
         let shape: PolygonShape

@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("DeviceTracker: polygon pins")
+@Suite("DeviceTracker: polygon pins", .timeLimit(.minutes(3)))
 struct PolygonRuleTests {
     /// A 400 m square depot with a 100 m square yard cut out of its middle.
     static let depot = DeviceScenario.squarePin(half: 200, holes: [50])
@@ -81,24 +81,19 @@ struct PolygonRuleTests {
     }
 
     @Test("vertex limits per pin and per device refuse a track with a reason, leaving the pins as they were")
-    func vertexLimits() {
+    func vertexLimits() throws {
         let configuration = TrackerConfiguration(maximumVerticesPerPin: 6, maximumVerticesPerDevice: 10)
         var device = DeviceScenario(configuration: configuration)
         _ = device.track(DeviceScenario.squarePin(id: "a", half: 200, holes: [50]))  // 8 vertices
-        guard case .rejected(let perPin) = device.outcomes.last?.kind else {
-            Issue.record(
-                "8 vertices over a limit of 6 must be refused, got \(String(describing: device.outcomes.last))"
-            )
-            return
-        }
+        let perPin = try #require(device.outcomes.last?.kind.rejection, "8 vertices over a limit of 6 are refused")
         #expect(perPin.contains("8 vertices") && perPin.contains("tracker.maxVerticesPerPin"), "\(perPin)")
         _ = device.track(DeviceScenario.squarePin(id: "b", half: 200))  // 4
         _ = device.track(DeviceScenario.squarePin(id: "c", half: 300))  // 4: 8 in all
         _ = device.track(DeviceScenario.squarePin(id: "d", half: 400))  // 12 in all: over 10
-        guard case .rejected(let perDevice) = device.outcomes.last?.kind else {
-            Issue.record("12 vertices on one device over a limit of 10 must be refused")
-            return
-        }
+        let perDevice = try #require(
+            device.outcomes.last?.kind.rejection,
+            "12 vertices on one device over a limit of 10 are refused"
+        )
         #expect(perDevice.contains("12 polygon vertices") && perDevice.contains("tracker.maxVerticesPerDevice"))
         #expect(device.state.pins.map(\.pin.id) == ["b", "c"])
         // Replacing a pin counts the new shape instead of the old one.

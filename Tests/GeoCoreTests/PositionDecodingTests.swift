@@ -6,7 +6,7 @@ func decodePosition(_ text: String) -> Result<Position, DecodingFailure> {
     Array(text.utf8).withUnsafeBytes { Position.decode(json: $0) }
 }
 
-@Suite("Decoding positions")
+@Suite("Decoding positions", .timeLimit(.minutes(3)))
 struct PositionDecodingTests {
     @Test("the documented example decodes with every field")
     func documentedExample() throws {
@@ -131,35 +131,26 @@ struct PositionDecodingTests {
             ),
         ]
     )
-    func failures(text: String, reason: DecodingFailure.Reason, mentions: String) {
-        switch decodePosition(text) {
-        case .success(let position):
-            Issue.record("decoded \(position) from \(text)")
-        case .failure(let failure):
-            #expect(failure.reason == reason, "\(failure)")
-            #expect(failure.description.contains(mentions), "\(failure.description)")
-        }
+    func failures(text: String, reason: DecodingFailure.Reason, mentions: String) throws {
+        let result = decodePosition(text)
+        let failure = try #require(result.failureValue, "decoded \(result) from \(text)")
+        #expect(failure.reason == reason, "\(failure)")
+        #expect(failure.description.contains(mentions), "\(failure.description)")
     }
 
     @Test("a type error is reported as such only when the rest is valid JSON")
-    func syntaxWinsOverFields() {
-        guard case .failure(let failure) = decodePosition(#"{"deviceId":42,"lat":1,"lon":2,"timestamp":1795255200000"#)
-        else {
-            Issue.record("must fail")
-            return
-        }
+    func syntaxWinsOverFields() throws {
+        let text = #"{"deviceId":42,"lat":1,"lon":2,"timestamp":1795255200000"#
+        let failure = try #require(decodePosition(text).failureValue)
         #expect(failure.reason == .invalidJSON)
     }
 
     @Test("invalid UTF-8 inside a string is refused, even in an ignored member")
-    func invalidUTF8() {
+    func invalidUTF8() throws {
         var bytes = Array(#"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"x":"?"}"#.utf8)
         bytes[bytes.count - 3] = 0xFF
         let result = bytes.withUnsafeBytes { Position.decode(json: $0) }
-        guard case .failure(let failure) = result else {
-            Issue.record("must fail")
-            return
-        }
+        let failure = try #require(result.failureValue)
         #expect(failure.reason == .invalidJSON)
         #expect(failure.description.contains("UTF-8"))
     }
@@ -219,7 +210,7 @@ struct PositionDecodingTests {
     }
 }
 
-@Suite("Decoding positions one after another")
+@Suite("Decoding positions one after another", .timeLimit(.minutes(3)))
 struct InputDecoderTests {
     private func decode(_ bytes: [UInt8], by decoder: inout InputDecoder) -> Result<InputMessage, DecodingFailure> {
         bytes.withUnsafeBytes { InputMessage.decode(json: $0, as: .positions, by: &decoder) }
@@ -239,13 +230,9 @@ struct InputDecoderTests {
         let first = #"{"deviceId":"a","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en"]}"#
         let again = #"{"languages": ["fr-BE","en"],"deviceId":"b","lat":3,"lon":4,"timestamp":1795255201000}"#
         let other = #"{"deviceId":"c","lat":1,"lon":2,"timestamp":1795255200000,"languages":["fr-BE","en","de"]}"#
-        guard case .success(.position(let a)) = decode(Array(first.utf8), by: &decoder),
-            case .success(.position(let b)) = decode(Array(again.utf8), by: &decoder),
-            case .success(.position(let c)) = decode(Array(other.utf8), by: &decoder)
-        else {
-            Issue.record("all three must decode")
-            return
-        }
+        let a = try #require(decode(Array(first.utf8), by: &decoder).successValue?.decodedPosition)
+        let b = try #require(decode(Array(again.utf8), by: &decoder).successValue?.decodedPosition)
+        let c = try #require(decode(Array(other.utf8), by: &decoder).successValue?.decodedPosition)
         #expect(a.languages == ["fr-BE", "en"] && b.languages == ["fr-BE", "en"])
         #expect(c.languages == ["fr-BE", "en", "de"])
         #expect(storage(a.languages) == storage(b.languages), "the second message reuses the first one's list")

@@ -227,4 +227,14 @@ extension DeviceEvent.Payload {
         if case .geofenceApproaching(let approach) = self { return approach }
         return nil
     }
+
+    var dwelled: GeofenceDwell? {
+        if case .geofenceDwelled(let stay) = self { return stay }
+        return nil
+    }
+
+    var crossed: GeofencePassage? {
+        if case .geofenceCrossed(let passage) = self { return passage }
+        return nil
+    }
 }

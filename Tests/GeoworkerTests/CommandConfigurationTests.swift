@@ -7,7 +7,7 @@ import Worker
 @testable import geoworker
 
 /// The settings of `geoworker run` and of the operator's tools, read in process.
-@Suite("Command configuration")
+@Suite("Command configuration", .timeLimit(.minutes(3)))
 struct CommandConfigurationTests {
     @Test("run: defaults")
     func runDefaults() throws {

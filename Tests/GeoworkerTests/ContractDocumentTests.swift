@@ -6,7 +6,7 @@ import Testing
 ///
 /// Valid AsyncAPI 3.0 and OpenAPI 3.1, every `$ref` resolving, every schema file referenced. What the service sends is checked against them in the end-to-end tests
 /// (``ServiceTestBed/expectProducedMessagesMatchAsyncAPI()``); the routes in `OpenAPIRoutesTests`.
-@Suite("The published contract documents")
+@Suite("The published contract documents", .timeLimit(.minutes(10)))
 struct ContractDocumentTests {
     @Test("asyncapi.yaml and openapi.yaml are valid, their $refs resolve, and every schema file is referenced")
     func documents() async throws {

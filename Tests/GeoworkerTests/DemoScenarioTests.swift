@@ -4,7 +4,7 @@ import Testing
 
 @testable import geoworker
 
-@Suite("The demo scenario end to end (mock cluster, real pipeline)")
+@Suite("The demo scenario end to end (mock cluster, real pipeline)", .timeLimit(.minutes(10)))
 struct DemoScenarioTests {
     struct Event: Hashable, CustomStringConvertible {
         let device: String

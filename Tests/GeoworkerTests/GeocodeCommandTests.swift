@@ -7,7 +7,7 @@ func runGeoworker(_ arguments: [String], input: String? = nil) async throws -> C
     try await ChildProcess.run(ChildProcess.builtExecutable("geoworker"), arguments, input: input)
 }
 
-@Suite("geoworker geocode")
+@Suite("geoworker geocode", .timeLimit(.minutes(10)))
 struct GeocodeCommandTests {
     @Test("one coordinate: the country, its name and the language to suggest, as JSON")
     func single() async throws {
@@ -54,7 +54,7 @@ struct GeocodeCommandTests {
     }
 }
 
-@Suite("geoworker geocode, large inputs")
+@Suite("geoworker geocode, large inputs", .timeLimit(.minutes(10)))
 struct GeocodeLargeInputTests {
     @Test("a file larger than a read block, cut into parallel stretches: every line in order, failures numbered")
     func largeFile() async throws {

@@ -14,7 +14,7 @@ import FoundationNetworking
 /// (kubernetes-validate, the Compose specification's schema, hadolint, docs/deploying.md's image table), and a real
 /// Prometheus against a running worker, so that none of it drifts from the service. Each check is also seen
 /// refusing a copy broken on purpose.
-@Suite("The operations kit: alerts, dashboard and deploy files", .serialized)
+@Suite("The operations kit: alerts, dashboard and deploy files", .serialized, .timeLimit(.minutes(10)))
 struct OperationsKitTests {
     static let root = ServiceTestBed.repositoryRoot
     static let rules = root.appendingPathComponent("deploy/prometheus/geoworker.rules.yml")

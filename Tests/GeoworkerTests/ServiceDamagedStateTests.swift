@@ -8,7 +8,7 @@ import Worker
 /// A state directory whose store was damaged between two runs (a disk that returned garbage, a file cut short, a
 /// write-ahead log lost after a crash): with the changelog the next start rebuilds the devices from it and goes on
 /// as if nothing happened; without one it refuses to start, naming the file and `--reset-state`.
-@Suite("geoworker run: a damaged state store", .serialized)
+@Suite("geoworker run: a damaged state store", .timeLimit(.minutes(10)))
 struct ServiceDamagedStateTests {
     /// What happened to the store between the two runs.
     enum Damage: String, CaseIterable, CustomStringConvertible {

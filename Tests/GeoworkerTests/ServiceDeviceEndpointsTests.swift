@@ -6,7 +6,7 @@ import Worker
 
 /// What an operator sees of the devices a running `geoworker run` holds: the status card, the map's device
 /// list and the live event stream on the operations port, and who may see them.
-@Suite("geoworker run: device endpoints", .serialized)
+@Suite("geoworker run: device endpoints", .serialized, .timeLimit(.minutes(10)))
 struct ServiceDeviceEndpointsTests {
     @Test("device endpoints are off unless enabled; /metrics, /health and /ready never show device data")
     func offByDefault() async throws {

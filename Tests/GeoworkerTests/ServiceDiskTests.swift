@@ -6,7 +6,7 @@ import Worker
 
 /// A state directory on a disk that really fills up: a 256 KB tmpfs, mounted for the test (the build machine's
 /// tests run as root), made larger when "space returns".
-@Suite("geoworker run: a full disk", .serialized)
+@Suite("geoworker run: a full disk", .serialized, .timeLimit(.minutes(10)))
 struct ServiceDiskTests {
     /// Runs a command, returning its exit status.
     func run(_ arguments: [String]) throws -> Int32 {

@@ -9,7 +9,7 @@ import Worker
 /// partitions, then resumed (SIGCONT) still believing it holds them: nothing it had in hand may change what comes out.
 ///
 /// The deduplicated events of the whole run equal one uninterrupted single-instance run's, by id and content.
-@Suite("geoworker run: an instance stalled past its session is fenced", .serialized)
+@Suite("geoworker run: an instance stalled past its session is fenced", .serialized, .timeLimit(.minutes(10)))
 struct ServiceFencingTests {
     typealias ScaleOut = ServiceScaleOutTests
 

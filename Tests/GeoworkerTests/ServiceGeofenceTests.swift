@@ -7,7 +7,7 @@ import Worker
 /// Polygons, dwell, crossings and approaching through the whole service: commands and positions produced to
 /// the mock cluster, `geoworker run` as an operator runs it, restarted in the middle of a dwell and of an
 /// approach, the events read back from the events topic and checked against the schemas.
-@Suite("Fleet geofences end to end (mock cluster, real pipeline)")
+@Suite("Fleet geofences end to end (mock cluster, real pipeline)", .timeLimit(.minutes(10)))
 struct ServiceGeofenceTests {
     static let start: Int64 = 1_795_400_000_000
 

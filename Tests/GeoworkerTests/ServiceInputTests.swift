@@ -6,7 +6,7 @@ import Testing
 import Worker
 
 /// What goes in and comes out of `geoworker run`: bad input, the message contract, another client's view.
-@Suite("geoworker run: input and output", .serialized)
+@Suite("geoworker run: input and output", .serialized, .timeLimit(.minutes(10)))
 struct ServiceInputTests {
     /// A message the worker must refuse, and the reason it must give.
     struct Malformed {

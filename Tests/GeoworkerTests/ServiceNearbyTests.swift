@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The dispatcher's question on the operations port: which held devices are nearest a point, how far, how fast.
-@Suite("geoworker run: GET /devices/nearby", .serialized)
+@Suite("geoworker run: GET /devices/nearby", .serialized, .timeLimit(.minutes(10)))
 struct ServiceNearbyTests {
     @Test("the devices within the radius, nearest first, with distance, last fix, speed and ETA; bad parameters 400")
     func nearby() async throws {

@@ -9,7 +9,7 @@ import Worker
 #endif
 
 /// What an operator sees of a running `geoworker run`: probes, metrics, shutdown, start-up errors.
-@Suite("geoworker run: operations", .serialized)
+@Suite("geoworker run: operations", .serialized, .timeLimit(.minutes(10)))
 struct ServiceOperationsTests {
     @Test("health, readiness and metrics while it runs; SIGTERM stops it cleanly and nothing is redone")
     func endpointsAndGracefulStop() async throws {
@@ -26,7 +26,9 @@ struct ServiceOperationsTests {
             try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 600\n")
         }
         // Lag and holdings are refreshed at each checkpoint (every 200 ms here).
-        try await Task.sleep(for: .milliseconds(600))
+        try await waitUntil("a checkpoint published the holdings") {
+            try await get(port, "metrics").body.contains("geoworker_pins 40.0\n")
+        }
         let metrics = try await get(port, "metrics")
         #expect(metrics.contentType?.hasPrefix("text/plain; version=0.0.4") == true)
         let lines = Set(metrics.body.split(separator: "\n").map(String.init))

@@ -6,7 +6,7 @@ import Worker
 
 /// The operations page as an operator sees it: a real headless Chromium (Debian's chromium and
 /// chromium-driver, installed by `scripts/setup.sh test`) against `geoworker run` on the mock cluster.
-@Suite("geoworker run: the operations page in a real browser", .serialized)
+@Suite("geoworker run: the operations page in a real browser", .serialized, .timeLimit(.minutes(10)))
 struct ServicePageBrowserTests {
     /// Where the test keeps its screenshot (a test artifact, not committed).
     static let artifacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

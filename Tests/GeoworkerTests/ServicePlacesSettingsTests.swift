@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The places' settings as an operator gives them to `geoworker run`: environment variables and flags.
-@Suite("geoworker run: places settings")
+@Suite("geoworker run: places settings", .timeLimit(.minutes(10)))
 struct ServicePlacesSettingsTests {
     @Test("GEOWORKER_TRACKER_DISABLED_EVENTS switches kinds off; GEOWORKER_PLACES_ENABLED=false turns places off")
     func switches() async throws {

@@ -5,7 +5,7 @@ import Testing
 import Worker
 
 /// `geoworker run` as a child process against the mock cluster: stopped and restarted, killed and restarted.
-@Suite("geoworker run: restarts lose nothing and announce nothing twice", .serialized)
+@Suite("geoworker run: restarts lose nothing and announce nothing twice", .serialized, .timeLimit(.minutes(10)))
 struct ServiceRestartTests {
     @Test(
         "a restart mid-stream on the same state directory, with another apply thread count, continues where the first run stopped"

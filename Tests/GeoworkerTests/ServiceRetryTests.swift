@@ -4,10 +4,10 @@ import TestSupport
 import Testing
 import Worker
 
-/// What a run does when Kafka refuses or is missing: a catch-up run retries refused deliveries and ends well
-/// only with every event delivered, or gives up with exit status 75 once its retry budget is spent; a service
-/// started before its broker waits for it.
-@Suite("geoworker run: retries and the retry budget", .serialized)
+/// What a run does when Kafka refuses its deliveries: a catch-up run retries them and ends well only with every event
+/// delivered, or gives up with exit status 75 once its retry budget is spent. (A broker missing or down:
+/// ``ServiceBrokerOutageTests``.)
+@Suite("geoworker run: retries and the retry budget", .serialized, .timeLimit(.minutes(10)))
 struct ServiceRetryTests {
     /// Short back-offs, so that the tests wait seconds rather than minutes.
     static let quickRetries = ["GEOWORKER_DELIVERY_RETRY_INITIAL_BACKOFF_MS": "100"]
@@ -49,127 +49,6 @@ struct ServiceRetryTests {
         // The events' or the changelog's records, whichever the broker refused last.
         #expect(child.errors.contains(#/could not deliver \d+ records to geoworker-test-/#), "how many, to which topic")
         #expect(child.errors.contains("code=unavailable"))
-    }
-
-    @Test("a service started while its broker is down waits for it, not ready, then runs; SIGTERM stops it")
-    func serviceWaitsForTheBroker() async throws {
-        let bed = try ServiceTestBed()
-        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
-        try await bed.produce(traffic.commands() + traffic.positions())
-        try bed.cluster.takeBrokerDown(1)
-        let child = try bed.start(environment: Self.quickRetries)
-        let port = try await listeningPort(of: child)
-        try await waitUntil("two attempts logged", timeout: .seconds(60)) {
-            child.errors.components(separatedBy: "cannot reach Kafka; trying again").count > 2 || !child.isRunning
-        }
-        #expect(child.isRunning, "waiting, not exiting: \(child.errors.suffix(2000))")
-        #expect(try await get(port, "health").status == 200, "alive: a liveness probe must not restart it")
-        let ready = try await get(port, "ready")
-        #expect(ready.status == 503 && ready.body.contains("waiting for Kafka"), "\(ready.body)")
-
-        try bed.cluster.bringBrokerUp(1)
-        try await waitUntil("every position consumed", timeout: .seconds(90)) {
-            try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 300\n") || !child.isRunning
-        }
-        #expect(try await get(port, "ready").status == 200)
-        child.send(SIGTERM)
-        #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
-        let events = try await bed.distinctEvents()
-        #expect(Set(events.map(\.json)) == Set(try await bed.referenceEvents().map(\.json)))
-    }
-
-    @Test("SIGTERM while waiting for a missing broker stops it within seconds, exit 0")
-    func stopWhileWaitingForTheBroker() async throws {
-        let bed = try ServiceTestBed()
-        try bed.cluster.takeBrokerDown(1)
-        let child = try bed.start(environment: Self.quickRetries)
-        try await waitUntil("an attempt logged", timeout: .seconds(60)) {
-            child.errors.contains("cannot reach Kafka; trying again") || !child.isRunning
-        }
-        child.send(SIGTERM)
-        #expect(await child.waitForExit(timeout: .seconds(8)) == .exited(0), "\(child.errors.suffix(2000))")
-    }
-
-    @Test("a catch-up run with its broker missing gives up after its budget: exit 75")
-    func catchUpWithoutBroker() async throws {
-        let bed = try ServiceTestBed()
-        try bed.cluster.takeBrokerDown(1)
-        var environment = Self.quickRetries
-        environment["GEOWORKER_DELIVERY_RETRY_MAX_ATTEMPTS"] = "2"
-        let child = try bed.start(["--until-caught-up"], environment: environment)
-        #expect(await child.waitForExit(timeout: .seconds(60)) == .exited(75), "\(child.errors.suffix(3000))")
-        #expect(child.errors.contains("giving up after 2 attempts in a row (Kafka unreachable)"))
-    }
-
-    @Test(
-        "a catch-up run under a broker outage longer than its budget exits 75; run again later, it delivers everything"
-    )
-    func catchUpOutageLongerThanBudget() async throws {
-        let bed = try ServiceTestBed()
-        let traffic = BorderTraffic(devices: 100, positionsPerDevice: 60, topics: bed.topics)
-        try await bed.produce(traffic.commands() + traffic.positions())
-        var environment = Self.quickRetries
-        environment["GEOWORKER_DELIVERY_RETRY_MAX_ATTEMPTS"] = "2"
-        environment["GEOWORKER_DELIVERY_RETRY_TIMEOUT_MS"] = "3000"
-        // Slow applying (one thread, small polls) so that the outage begins mid-run.
-        environment["GEOWORKER_MAX_BATCH"] = "50"
-        let child = try bed.start(
-            ["--until-caught-up", "--apply-threads", "1"],
-            omitting: ["--apply-threads"],
-            environment: environment
-        )
-        try await ServiceScaleOutTests.waitForEvents(bed, atLeast: 20)
-        try bed.cluster.takeBrokerDown(1)
-        let ending = await child.waitForExit(timeout: .seconds(90))
-        try bed.cluster.bringBrokerUp(1)
-        #expect(ending == .exited(75), "\(child.errors.suffix(3000))")
-        #expect(child.errors.contains("giving up after 2 attempts in a row"), "\(child.errors.suffix(3000))")
-
-        try await bed.runUntilCaughtUp()
-        let reference = try await bed.referenceEvents()
-        #expect(Set(try await bed.distinctEvents().map(\.json)) == Set(reference.map(\.json)))
-    }
-
-    @Test("SIGTERM during a broker outage stops it within the shutdown timeout")
-    func stopDuringAnOutage() async throws {
-        let bed = try ServiceTestBed()
-        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
-        try await bed.produce(traffic.commands())
-        let child = try bed.start(["--shutdown-timeout-ms", "5000"], environment: Self.quickRetries)
-        let port = try await listeningPort(of: child)
-        try await waitUntil("ready") { try await get(port, "ready").status == 200 || !child.isRunning }
-        try await bed.produce(traffic.positions())
-        try bed.cluster.takeBrokerDown(1)
-        defer { try? bed.cluster.bringBrokerUp(1) }
-        try await Task.sleep(for: .seconds(2))
-        let stopAsked = ContinuousClock.now
-        child.send(SIGTERM)
-        let ending = await child.waitForExit(timeout: .seconds(30))
-        #expect(ending != nil, "stopped: \(child.errors.suffix(2000))")
-        #expect(ContinuousClock.now - stopAsked < .seconds(15), "within the 5 s shutdown timeout and its margin")
-    }
-
-    @Test("the broker down for 90 s under a running instance: the same events as a clean run, then a clean stop")
-    func longOutage() async throws {
-        let bed = try ServiceTestBed()
-        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
-        let positions = traffic.positions()
-        try await bed.produce(traffic.commands() + positions.prefix(positions.count / 2))
-        let child = try bed.start()
-        let port = try await listeningPort(of: child)
-        try await waitUntilConsumed(port, positions: positions.count / 2)
-        try await bed.produce(Array(positions.suffix(positions.count - positions.count / 2)))
-        try bed.cluster.takeBrokerDown(1)
-        try await Task.sleep(for: .seconds(90))
-        #expect(child.isRunning, "an outage is waited out: \(child.errors.suffix(2000))")
-        try bed.cluster.bringBrokerUp(1)
-        let reference = try await bed.referenceEvents()
-        try await waitUntil("every event delivered", timeout: .seconds(120)) {
-            try await bed.distinctEvents().count >= reference.count || !child.isRunning
-        }
-        child.send(SIGTERM)
-        #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
-        #expect(Set(try await bed.distinctEvents().map(\.json)) == Set(reference.map(\.json)))
     }
 
     @Test(

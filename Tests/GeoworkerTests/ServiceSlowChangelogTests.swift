@@ -6,7 +6,7 @@ import Worker
 
 /// A checkpoint that cannot be written for a while (its changelog's broker gone) must hold up checkpoints, not the
 /// events: the loop goes on consuming, and the state catches up when the broker is back.
-@Suite("geoworker run: a checkpoint that cannot be written yet")
+@Suite("geoworker run: a checkpoint that cannot be written yet", .timeLimit(.minutes(10)))
 struct ServiceSlowChangelogTests {
     @Test("the changelog's broker down: events keep coming meanwhile; back up, the checkpoints and a clean stop follow")
     func changelogBrokerDown() async throws {

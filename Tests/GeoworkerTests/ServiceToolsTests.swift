@@ -5,7 +5,7 @@ import Testing
 import Worker
 
 /// The operator's tools around a running service: `geoworker pins` and `geoworker tail`.
-@Suite("geoworker pins and tail", .serialized)
+@Suite("geoworker pins and tail", .serialized, .timeLimit(.minutes(10)))
 struct ServiceToolsTests {
     @Test("pins track/untrack produce commands the worker carries out; pins list shows them; tail prints the events")
     func pinsAndTail() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Kafka
 import Testing
 
-@Suite("Broker outage")
+@Suite("Broker outage", .timeLimit(.minutes(5)))
 struct BrokerOutageTests {
     @Test("messages produced while the broker is down are delivered once it is back, each exactly once")
     func outageLosesNothing() async throws {

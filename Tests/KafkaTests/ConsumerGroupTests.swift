@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite("Consumer groups")
+@Suite("Consumer groups", .timeLimit(.minutes(5)))
 struct ConsumerGroupTests {
     /// What one member's revoke hook saw, recorded from inside the hook.
     final class RevokeLog: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import Kafka
 import Testing
 
-@Suite("Errors and edge cases")
+@Suite("Errors and edge cases", .timeLimit(.minutes(5)))
 struct KafkaErrorTests {
     @Test("a refused configuration property is named in the error, its value is not")
     func badProperty() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// kcat (librdkafka's command-line client, a separate program) talks to the same mock brokers over TCP:
 /// what the Swift layer writes must be what any Kafka client reads, and the other way round.
-@Suite("Interop with kcat")
+@Suite("Interop with kcat", .timeLimit(.minutes(10)))
 struct KcatInteropTests {
     @Test("kcat reads the keys, headers and values the Swift producer wrote")
     func kcatReadsSwift() async throws {

@@ -1,7 +1,7 @@
 import Kafka
 import Testing
 
-@Suite("Key partitioners")
+@Suite("Key partitioners", .timeLimit(.minutes(5)))
 struct KeyPartitionerTests {
     @Test(
         "Kafka's murmur2 test vectors (the Java client's UtilsTest)",

@@ -3,7 +3,7 @@ import Kafka
 import TestSupport
 import Testing
 
-@Suite("Offsets")
+@Suite("Offsets", .timeLimit(.minutes(5)))
 struct OffsetTests {
     @Test("a restarted member resumes after the offsets stored and committed for what it processed")
     func restartResumesAtCommittedOffset() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Kafka
 import Testing
 
-@Suite("Produce and consume")
+@Suite("Produce and consume", .timeLimit(.minutes(5)))
 struct ProduceConsumeTests {
     @Test("keys, values and headers survive a round trip across partitions; reports give each place")
     func roundTrip() async throws {
@@ -54,7 +54,7 @@ struct ProduceConsumeTests {
     }
 }
 
-@Suite("Produce from a record buffer")
+@Suite("Produce from a record buffer", .timeLimit(.minutes(5)))
 struct RecordBufferTests {
     /// Sends the buffer and waits for its reports (the worker's apply threads send this way).
     static func sendAndWait(_ buffer: RecordBuffer, _ producer: Producer) -> [DeliveryReport] {

@@ -4,7 +4,7 @@ import Places
 import Testing
 
 /// `region.changed` and `timezone.changed` from the tracker with the real indexes: the same rules as countries.
-@Suite("Region and time-zone events")
+@Suite("Region and time-zone events", .timeLimit(.minutes(3)))
 struct PlaceEventTests {
     /// One device driven through fixes, its state optionally encoded and decoded between them (a restart).
     struct Drive {
@@ -157,10 +157,7 @@ struct PlaceEventTests {
             let origin = MessageOrigin(topic: "positions", partition: 0, offset: Int64(offset), timestamp: time)
             _ = tracker.apply(position, origin: origin, to: &state, events: &events)
         }
-        let changes = events.compactMap { event -> CountryChange? in
-            if case .countryChanged(let change) = event.payload { return change }
-            return nil
-        }
+        let changes = events.compactMap(\.payload.countryChange)
         #expect(changes.map(\.to) == ["CA", "US"])
         #expect(changes.last?.region?.code == "US-MI")
     }
@@ -183,11 +180,19 @@ struct PlaceEventTests {
         let origin = MessageOrigin(topic: "positions", partition: 3, offset: 7, timestamp: 1_795_248_000_000)
         _ = tracker.apply(position, origin: origin, to: &state, events: &events)
         #expect(events.map(\.type) == ["country.changed", "region.changed"])
-        guard case .countryChanged(let change) = events[0].payload else { return }
+        let change = try #require(events.first?.payload.countryChange)
         #expect(change.region?.code == "DE-BW")
         #expect(change.locality?.name == "Kehl")
         // The switched-off event was numbered all the same: the others keep their ids.
         #expect(events.map(\.id) == ["positions:3:7:0", "positions:3:7:1"])
         #expect(state.places.timeZone == "Europe/Berlin", "the state follows a switched-off kind")
+    }
+}
+
+extension DeviceEvent.Payload {
+    /// The country change, nil for any other event: for `try #require` and `compactMap`.
+    var countryChange: CountryChange? {
+        if case .countryChanged(let change) = self { return change }
+        return nil
     }
 }

@@ -98,7 +98,7 @@ extension DeviceRegistry {
     }
 }
 
-@Suite("Batch properties")
+@Suite("Batch properties", .timeLimit(.minutes(3)))
 struct BatchPropertyTests {
     static let tracker = DeviceTracker(
         configuration: TrackerConfiguration(maximumPinsPerDevice: 4),

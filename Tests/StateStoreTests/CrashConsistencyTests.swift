@@ -5,7 +5,7 @@ import StateStore
 import TestSupport
 import Testing
 
-@Suite("Crash consistency")
+@Suite("Crash consistency", .timeLimit(.minutes(10)))
 struct CrashConsistencyTests {
     /// The helper executable, built beside the test bundle (see Sources/state-store-crash-writer).
     static var writerPath: String {

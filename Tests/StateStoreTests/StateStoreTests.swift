@@ -10,7 +10,7 @@ func temporaryDirectory() -> String {
     return path
 }
 
-@Suite("State store")
+@Suite("State store", .timeLimit(.minutes(3)))
 struct StateStoreTests {
     /// A device with everything a row holds: pins in tracking order (not name order) in all three announced states, a
     /// title and metadata to escape, a pending country candidate.
@@ -156,10 +156,8 @@ struct StateStoreTests {
         #expect(error?.code == .read)
         #expect(error?.description.contains("device d: encoding version 99") == true, "\(String(describing: error))")
         // Found when loaded, it marks the store: the next start's quick check sees it without decoding every device.
-        guard case .damaged(let finding) = StateStore.check(directory: directory, decodingDevices: false) else {
-            Issue.record("the store is not marked damaged")
-            return
-        }
+        let health = StateStore.check(directory: directory, decodingDevices: false)
+        let finding = try #require(health.damage, "the store is marked damaged, not \(health)")
         #expect(finding.contains("device d: encoding version 99"))
         _ = try StateStore.moveAside(directory: directory, at: Date(timeIntervalSince1970: 0))
         #expect(StateStore.check(directory: directory) == .missing, "the mark goes aside with the store")
@@ -270,5 +268,13 @@ struct StateStoreTests {
         let error = try #require(throws: StateStoreError.self) { try StateStore(directory: directory) }
         #expect(error.sqliteCode == 26, "SQLITE_NOTADB, got \(error)")
         #expect(FileManager.default.contents(atPath: directory + "/" + StateStore.fileName) == garbage)
+    }
+}
+
+extension StateStoreHealth {
+    /// What was found damaged; nil for a missing or healthy store.
+    var damage: String? {
+        if case .damaged(let finding) = self { return finding }
+        return nil
     }
 }

@@ -11,7 +11,7 @@ import Testing
 @testable import Worker
 
 /// Restoring changelog partitions into a real SQLite store from a real (mock) broker.
-@Suite("Restoring devices from the changelog")
+@Suite("Restoring devices from the changelog", .timeLimit(.minutes(5)))
 struct ChangelogRestoreTests {
     let cluster: MockCluster
     let topic = "group-device-state-changelog"
@@ -98,7 +98,7 @@ struct ChangelogRestoreTests {
     }
 }
 
-@Suite("Where assigned partitions start")
+@Suite("Where assigned partitions start", .timeLimit(.minutes(5)))
 struct PartitionStartTests {
     let positions = TopicPartition("positions", 0)
     let commands = TopicPartition("commands", 0)

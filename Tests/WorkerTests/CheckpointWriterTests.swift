@@ -11,7 +11,7 @@ import Testing
 
 /// The checkpoint writer against a real (mock) broker and a real SQLite file: a checkpoint reaches the
 /// store only after the records it covers are delivered, and never after a record it covers was lost.
-@Suite("Writing checkpoints off the worker's loop")
+@Suite("Writing checkpoints off the worker's loop", .timeLimit(.minutes(5)))
 struct CheckpointWriterTests {
     let cluster: MockCluster
     let topic = "events"

@@ -3,15 +3,13 @@ import Testing
 
 @testable import Worker
 
-@Suite("Device queries (the loop answers the operations endpoints)")
+@Suite("Device queries (the loop answers the operations endpoints)", .timeLimit(.minutes(3)))
 struct DeviceQueriesTests {
     @Test("a question the loop does not take in time is answered busy; one it takes gets its answer")
-    func busyOrAnswered() async {
+    func busyOrAnswered() async throws {
         let queries = DeviceQueries(timeout: .milliseconds(100))
-        guard case .busy = await queries.ask(.statusCard(deviceId: "d", now: 0)) else {
-            Issue.record("expected busy")
-            return
-        }
+        let unanswered = await queries.ask(.statusCard(deviceId: "d", now: 0))
+        #expect(unanswered.isBusy, "\(unanswered)")
         #expect(queries.hasPending, "the unanswered question still waits for the loop")
         queries.answerPending { _ in .json([]) }
         #expect(!queries.hasPending)
@@ -23,10 +21,20 @@ struct DeviceQueriesTests {
             }
         }
         defer { loop.cancel() }
-        guard case .notHeld(let text) = await queries.ask(.map(.world, limit: 1)) else {
-            Issue.record("expected the loop's answer")
-            return
-        }
+        let answer = await queries.ask(.map(.world, limit: 1))
+        let text = try #require(answer.notHeldText, "expected the loop's answer, not \(answer)")
         #expect(text == "elsewhere")
+    }
+}
+
+extension DeviceQueries.Answer {
+    var isBusy: Bool {
+        if case .busy = self { return true }
+        return false
+    }
+
+    var notHeldText: String? {
+        if case .notHeld(let text) = self { return text }
+        return nil
     }
 }

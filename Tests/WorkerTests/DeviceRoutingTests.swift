@@ -1,10 +1,11 @@
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import Worker
 
 /// Which apply thread a message reaches: by its key, else by the device id in its payload, decoded once.
-@Suite("Routing messages to apply threads")
+@Suite("Routing messages to apply threads", .timeLimit(.minutes(3)))
 struct DeviceRoutingTests {
     let routing = DeviceRouting(shardCount: 3, hashing: IDHashing(seed: 42))
 
@@ -43,13 +44,10 @@ struct DeviceRoutingTests {
     }
 
     @Test("a keyless message that cannot be read goes to shard 0 with its failure, to be dead-lettered once")
-    func unreadable() {
+    func unreadable() throws {
         let garbage = route(key: nil, value: "{", kind: .positions)
         #expect(garbage.shard == 0)
-        guard case .failure(let failure)? = garbage.decoded else {
-            Issue.record("the decoding failure travels with the message")
-            return
-        }
+        let failure = try #require(garbage.decoded?.failureValue, "the decoding failure travels with the message")
         #expect(failure.reason == .invalidJSON)
         #expect(route(key: nil, value: nil, kind: .commands).shard == 0)
         #expect(route(key: nil, value: "", kind: .commands).decoded == nil)

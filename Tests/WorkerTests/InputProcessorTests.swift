@@ -3,7 +3,7 @@ import Kafka
 import Testing
 import Worker
 
-@Suite("Input processor: events and dead letters")
+@Suite("Input processor: events and dead letters", .timeLimit(.minutes(3)))
 struct InputProcessorTests {
     /// Everywhere is the same country: these tests are about the processor's routing, not geography.
     struct OneCountry: CountryResolver {

@@ -10,8 +10,16 @@ import Worker
 final class ManualClock: WorkerClock {
     private let start = ContinuousClock.now
     private let advanced = Mutex<Duration>(.zero)
+    private let readingCount = Mutex(0)
 
-    var now: ContinuousClock.Instant { start + advanced.withLock { $0 } }
+    var now: ContinuousClock.Instant {
+        readingCount.withLock { $0 += 1 }
+        return start + advanced.withLock { $0 }
+    }
+
+    /// How many times the clock has been read: the worker's loop reads it at every turn, where it decides whether a
+    /// checkpoint is due or a back-off is over, so a test that sees it read again knows those decisions were made.
+    var readings: Int { readingCount.withLock { $0 } }
 
     func sleep(for duration: Duration) {
         Thread.sleep(forTimeInterval: 0.001)

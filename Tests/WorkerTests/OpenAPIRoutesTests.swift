@@ -8,7 +8,7 @@ import Testing
 
 /// `Schemas/openapi.yaml` against the routes the operations server registers: every route documented, every
 /// documented path served.
-@Suite("OpenAPI document and routes")
+@Suite("OpenAPI document and routes", .timeLimit(.minutes(10)))
 struct OpenAPIRoutesTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

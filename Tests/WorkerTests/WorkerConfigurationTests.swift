@@ -7,7 +7,7 @@ import Testing
 @testable import Worker
 
 /// Reading the worker's settings in process: the defaults, every key, and a value that is set but unusable.
-@Suite("Worker configuration")
+@Suite("Worker configuration", .timeLimit(.minutes(3)))
 struct WorkerConfigurationTests {
     @Test("nothing set: the documented defaults")
     func defaults() throws {

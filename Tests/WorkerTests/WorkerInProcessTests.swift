@@ -13,7 +13,7 @@ import Testing
 /// The worker's loop in this process, against a mock cluster on loopback and a state directory on disk, its
 /// time on a clock the test moves: what the child-process tests see from outside, here with the worker's
 /// own counters, health and store to look at.
-@Suite("The worker in process")
+@Suite("The worker in process", .timeLimit(.minutes(5)))
 struct WorkerInProcessTests {
     static let quiet = Logger.quiet("test.worker")
     let topics = WorkerConfiguration.Topics(
@@ -48,6 +48,13 @@ struct WorkerInProcessTests {
             Thread.sleep(forTimeInterval: 0.02)
         }
         return try condition()
+    }
+
+    /// Waits until the worker's loop has read `clock` at least `count` more times: its decisions of those turns
+    /// (a checkpoint due, a back-off over) are made.
+    func loopTurns(_ count: Int, on clock: ManualClock) -> Bool {
+        let seen = clock.readings
+        return eventually { clock.readings >= seen + count }
     }
 
     /// A mock cluster with the worker's topics (2 partitions each) and `devices` positions in it.
@@ -141,7 +148,7 @@ struct WorkerInProcessTests {
         #expect(eventually { worker.health.isReady && worker.counters.positions == devices })
         #expect(worker.counters.events["country.changed"] == devices)
         let store = try StateStore(directory: directory)
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(loopTurns(10, on: clock))
         #expect(try store.loadOffsets().isEmpty, "no checkpoint before the clock says one is due")
 
         clock.advance(by: .seconds(3600))
@@ -173,7 +180,7 @@ struct WorkerInProcessTests {
         #expect(worker.health.reason?.contains("TOPIC_AUTHORIZATION_FAILED") == true, "\(worker.health.reason ?? "")")
         let store = try StateStore(directory: directory)
         #expect(try store.loadOffsets().isEmpty, "nothing of a refused checkpoint is stored")
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(loopTurns(10, on: clock))
         #expect(worker.health.phase == .backingOff, "the back-off lasts until the clock says it is over")
 
         cluster.stopRefusing(.produce)

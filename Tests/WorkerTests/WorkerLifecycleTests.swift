@@ -5,7 +5,7 @@ import Testing
 
 /// The worker's life, transition by transition: each event's action, and what the health probes say in each
 /// state.
-@Suite("Worker lifecycle and health")
+@Suite("Worker lifecycle and health", .timeLimit(.minutes(3)))
 struct WorkerLifecycleTests {
     let failure = WorkerError(.state, "cannot write state")
     let refusal = WorkerError(.delivery, "could not deliver 3 records to events")
@@ -133,10 +133,7 @@ struct WorkerLifecycleTests {
         var delays: [Duration] = []
         for refusals in 1...8 {
             let action = life.checkpointFailed(refusal, now: start)
-            guard case .rewind(let reason, let count, let delay) = action else {
-                Issue.record("a refusal rewinds, not \(action)")
-                return
-            }
+            let (reason, count, delay) = try #require(action.rewind, "a refusal rewinds, not \(action)")
             #expect(reason == refusal && count == refusals)
             delays.append(delay)
             #expect(life.phase == .backingOff)
@@ -282,7 +279,7 @@ struct WorkerLifecycleTests {
     }
 
     @Test("after a rewind, no checkpoint within the stall timeout is another refusal, until the budget gives up")
-    func stalledAfterRewind() {
+    func stalledAfterRewind() throws {
         let start = ContinuousClock.now
         let backoff = Self.stallingBackoff(maxAttempts: 3)
         var life = WorkerLifecycle(backoff: backoff)
@@ -294,10 +291,8 @@ struct WorkerLifecycleTests {
         )
         #expect(life.backoffElapsed(now: start + .seconds(1)) == .consume)
         #expect(life.polled(now: start + .seconds(30)) == .consume, "29 s since the rewind")
-        guard case .rewind(_, 2, .seconds(2)) = life.polled(now: start + .seconds(31)) else {
-            Issue.record("30 s without a checkpoint after the rewind is the second refusal")
-            return
-        }
+        let second = try #require(life.polled(now: start + .seconds(31)).rewind, "30 s without a checkpoint: a refusal")
+        #expect(second.refusals == 2 && second.delay == .seconds(2), "the second refusal in a row")
         #expect(life.backoffElapsed(now: start + .seconds(33)) == .consume)
         #expect(life.polled(now: start + .seconds(63)) == .fail(WorkerError(.unavailable, "")), "the third: gives up")
 
@@ -315,7 +310,7 @@ struct WorkerLifecycleTests {
     @Test(
         "after a loss, the group not taking the instance back within the stall timeout is a refusal; an assignment, even of nothing, ends the wait"
     )
-    func notTakenBackAfterLoss() {
+    func notTakenBackAfterLoss() throws {
         let start = ContinuousClock.now
         let backoff = Self.stallingBackoff(maxAttempts: 2)
         let lost = WorkerError(.fenced, "lost 8 partitions")
@@ -326,10 +321,11 @@ struct WorkerLifecycleTests {
         #expect(unreachable.polled(now: start) == .rewind(reason: lost, refusals: 0, delay: .zero))
         #expect(unreachable.backoffElapsed(now: start + .seconds(5)) == .consume, "the rewind took 5 s")
         #expect(unreachable.polled(now: start + .seconds(34)) == .consume, "29 s since it resumed")
-        guard case .rewind(_, 1, .seconds(1)) = unreachable.polled(now: start + .seconds(35)) else {
-            Issue.record("30 s without being taken back into the group is the first refusal")
-            return
-        }
+        let first = try #require(
+            unreachable.polled(now: start + .seconds(35)).rewind,
+            "30 s without being taken back into the group is a refusal"
+        )
+        #expect(first.refusals == 1 && first.delay == .seconds(1), "the first refusal")
         #expect(unreachable.backoffElapsed(now: start + .seconds(36)) == .consume)
         #expect(unreachable.polled(now: start + .seconds(65)) == .consume, "29 s since it resumed again")
         #expect(
@@ -350,5 +346,13 @@ struct WorkerLifecycleTests {
     /// The default back-off with a retry budget and a stall timeout of 30 s.
     static func stallingBackoff(maxAttempts: Int) -> WorkerLifecycle.Backoff {
         .init(initial: .seconds(1), maximum: .seconds(60), maxAttempts: maxAttempts, stallTimeout: .seconds(30))
+    }
+}
+
+extension WorkerLifecycle.Action {
+    /// A rewind's reason, refusals in a row and back-off; nil for any other action.
+    var rewind: (reason: WorkerError, refusals: Int, delay: Duration)? {
+        if case .rewind(let reason, let refusals, let delay) = self { return (reason, refusals, delay) }
+        return nil
     }
 }

@@ -7,7 +7,7 @@ import StateStore
 /// (``StateStore/check(directory:decodingDevices:)``): what a damaged store, or an operator's `--reset-state`, becomes.
 ///
 /// A store SQLite cannot open, whose check fails, whose log was lost, or marked damaged when a device did not decode
-/// as it was loaded (the worker then stopped; decoding every device at each start would cost about 1.7 s per million)
+/// as it was loaded (the worker then stopped; decoding every device at each start would double a start's loading)
 /// is moved aside (kept, named with the time) and logged as an error. With the changelog on, a new store starts empty and the assignments restore
 /// every device from the changelog before any input is read (the changelog holds every state the store held: the
 /// store is written only after them), so nothing is lost and the devices' applied offsets keep anything from being

@@ -103,9 +103,9 @@ final class DeviceShard: @unchecked Sendable {
     /// What was sent and changed since the last call, and forgets it: on the apply thread, while the shards are
     /// stopped (``ApplyThreads/takeChanges(of:)``).
     ///
-    /// The changed devices are copied, not encoded: every event waits while the shards are stopped, and encoding
-    /// 25k devices took a shard some 20 ms, copying them about a tenth of that. The checkpoint thread encodes them
-    /// behind the shards (``Checkpoint/encodedDevices()``).
+    /// The changed devices are copied, not encoded: every event waits while the shards are stopped, and a copy is
+    /// much cheaper than an encoding. The checkpoint thread encodes them behind the shards
+    /// (``Checkpoint/encodedDevices()``).
     func takeChanges() -> Changes {
         let devices = processor.takeChanges()
         defer { deliveries = [] }
