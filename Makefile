@@ -43,6 +43,7 @@ format:
 ## catch-up runs with this one's on the same preload (for example a release build of an earlier commit).
 BASELINE ?=
 bench: setup places
+	swift run -c release json-codec-bench
 	swift run -c release geocore-bench
 	swift run -c release country-bench
 	python3 tools/places/reference_points.py $(PLACE_BUILD)

@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "Worker", targets: ["Worker"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
         .executable(name: "geocore-bench", targets: ["geocore-bench"]),
+        .executable(name: "json-codec-bench", targets: ["json-codec-bench"]),
         .executable(name: "country-bench", targets: ["country-bench"]),
         .executable(name: "service-bench", targets: ["service-bench"]),
     ],
@@ -71,8 +72,11 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        // The pure core: model, tracker, message codecs. No I/O, no dependencies.
-        .target(name: "GeoCore", swiftSettings: strictSwift),
+        // JSON text and numbers, read and written straight from and into bytes (RFC 8259 and RFC 3339; numbers
+        // correctly rounded both ways): knows no geoworker type.
+        .target(name: "JSONCodec", swiftSettings: strictSwift),
+        // The pure core: model, tracker, geometry, messages and events. No I/O.
+        .target(name: "GeoCore", dependencies: ["JSONCodec"], swiftSettings: strictSwift),
         // Device state and input offsets in SQLite (system libsqlite3 through GRDB).
         .target(
             name: "StateStore",
@@ -98,7 +102,7 @@ let package = Package(
         .target(
             name: "Worker",
             dependencies: [
-                "Kafka", "GeoCore", "StateStore", "Countries", "Places", "Threads",
+                "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "Places", "Threads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -117,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "geoworker",
             dependencies: [
-                "Worker", "Kafka", "Countries", "GeoCore", "StateStore", "Places",
+                "Worker", "Kafka", "Countries", "GeoCore", "JSONCodec", "StateStore", "Places",
                 .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -185,6 +189,8 @@ let package = Package(
             dependencies: ["Places", "Countries", "GeoCore", "TestSupport"],
             swiftSettings: strictSwift
         ),
+        // The JSON codec alone: reading objects, numbers and times; writing numbers, times and strings.
+        .executableTarget(name: "json-codec-bench", dependencies: ["JSONCodec"], swiftSettings: strictSwift),
         .executableTarget(
             name: "geocore-bench",
             dependencies: ["GeoCore", "StateStore", "Kafka", "Countries", "TestSupport"],
@@ -209,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "WorkerTests",
             dependencies: [
-                "Worker", "Kafka", "GeoCore", "StateStore", "Countries", "TestSupport",
+                "Worker", "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "TestSupport",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -254,8 +260,13 @@ let package = Package(
         ),
         .testTarget(name: "ThreadsTests", dependencies: ["Threads"], swiftSettings: strictSwift),
         .testTarget(
+            name: "JSONCodecTests",
+            dependencies: ["JSONCodec", "TestSupport"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
             name: "GeoCoreTests",
-            dependencies: ["GeoCore", "TestSupport"],
+            dependencies: ["GeoCore", "JSONCodec", "TestSupport"],
             swiftSettings: strictSwift
         ),
     ]

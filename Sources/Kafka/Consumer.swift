@@ -355,7 +355,7 @@ public final class Consumer: Sendable {
         guard !isClosed.exchange(true) else { return }
         let err = rd_kafka_consumer_close(handle.pointer)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            logger.warning("Consumer close reported an error", metadata: [LogKey.kafkaError: "\(KafkaError(err))"])
+            logger.warning("Consumer close reported an error", metadata: [KafkaLogKey.kafkaError: "\(KafkaError(err))"])
         }
     }
 
@@ -396,7 +396,7 @@ public final class Consumer: Sendable {
         )
         for error in errors {
             if error.isFatal { throw error }
-            logger.warning("Consumer error", metadata: [LogKey.kafkaError: "\(error)"])
+            logger.warning("Consumer error", metadata: [KafkaLogKey.kafkaError: "\(error)"])
         }
         return batch
     }
@@ -430,7 +430,7 @@ private func offsetCommitCallback(
     if err == RD_KAFKA_RESP_ERR_NO_ERROR, let offsets { context.committed?(offsets) }
     // Nothing to commit is not a failure.
     guard err != RD_KAFKA_RESP_ERR_NO_ERROR, err != RD_KAFKA_RESP_ERR__NO_OFFSET else { return }
-    context.logger.debug("Group offset commit refused", metadata: [LogKey.kafkaError: "\(KafkaError(err))"])
+    context.logger.debug("Group offset commit refused", metadata: [KafkaLogKey.kafkaError: "\(KafkaError(err))"])
 }
 
 /// librdkafka's rebalance callback, run inside a poll on the polling thread.

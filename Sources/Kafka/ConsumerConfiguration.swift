@@ -20,7 +20,7 @@ public struct ConsumerConfiguration: Sendable {
     /// The consumer group (`group.id`).
     ///
     /// Members of one group share the partitions between them.
-    public var groupID: String
+    public var groupId: String
     /// Shown in broker logs and metrics.
     ///
     /// Default: `geoworker`.
@@ -51,7 +51,7 @@ public struct ConsumerConfiguration: Sendable {
 
     public init(
         bootstrapServers: String,
-        groupID: String,
+        groupId: String,
         clientID: String = "geoworker",
         sessionTimeout: Duration = .seconds(45),
         heartbeatInterval: Duration = .seconds(3),
@@ -60,7 +60,7 @@ public struct ConsumerConfiguration: Sendable {
         properties: [String: String] = [:]
     ) {
         self.bootstrapServers = bootstrapServers
-        self.groupID = groupID
+        self.groupId = groupId
         self.clientID = clientID
         self.sessionTimeout = sessionTimeout
         self.heartbeatInterval = heartbeatInterval
@@ -73,7 +73,7 @@ public struct ConsumerConfiguration: Sendable {
     var librdkafkaProperties: [(String, String)] {
         var result: [(String, String)] = [
             ("bootstrap.servers", bootstrapServers),
-            ("group.id", groupID),
+            ("group.id", groupId),
             ("client.id", clientID),
             ("session.timeout.ms", String(sessionTimeout.wholeMilliseconds)),
             ("heartbeat.interval.ms", String(heartbeatInterval.wholeMilliseconds)),

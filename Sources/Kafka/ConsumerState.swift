@@ -107,24 +107,26 @@ final class ConsumerState: Sendable {
                 ? incrementalError(rd_kafka_incremental_assign(handle, list))
                 : assignError(rd_kafka_assign(handle, list))
             if let failure {
-                logger.error("Assigning partitions failed", metadata: [LogKey.kafkaError: "\(failure)"])
+                logger.error("Assigning partitions failed", metadata: [KafkaLogKey.kafkaError: "\(failure)"])
                 return
             }
             forget(changed)
-            logger.info("Partitions assigned", metadata: [LogKey.partitions: "\(changed.sorted())"])
+            logger.info("Partitions assigned", metadata: [KafkaLogKey.partitions: "\(changed.sorted())"])
         case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
             handler.onRevoke(changed, rd_kafka_assignment_lost(handle) != 0)
             let failure =
                 isCooperative
                 ? incrementalError(rd_kafka_incremental_unassign(handle, list))
                 : assignError(rd_kafka_assign(handle, nil))
-            if let failure { logger.error("Revoking partitions failed", metadata: [LogKey.kafkaError: "\(failure)"]) }
+            if let failure {
+                logger.error("Revoking partitions failed", metadata: [KafkaLogKey.kafkaError: "\(failure)"])
+            }
             forget(changed)
-            logger.info("Partitions revoked", metadata: [LogKey.partitions: "\(changed.sorted())"])
+            logger.info("Partitions revoked", metadata: [KafkaLogKey.partitions: "\(changed.sorted())"])
         default:
             logger.error(
                 "Rebalance failed; dropping the assignment",
-                metadata: [LogKey.kafkaError: "\(KafkaError(err))"]
+                metadata: [KafkaLogKey.kafkaError: "\(KafkaError(err))"]
             )
             _ = rd_kafka_assign(handle, nil)
             tracker.withLock { $0.atEnd = [:] }

@@ -154,7 +154,7 @@ private func kafkaLogCallback(
     context.logger.log(
         level: logLevel,
         "\(String(cString: text))",
-        metadata: [LogKey.rdkafkaFacility: "\(facility.map { String(cString: $0) } ?? "")"]
+        metadata: [KafkaLogKey.rdkafkaFacility: "\(facility.map { String(cString: $0) } ?? "")"]
     )
 }
 
@@ -174,6 +174,6 @@ private func kafkaErrorCallback(
     context.logger.log(
         level: isFatal ? .critical : .warning,
         "Kafka client error: \(reason.map { String(cString: $0) } ?? code.name)",
-        metadata: [LogKey.kafkaError: "\(code.name)"]
+        metadata: [KafkaLogKey.kafkaError: "\(code.name)"]
     )
 }

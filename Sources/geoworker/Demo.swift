@@ -21,7 +21,7 @@ enum Demo {
     }
 
     /// The demo worker's consumer group.
-    static let groupID = "geoworker-demo"
+    static let groupId = "geoworker-demo"
     /// The embedded cluster keeps a member that left (the catch-up worker) in the group until its session
     /// times out, so the live worker of `--serve` would wait 45 s (librdkafka's default) for the partitions.
     static let groupTiming = ["consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"]
@@ -29,7 +29,7 @@ enum Demo {
     /// Runs the demo, handing each output line to `print`.
     ///
     /// - Parameters:
-    ///   - stateDirectory: where the worker keeps its state; a fresh temporary directory by default.
+    ///   - stateDir: where the worker keeps its state; a fresh temporary directory by default.
     ///   - serve: keep the worker and the operations page running after the trace, at this address.
     ///   - logger: where the demo's worker logs.
     ///   - print: what receives each output line.
@@ -37,7 +37,7 @@ enum Demo {
     /// - Throws: the embedded cluster's or the worker's error.
     @discardableResult
     static func run(
-        stateDirectory: String? = nil,
+        stateDir: String? = nil,
         serve: Serve? = nil,
         logger: Logger = Logger(label: "geoworker.demo"),
         print: (String) -> Void
@@ -54,7 +54,7 @@ enum Demo {
         }
         try cluster.createTopic(topics.deadLetters, partitions: 1)
         // The embedded cluster has no CreateTopics: the worker would wait for the changelog it cannot create.
-        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: Self.groupID), partitions: 4)
+        try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: Self.groupId), partitions: 4)
 
         let trace = try loadTrace()
         let producer = try Producer(
@@ -72,7 +72,7 @@ enum Demo {
         )
 
         let directory =
-            stateDirectory
+            stateDir
             ?? FileManager.default.temporaryDirectory.appendingPathComponent(
                 "geoworker-demo-\(ProcessInfo.processInfo.processIdentifier)"
             ).path
@@ -117,8 +117,8 @@ enum Demo {
         WorkerConfiguration(
             brokers: brokers,
             topics: topics,
-            groupID: Self.groupID,
-            stateDirectory: directory,
+            groupId: Self.groupId,
+            stateDir: directory,
             untilCaughtUp: untilCaughtUp,
             kafkaProperties: Self.groupTiming
         )
@@ -234,7 +234,7 @@ enum Demo {
         let consumer = try Consumer(
             configuration: ConsumerConfiguration(
                 bootstrapServers: cluster.bootstrapServers,
-                groupID: "geoworker-demo-reader"
+                groupId: "geoworker-demo-reader"
             ),
             subscription: .partitions(starts),
             logger: logger

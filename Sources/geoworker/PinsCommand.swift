@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import GeoCore
+import JSONCodec
 import Kafka
 import Logging
 import StateStore
@@ -167,7 +168,7 @@ struct PinsCommand: AsyncParsableCommand {
             do {
                 directory = try ToolConfiguration(
                     config: try await Settings.reader(flags: ["stateDir": stateDir.map(ConfigContent.string)])
-                ).stateDirectory
+                ).stateDir
             } catch let error as WorkerError {
                 throw CommandFailure("geoworker pins list: \(error.message)")
             }

@@ -150,7 +150,7 @@ struct RunCommand: AsyncParsableCommand {
         do {
             try await runService(configuration, logger: logger)
         } catch let error as WorkerError {
-            logger.critical("\(error)", metadata: [LogKey.code: "\(error.code)"])
+            logger.critical("\(error)", metadata: [ServiceLogKey.code: "\(error.code)"])
             throw Self.exitCode(of: error)
         }
     }
@@ -162,7 +162,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     private func runService(_ configuration: RunConfiguration, logger: Logger) async throws {
-        logger.info("memory allocator", metadata: [LogKey.allocator: "\(MemoryAllocator.name)"])
+        logger.info("memory allocator", metadata: [ServiceLogKey.allocator: "\(MemoryAllocator.name)"])
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(OperationsServer.metricsFactory(registry: registry))
         let worker = try Worker(

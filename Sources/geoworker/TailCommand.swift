@@ -40,7 +40,7 @@ struct TailCommand: AsyncParsableCommand {
         let topic = settings.topics.events
         let configuration = ConsumerConfiguration(
             bootstrapServers: brokers,
-            groupID: "geoworker-tail",
+            groupId: "geoworker-tail",
             properties: settings.kafkaProperties(for: .consumer)
         )
         let lookup = try Consumer(configuration: configuration, subscription: .partitions([:]))

@@ -13,7 +13,7 @@ extension ToolConfiguration {
             topics: try config.settings(under: "topics") { config throws(WorkerError) in
                 try WorkerConfiguration.Topics(config: config)
             },
-            stateDirectory: try config.text("stateDir", default: defaults.stateDirectory)
+            stateDir: try config.text("stateDir", default: defaults.stateDir)
         )
     }
 }

@@ -16,18 +16,18 @@ struct ToolConfiguration: Sendable {
     /// The worker's state directory, which `pins list` reads.
     ///
     /// Default: `./geoworker-state`.
-    var stateDirectory: String
+    var stateDir: String
 
     init(
         brokers: String = WorkerConfiguration().brokers,
         kafkaProperties: [String: String] = [:],
         topics: WorkerConfiguration.Topics = WorkerConfiguration.Topics(),
-        stateDirectory: String = WorkerConfiguration().stateDirectory
+        stateDir: String = WorkerConfiguration().stateDir
     ) {
         self.brokers = brokers
         self.kafkaProperties = kafkaProperties
         self.topics = topics
-        self.stateDirectory = stateDirectory
+        self.stateDir = stateDir
     }
 
     /// The `kafkaProperties` for one client.

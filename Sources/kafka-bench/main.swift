@@ -45,7 +45,7 @@ func swiftPass(bootstrap: String, topic: String, options: Options, logger: Logge
     let consumer: Consumer
     do {
         consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: bootstrap, groupID: "bench-swift"),
+            configuration: ConsumerConfiguration(bootstrapServers: bootstrap, groupId: "bench-swift"),
             subscription: .partitions(starts),
             logger: logger
         )

@@ -43,7 +43,7 @@ final class LatencyProbe: @unchecked Sendable {
         consumer = try Consumer(
             configuration: ConsumerConfiguration(
                 bootstrapServers: cluster.bootstrapServers,
-                groupID: "latency-probe",
+                groupId: "latency-probe",
                 properties: ["fetch.wait.max.ms": "5"]
             ),
             subscription: .partitions(starts),

@@ -215,7 +215,7 @@ func startWorker(
 ) -> BackgroundProcess {
     do {
         if !changelogExists {
-            try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: group), partitions: partitions)
+            try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: group), partitions: partitions)
         }
         return try BackgroundProcess(
             executable,
@@ -282,7 +282,7 @@ if options.runs("restore") || options.runs("startup") {
 
     let restoreTopics = makeTopics("restore")
     let restoreGroup = "bench-restore-\(UUID())"
-    let restoreChangelog = DeviceChangelog.defaultTopic(groupID: restoreGroup)
+    let restoreChangelog = DeviceChangelog.defaultTopic(groupId: restoreGroup)
     do {
         try cluster.createTopic(restoreChangelog, partitions: options.partitions)
     } catch {

@@ -3,7 +3,7 @@ import GeoCore
 import Testing
 
 /// The country of a whole accuracy disc: what decides a device's country.
-@Suite("Country of an accuracy disc", .timeLimit(.minutes(3)))
+@Suite("Country of an accuracy disc", .timeLimit(.minutes(5)))
 struct AccuracyDiscTests {
     func disc(
         _ latitude: Double,

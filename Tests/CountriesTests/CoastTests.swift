@@ -2,7 +2,7 @@ import Countries
 import GeoCore
 import Testing
 
-@Suite("Country lookup at sea", .timeLimit(.minutes(3)))
+@Suite("Country lookup at sea", .timeLimit(.minutes(5)))
 struct CoastTests {
     @Test(
         "within 12 nautical miles of land, the nearest country; farther out, none",

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Countries
 
-@Suite("Coastal search against an exhaustive scan", .timeLimit(.minutes(3)))
+@Suite("Coastal search against an exhaustive scan", .timeLimit(.minutes(5)))
 struct CoastalSearchTests {
     /// The nearest country by testing every edge of every mixed subcell in reach: no ordering, no pruning,
     /// no early exit, subcells found through their entries rather than the derived row masks.

@@ -6,7 +6,7 @@ import Testing
 @testable import GeoCore
 
 /// The area around a looked-up fix in which no border or coast lies: fixes inside it skip the lookup.
-@Suite("Country areas: the lookups a moving device skips", .timeLimit(.minutes(3)))
+@Suite("Country areas: the lookups a moving device skips", .timeLimit(.minutes(5)))
 struct CountryAreaTests {
     /// Places near borders and coasts, where the area matters: Basel's three countries, Geneva, the Vatican,
     /// Monaco, the Dutch-Belgian enclaves of Baarle, the Bosphorus, the antimeridian in Chukotka.

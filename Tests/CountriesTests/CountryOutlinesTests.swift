@@ -2,7 +2,7 @@ import Countries
 import Foundation
 import Testing
 
-@Suite("Country outlines for the operations page", .timeLimit(.minutes(3)))
+@Suite("Country outlines for the operations page", .timeLimit(.minutes(5)))
 struct CountryOutlinesTests {
     @Test("outlines keep every country recognisable at a fraction of the index: rings around known places")
     func outlinesShape() throws {

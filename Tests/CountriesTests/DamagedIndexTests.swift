@@ -5,7 +5,7 @@ import Testing
 
 /// A damaged or foreign index file is refused with an error that names the file and the byte where the damage was
 /// found, never a trap or a wrong answer.
-@Suite("A damaged country index", .timeLimit(.minutes(1)))
+@Suite("A damaged country index", .timeLimit(.minutes(5)))
 struct DamagedIndexTests {
     /// Two square countries side by side: enough for every table of the format.
     static let bytes: [UInt8] = {

@@ -15,7 +15,7 @@ func code(_ latitude: Double, _ longitude: Double, index: CountryIndex = bundled
     index.country(at: Coordinate(latitude: latitude, longitude: longitude)!)?.code
 }
 
-@Suite("Country lookup: famous and tricky places", .timeLimit(.minutes(3)))
+@Suite("Country lookup: famous and tricky places", .timeLimit(.minutes(5)))
 struct FamousPlacesTests {
     @Test(
         "well-known places",

@@ -10,7 +10,7 @@ let bundledLanguages: CountryLanguages = {
     }
 }()
 
-@Suite("Language suggestion", .timeLimit(.minutes(3)))
+@Suite("Language suggestion", .timeLimit(.minutes(5)))
 struct LanguageSuggestionTests {
     @Test(
         "the policy: a device language official in the country, else the main official language",

@@ -39,7 +39,7 @@ struct ReferencePoints {
     }
 }
 
-@Suite("Country lookup against an exact reference", .timeLimit(.minutes(3)))
+@Suite("Country lookup against an exact reference", .timeLimit(.minutes(5)))
 struct ReferenceAgreementTests {
     @Test("150,000 points agree with shapely on the same boundaries (no coastal tolerance)")
     func agreement() throws {

@@ -3,7 +3,7 @@ import GeoCore
 import TestSupport
 import Testing
 
-@Suite("Circle decisions", .timeLimit(.minutes(3)))
+@Suite("Circle decisions", .timeLimit(.minutes(5)))
 struct CircleDecisionTests {
     /// What a fix decides by the rule itself: inside when at least `margin` inside the edge, outside when more
     /// than `margin` outside it, measured with the haversine.

@@ -2,7 +2,7 @@ import Foundation
 import GeoCore
 import Testing
 
-@Suite("Encoding events as CloudEvents", .timeLimit(.minutes(3)))
+@Suite("Encoding events as CloudEvents", .timeLimit(.minutes(5)))
 struct CloudEventEncoderTests {
     static let fix = Fix(
         coordinate: Coordinate(latitude: 50.8466, longitude: 4.3528)!,
@@ -233,7 +233,7 @@ struct CloudEventEncoderTests {
     }
 }
 
-@Suite("Event ids", .timeLimit(.minutes(3)))
+@Suite("Event ids", .timeLimit(.minutes(5)))
 struct EventIDTests {
     @Test(
         "an event's id is topic:partition:offset:index, every number in full",
@@ -252,7 +252,7 @@ struct EventIDTests {
     }
 }
 
-@Suite("Topic names", .timeLimit(.minutes(3)))
+@Suite("Topic names", .timeLimit(.minutes(5)))
 struct TopicNameTests {
     @Test("a topic's name is kept once: the same name from any thread is one value, other names differ")
     func interned() async {

@@ -1,4 +1,5 @@
 import GeoCore
+import JSONCodec
 import TestSupport
 import Testing
 
@@ -6,7 +7,7 @@ func decodeCommand(_ text: String) -> Result<DeviceCommand, DecodingFailure> {
     Array(text.utf8).withUnsafeBytes { DeviceCommand.decode(json: $0) }
 }
 
-@Suite("Decoding commands", .timeLimit(.minutes(3)))
+@Suite("Decoding commands", .timeLimit(.minutes(5)))
 struct CommandDecodingTests {
     @Test("track with every field, metadata kept as its JSON text")
     func track() throws {

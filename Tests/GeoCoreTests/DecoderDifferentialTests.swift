@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import JSONCodec
 import TestSupport
 import Testing
 
@@ -17,7 +18,7 @@ import Testing
 ///   off, others two); geoworker's is, checked bit for bit against the standard library in
 ///   `numbersMatchStandardLibrary`, so here numbers are compared to within four ULPs;
 /// - UTF-16 input, which Foundation detects and RFC 8259 forbids between systems (not generated here).
-@Suite("Decoder against Foundation", .timeLimit(.minutes(3)))
+@Suite("Decoder against Foundation", .timeLimit(.minutes(5)))
 struct DecoderDifferentialTests {
     @Test("hand-picked corpus of valid and invalid positions")
     func handPickedCorpus() {

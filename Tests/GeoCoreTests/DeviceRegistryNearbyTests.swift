@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The registry's index of last fixes answers as a scan of every device would, on both of its paths.
-@Suite("Nearby devices and map views from the registry", .timeLimit(.minutes(3)))
+@Suite("Nearby devices and map views from the registry", .timeLimit(.minutes(5)))
 struct DeviceRegistryNearbyTests {
     /// `count` devices at random around Strasbourg (within about 40 km), each with one fix.
     func registry(_ count: Int, seed: UInt64) -> (DeviceRegistry, [String: Coordinate]) {

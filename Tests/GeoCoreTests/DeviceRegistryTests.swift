@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("DeviceRegistry", .timeLimit(.minutes(3)))
+@Suite("DeviceRegistry", .timeLimit(.minutes(5)))
 struct DeviceRegistryTests {
     static let tracker = DeviceTracker(countries: RectangleCountries())
 

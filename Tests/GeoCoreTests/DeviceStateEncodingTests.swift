@@ -2,7 +2,7 @@ import GeoCore
 import TestSupport
 import Testing
 
-@Suite("DeviceStateEncoding", .timeLimit(.minutes(3)))
+@Suite("DeviceStateEncoding", .timeLimit(.minutes(5)))
 struct DeviceStateEncodingTests {
     @Test("every state comes back as it was, field for field, from its bytes")
     func roundTrip() throws {

@@ -2,7 +2,7 @@ import Foundation
 import GeoCore
 import Testing
 
-@Suite("Device status card and map selection", .timeLimit(.minutes(3)))
+@Suite("Device status card and map selection", .timeLimit(.minutes(5)))
 struct DeviceStatusCardTests {
     static let tracker = DeviceTracker(countries: RectangleCountries())
 

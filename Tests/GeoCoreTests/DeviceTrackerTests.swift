@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("DeviceTracker: geofences", .timeLimit(.minutes(3)))
+@Suite("DeviceTracker: geofences", .timeLimit(.minutes(5)))
 struct GeofenceRuleTests {
     @Test("crossing into and out of a pin gives one entered and one exited")
     func enterAndExit() {
@@ -87,7 +87,7 @@ struct GeofenceRuleTests {
 
     @Test("the margin is the fix's own accuracy, or the assumed accuracy when it reports none")
     func marginFollowsAccuracy() {
-        var device = DeviceScenario(configuration: TrackerConfiguration(assumedAccuracy: 30))
+        var device = DeviceScenario(configuration: TrackerConfiguration(assumedAccuracyMeters: 30))
         _ = device.track(DeviceScenario.pin)
         _ = device.move(north: 0, at: 0)
         #expect(device.move(north: 220, at: 1, accuracy: 30).isEmpty, "220 m is within 30 m of the edge")
@@ -97,7 +97,7 @@ struct GeofenceRuleTests {
 
     @Test("fixes less accurate than the limit decide nothing but still count as the latest position")
     func inaccurateFixes() {
-        var device = DeviceScenario(configuration: TrackerConfiguration(maximumAccuracy: 100))
+        var device = DeviceScenario(configuration: TrackerConfiguration(maxAccuracyMeters: 100))
         _ = device.track(DeviceScenario.pin)
         _ = device.move(north: 5000, at: 0)
         #expect(device.move(north: 0, at: 1, accuracy: 150).isEmpty)
@@ -162,7 +162,7 @@ struct GeofenceRuleTests {
 
     @Test("a device may track up to the configured number of pins; more are refused with a reason")
     func pinLimit() throws {
-        var device = DeviceScenario(configuration: TrackerConfiguration(maximumPinsPerDevice: 3))
+        var device = DeviceScenario(configuration: TrackerConfiguration(maxPinsPerDevice: 3))
         for index in 0..<3 {
             _ = device.track(try #require(Pin(id: "p\(index)", center: DeviceScenario.pinCenter, radius: 50)))
             #expect(device.outcomes.last?.kind == .applied)
@@ -190,7 +190,7 @@ struct GeofenceRuleTests {
     }
 }
 
-@Suite("DeviceTracker: countries and languages", .timeLimit(.minutes(3)))
+@Suite("DeviceTracker: countries and languages", .timeLimit(.minutes(5)))
 struct CountryRuleTests {
     static let inAA = Coordinate(latitude: 0.5, longitude: 0.5)!
     static let inBB = Coordinate(latitude: 0.5, longitude: 1.5)!

@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("Coordinates and distances", .timeLimit(.minutes(3)))
+@Suite("Coordinates and distances", .timeLimit(.minutes(5)))
 struct GeometryTests {
     @Test(
         "coordinates outside the globe or not finite are refused",

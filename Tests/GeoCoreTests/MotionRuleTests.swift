@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("DeviceTracker: dwell", .timeLimit(.minutes(3)))
+@Suite("DeviceTracker: dwell", .timeLimit(.minutes(5)))
 struct DwellRuleTests {
     static let pin = Pin(id: "yard", center: DeviceScenario.pinCenter, radius: 200, dwellSeconds: 60)!
 
@@ -64,7 +64,7 @@ struct DwellRuleTests {
     }
 }
 
-@Suite("DeviceTracker: crossings between sparse fixes", .timeLimit(.minutes(3)))
+@Suite("DeviceTracker: crossings between sparse fixes", .timeLimit(.minutes(5)))
 struct CrossingRuleTests {
     @Test(
         "two fixes outside with a path through the pin by more than their accuracy give geofence.crossed",
@@ -173,7 +173,7 @@ struct CrossingRuleTests {
     }
 }
 
-@Suite("DeviceTracker: approaching", .timeLimit(.minutes(3)))
+@Suite("DeviceTracker: approaching", .timeLimit(.minutes(5)))
 struct ApproachRuleTests {
     static let pin = Pin(id: "gate", center: DeviceScenario.pinCenter, radius: 200, approachSeconds: 60)!
 

@@ -3,7 +3,7 @@ import Testing
 
 /// The grid's answers against a scan of every point, on random points and where grids go wrong: across the
 /// antimeridian, near the poles, on a cell's edge, and after things move or go.
-@Suite("Nearby grid", .timeLimit(.minutes(3)))
+@Suite("Nearby grid", .timeLimit(.minutes(5)))
 struct NearbyGridTests {
     /// A reproducible generator (SplitMix64), so that a failure names its seed.
     struct Seeded: RandomNumberGenerator {

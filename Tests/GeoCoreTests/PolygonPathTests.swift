@@ -6,7 +6,7 @@ import Testing
 
 /// The crossing check between two fixes passes over the edges far from the path by comparing degrees: it must
 /// answer exactly as measuring every edge does.
-@Suite("Polygon paths: pruned edges, same answers", .timeLimit(.minutes(3)))
+@Suite("Polygon paths: pruned edges, same answers", .timeLimit(.minutes(5)))
 struct PolygonPathTests {
     /// A star-shaped ring of `count` vertices around `center`, radii between `radius` / 3 and `radius`.
     static func ring(around center: Coordinate, radius: Double, count: Int, random: inout SplitMix64) -> [[Double]] {

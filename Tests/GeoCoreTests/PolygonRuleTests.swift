@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("DeviceTracker: polygon pins", .timeLimit(.minutes(3)))
+@Suite("DeviceTracker: polygon pins", .timeLimit(.minutes(5)))
 struct PolygonRuleTests {
     /// A 400 m square depot with a 100 m square yard cut out of its middle.
     static let depot = DeviceScenario.squarePin(half: 200, holes: [50])
@@ -82,7 +82,7 @@ struct PolygonRuleTests {
 
     @Test("vertex limits per pin and per device refuse a track with a reason, leaving the pins as they were")
     func vertexLimits() throws {
-        let configuration = TrackerConfiguration(maximumVerticesPerPin: 6, maximumVerticesPerDevice: 10)
+        let configuration = TrackerConfiguration(maxVerticesPerPin: 6, maxVerticesPerDevice: 10)
         var device = DeviceScenario(configuration: configuration)
         _ = device.track(DeviceScenario.squarePin(id: "a", half: 200, holes: [50]))  // 8 vertices
         let perPin = try #require(device.outcomes.last?.kind.rejection, "8 vertices over a limit of 6 are refused")

@@ -1,4 +1,5 @@
 import GeoCore
+import JSONCodec
 import TestSupport
 import Testing
 
@@ -6,7 +7,7 @@ func decodePosition(_ text: String) -> Result<Position, DecodingFailure> {
     Array(text.utf8).withUnsafeBytes { Position.decode(json: $0) }
 }
 
-@Suite("Decoding positions", .timeLimit(.minutes(3)))
+@Suite("Decoding positions", .timeLimit(.minutes(5)))
 struct PositionDecodingTests {
     @Test("the documented example decodes with every field")
     func documentedExample() throws {
@@ -210,7 +211,7 @@ struct PositionDecodingTests {
     }
 }
 
-@Suite("Decoding positions one after another", .timeLimit(.minutes(3)))
+@Suite("Decoding positions one after another", .timeLimit(.minutes(5)))
 struct InputDecoderTests {
     private func decode(_ bytes: [UInt8], by decoder: inout InputDecoder) -> Result<InputMessage, DecodingFailure> {
         bytes.withUnsafeBytes { InputMessage.decode(json: $0, as: .positions, by: &decoder) }

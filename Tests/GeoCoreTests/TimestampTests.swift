@@ -1,7 +1,7 @@
 import GeoCore
 import Testing
 
-@Suite("Timestamps", .timeLimit(.minutes(3)))
+@Suite("Timestamps", .timeLimit(.minutes(5)))
 struct TimestampTests {
     /// 2026-11-21T10:00:00Z in milliseconds since the epoch.
     static let tenOClock: Int64 = 1_795_255_200_000

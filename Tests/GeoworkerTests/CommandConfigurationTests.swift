@@ -7,7 +7,7 @@ import Worker
 @testable import geoworker
 
 /// The settings of `geoworker run` and of the operator's tools, read in process.
-@Suite("Command configuration", .timeLimit(.minutes(3)))
+@Suite("Command configuration", .timeLimit(.minutes(5)))
 struct CommandConfigurationTests {
     @Test("run: defaults")
     func runDefaults() throws {
@@ -18,7 +18,7 @@ struct CommandConfigurationTests {
         #expect(!configuration.http.devices && configuration.http.token == nil, "device data off, no token")
         #expect(configuration.http.streamBuffer == 1000 && configuration.http.recentEvents == 100)
         #expect(configuration.http.mapLimit == 2000)
-        #expect(configuration.worker.groupID == "geoworker")
+        #expect(configuration.worker.groupId == "geoworker")
     }
 
     @Test("run: every key of its own, the worker's and the operations port's")
@@ -37,7 +37,7 @@ struct CommandConfigurationTests {
         #expect(configuration.logLevel == .debug)
         #expect(configuration.shutdownTimeout == .seconds(5))
         #expect(configuration.http.port == 0 && configuration.http.host == "127.0.0.1")
-        #expect(configuration.worker.groupID == "fleet" && configuration.worker.topics.events == "fleet.events")
+        #expect(configuration.worker.groupId == "fleet" && configuration.worker.topics.events == "fleet.events")
     }
 
     @Test(
@@ -65,7 +65,7 @@ struct CommandConfigurationTests {
         let defaults = try ToolConfiguration(config: ConfigReader.inMemory([:]))
         #expect(defaults.brokers == "localhost:9092")
         #expect(defaults.topics == WorkerConfiguration.Topics())
-        #expect(defaults.stateDirectory == "./geoworker-state")
+        #expect(defaults.stateDir == "./geoworker-state")
         #expect(defaults.kafkaProperties.isEmpty)
 
         let set = try ToolConfiguration(
@@ -80,7 +80,7 @@ struct CommandConfigurationTests {
         )
         #expect(set.brokers == "kafka:9092")
         #expect(set.topics.events == "fleet.events" && set.topics.commands == "fleet.commands")
-        #expect(set.stateDirectory == "/srv/state")
+        #expect(set.stateDir == "/srv/state")
         #expect(set.kafkaProperties(for: .consumer) == ["fetch.wait.max.ms": "5", "sasl.password": "x"])
         #expect(set.kafkaProperties(for: .producer) == ["sasl.password": "x"])
 

@@ -39,7 +39,7 @@ struct DemoScenarioTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var lines: [String] = []
-        let events = try await Demo.run(stateDirectory: directory) { lines.append($0) }.map(summary)
+        let events = try await Demo.run(stateDir: directory) { lines.append($0) }.map(summary)
         func of(_ device: String) -> [String] {
             events.filter { $0.device == device }.map { "\($0.type) \($0.detail)" }
         }

@@ -3,7 +3,7 @@ import Testing
 @testable import geoworker
 
 /// The line an operator reads for each event (`geoworker tail`, the demo).
-@Suite("Event lines", .timeLimit(.minutes(3)))
+@Suite("Event lines", .timeLimit(.minutes(5)))
 struct EventLineTests {
     func line(_ json: String) -> String { EventLine.format(Array(json.utf8)) }
 

@@ -76,8 +76,8 @@ struct ServiceDamagedStateTests {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 200, positionsPerDevice: 60, topics: bed.topics)
         try await firstRun(bed, traffic, damage: damage)
-        try damage.apply(to: bed.stateDirectory)
-        let check = try await Self.stateCheck(bed.stateDirectory)
+        try damage.apply(to: bed.stateDir)
+        let check = try await Self.stateCheck(bed.stateDir)
         #expect(check.status == 1 && check.output.contains("damaged"), "\(check.output) \(check.errors)")
 
         let child = try bed.start(["--until-caught-up"])
@@ -87,9 +87,9 @@ struct ServiceDamagedStateTests {
         let reference = try await bed.referenceEvents()
         ServiceScaleOutTests.expectSameEvents(events, as: reference)
         #expect(child.errors.contains("the state file is damaged"), "\(child.errors.suffix(3000))")
-        let kept = try FileManager.default.contentsOfDirectory(atPath: bed.stateDirectory)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: bed.stateDir)
         #expect(kept.contains { $0.hasPrefix(StateStore.fileName + ".damaged-") }, "kept for inspection: \(kept)")
-        let after = try await Self.stateCheck(bed.stateDirectory)
+        let after = try await Self.stateCheck(bed.stateDir)
         #expect(after.status == 0 && after.output.contains("healthy"), "\(after.output) \(after.errors)")
     }
 
@@ -101,11 +101,11 @@ struct ServiceDamagedStateTests {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 100, positionsPerDevice: 40, topics: bed.topics)
         try await firstRun(bed, traffic, damage: damage, extra: ["--no-changelog"])
-        try damage.apply(to: bed.stateDirectory)
+        try damage.apply(to: bed.stateDir)
 
         let refused = try bed.start(["--no-changelog", "--until-caught-up"])
         #expect(await refused.waitForExit(timeout: .seconds(60)) == .exited(1))
-        let file = bed.stateDirectory + "/" + StateStore.fileName
+        let file = bed.stateDir + "/" + StateStore.fileName
         #expect(
             refused.errors.contains(file) && refused.errors.contains("--reset-state"),
             "\(refused.errors.suffix(2000))"
@@ -114,9 +114,9 @@ struct ServiceDamagedStateTests {
 
         let reset = try bed.start(["--no-changelog", "--until-caught-up", "--reset-state"])
         #expect(await reset.waitForExit(timeout: .seconds(120)) == .exited(0), "\(reset.errors.suffix(3000))")
-        let kept = try FileManager.default.contentsOfDirectory(atPath: bed.stateDirectory)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: bed.stateDir)
         #expect(kept.contains { $0.hasPrefix(StateStore.fileName + ".damaged-") }, "kept for inspection: \(kept)")
-        let after = try await Self.stateCheck(bed.stateDirectory)
+        let after = try await Self.stateCheck(bed.stateDir)
         #expect(after.status == 0 && after.output.contains("healthy"), "\(after.output) \(after.errors)")
     }
 }

@@ -190,7 +190,7 @@ struct ServiceInputTests {
             }
         }
         let group = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: bed.cluster.bootstrapServers, groupID: bed.group),
+            configuration: ConsumerConfiguration(bootstrapServers: bed.cluster.bootstrapServers, groupId: bed.group),
             subscription: .partitions([:]),
             logger: ServiceTestBed.logger
         )

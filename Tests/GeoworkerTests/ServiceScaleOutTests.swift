@@ -21,7 +21,7 @@ struct ServiceScaleOutTests {
     static func member(_ bed: ServiceTestBed, _ name: String) -> ServiceTestBed.Instance {
         ServiceTestBed.Instance(
             events: bed.topics.events,
-            stateDirectory: bed.stateDirectory + "-" + name,
+            stateDir: bed.stateDir + "-" + name,
             group: bed.group
         )
     }
@@ -84,7 +84,7 @@ struct ServiceScaleOutTests {
     /// Waits until every changelog partition holds more records than `counts` (none: any): each instance has
     /// checkpointed its devices since.
     static func waitForChangelog(_ bed: ServiceTestBed, beyond counts: [Int64]? = nil) async throws {
-        let changelog = DeviceChangelog.defaultTopic(groupID: bed.group)
+        let changelog = DeviceChangelog.defaultTopic(groupId: bed.group)
         var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(50))
         for partition in 0..<Int32(bed.partitions) {
             let floor = counts?[Int(partition)] ?? 0
@@ -96,7 +96,7 @@ struct ServiceScaleOutTests {
 
     /// How many records each changelog partition holds.
     static func changelogCounts(_ bed: ServiceTestBed) async throws -> [Int64] {
-        let changelog = DeviceChangelog.defaultTopic(groupID: bed.group)
+        let changelog = DeviceChangelog.defaultTopic(groupId: bed.group)
         var counts: [Int64] = []
         for partition in 0..<Int32(bed.partitions) {
             counts.append(try await bed.messageCount(changelog, partition: partition))
@@ -187,7 +187,7 @@ struct ServiceScaleOutTests {
         try await bed.produce(positions(devices: 0..<20, steps: steps / 3..<2 * steps / 3))
         try await bed.runUntilCaughtUp(as: b)
         let changelogBefore = try await bed.messageCount(
-            DeviceChangelog.defaultTopic(groupID: bed.group),
+            DeviceChangelog.defaultTopic(groupId: bed.group),
             partitions: bed.partitions
         )
         try await bed.produce(
@@ -248,7 +248,7 @@ struct ServiceScaleOutTests {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 4, positionsPerDevice: 5, topics: bed.topics)
         try await bed.produce(traffic.commands() + traffic.positions())
-        let changelog = DeviceChangelog.defaultTopic(groupID: bed.group)
+        let changelog = DeviceChangelog.defaultTopic(groupId: bed.group)
         var newer = DeviceStateEncoding.encode(DeviceState(deviceId: "device-1"))
         newer[0] = DeviceStateEncoding.version + 1
         try await bed.produce([

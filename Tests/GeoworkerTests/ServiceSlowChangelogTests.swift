@@ -11,7 +11,7 @@ struct ServiceSlowChangelogTests {
     @Test("the changelog's broker down: events keep coming meanwhile; back up, the checkpoints and a clean stop follow")
     func changelogBrokerDown() async throws {
         let bed = try ServiceTestBed(partitions: 2, brokers: 2)
-        let changelog = DeviceChangelog.defaultTopic(groupID: bed.group)
+        let changelog = DeviceChangelog.defaultTopic(groupId: bed.group)
         // Everything on broker 1 but the changelog: taking broker 2 down stops only the checkpoints' records.
         for partition in 0..<Int32(bed.partitions) {
             for topic in [bed.topics.positions, bed.topics.commands, bed.topics.events] {

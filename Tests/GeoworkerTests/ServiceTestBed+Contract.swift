@@ -49,7 +49,7 @@ extension ServiceTestBed {
         let topics = [
             ("events", topics.events, partitions),
             ("deadLetters", topics.deadLetters, deadLetterPartitions),
-            ("changelog", DeviceChangelog.defaultTopic(groupID: group), partitions),
+            ("changelog", DeviceChangelog.defaultTopic(groupId: group), partitions),
         ]
         var lines: [String] = []
         var counts: [String: Int] = [:]

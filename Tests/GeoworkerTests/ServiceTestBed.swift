@@ -14,7 +14,7 @@ final class ServiceTestBed: @unchecked Sendable {
     let partitions: Int
     let deadLetterPartitions: Int
     let group = "geoworker-test-\(UUID().uuidString.prefix(8))"
-    let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID())").path
+    let stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID())").path
     static let logger = Logger.quiet("test.service")
 
     /// - Parameters:
@@ -40,11 +40,11 @@ final class ServiceTestBed: @unchecked Sendable {
         try cluster.createTopic(topics.deadLetters, partitions: deadLetterPartitions)
         // The mock cluster has no CreateTopics: the changelog is made here, as an operator would on a
         // cluster that does not let clients create topics.
-        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: group), partitions: partitions)
+        try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: group), partitions: partitions)
     }
 
     deinit {
-        try? FileManager.default.removeItem(atPath: stateDirectory)
+        try? FileManager.default.removeItem(atPath: stateDir)
     }
 
     /// Produces `records` and waits until every one is delivered.
@@ -74,12 +74,12 @@ final class ServiceTestBed: @unchecked Sendable {
     ///   - omitting: flags left out (with their values), for settings a test gives another way.
     /// - Returns: the arguments after `run`.
     func runArguments(_ extra: [String] = [], as instance: Instance? = nil, omitting: Set<String> = []) -> [String] {
-        let instance = instance ?? Instance(events: topics.events, stateDirectory: stateDirectory, group: group)
+        let instance = instance ?? Instance(events: topics.events, stateDir: stateDir, group: group)
         let arguments = [
             "run", "--brokers", cluster.bootstrapServers,
             "--positions-topic", topics.positions, "--commands-topic", topics.commands,
             "--events-topic", instance.events, "--dead-letter-topic", topics.deadLetters,
-            "--group-id", instance.group, "--state-dir", instance.stateDirectory, "--http-port", "0",
+            "--group-id", instance.group, "--state-dir", instance.stateDir, "--http-port", "0",
             "--kafka", "session.timeout.ms=6000", "--kafka", "heartbeat.interval.ms=500",
             "--checkpoint-interval-ms", "200", "--log-level", "info", "--apply-threads", "3",
         ]
@@ -95,7 +95,7 @@ final class ServiceTestBed: @unchecked Sendable {
     /// A worker with its own group, state and events topic reading the same input: the reference run.
     struct Instance {
         let events: String
-        let stateDirectory: String
+        let stateDir: String
         let group: String
     }
 
@@ -142,12 +142,12 @@ final class ServiceTestBed: @unchecked Sendable {
     func referenceEvents() async throws -> [Event] {
         let instance = Instance(
             events: topics.events + "-reference",
-            stateDirectory: stateDirectory + "-reference",
+            stateDir: stateDir + "-reference",
             group: group + "-reference"
         )
         try cluster.createTopic(instance.events, partitions: partitions)
-        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: instance.group), partitions: partitions)
-        defer { try? FileManager.default.removeItem(atPath: instance.stateDirectory) }
+        try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: instance.group), partitions: partitions)
+        defer { try? FileManager.default.removeItem(atPath: instance.stateDir) }
         try await runUntilCaughtUp(["--apply-threads", "1"], as: instance, omitting: ["--apply-threads"])
         return try await readAll(instance.events, partitions: partitions).map(Event.init)
     }
@@ -155,7 +155,7 @@ final class ServiceTestBed: @unchecked Sendable {
     /// How many messages one partition holds (its high watermark).
     func messageCount(_ topic: String, partition: Int32) async throws -> Int64 {
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "count"),
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "count"),
             subscription: .partitions([:]),
             logger: Self.logger
         )
@@ -167,7 +167,7 @@ final class ServiceTestBed: @unchecked Sendable {
     /// How many messages `topic` holds (the sum of its partitions' high watermarks).
     func messageCount(_ topic: String, partitions: Int) async throws -> Int64 {
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "count"),
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "count"),
             subscription: .partitions([:]),
             logger: Self.logger
         )
@@ -184,7 +184,7 @@ final class ServiceTestBed: @unchecked Sendable {
         var starts: [TopicPartition: StartOffset] = [:]
         for partition in 0..<partitions { starts[TopicPartition(topic, Int32(partition))] = .beginning }
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "reader"),
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "reader"),
             subscription: .partitions(starts),
             logger: Self.logger
         )

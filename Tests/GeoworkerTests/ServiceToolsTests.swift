@@ -50,7 +50,7 @@ struct ServiceToolsTests {
         #expect(try await bed.messageCount(bed.topics.commands, partitions: bed.partitions) == 5)
 
         try await bed.runUntilCaughtUp()
-        let listed = try await runGeoworker(["pins", "list", "--state-dir", bed.stateDirectory])
+        let listed = try await runGeoworker(["pins", "list", "--state-dir", bed.stateDir])
         #expect(listed.status == 0, "\(listed.errors)")
         #expect(
             listed.output.split(separator: "\n") == [
@@ -64,7 +64,7 @@ struct ServiceToolsTests {
         try await bed.produce(traffic.positions())
         try await bed.runUntilCaughtUp()
         let one = try await runGeoworker([
-            "pins", "list", "--state-dir", bed.stateDirectory, "--device", "device-1", "--json",
+            "pins", "list", "--state-dir", bed.stateDir, "--device", "device-1", "--json",
         ])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(one.output.utf8)) as? [String: Any])
         let pins = try #require(object["pins"] as? [[String: Any]])
@@ -90,7 +90,7 @@ struct ServiceToolsTests {
         }
         #expect(Set(parsed.compactMap { $0["id"] as? String }) == Set(events.map(\.id)))
 
-        let missing = try await runGeoworker(["pins", "list", "--state-dir", bed.stateDirectory + "-nowhere"])
+        let missing = try await runGeoworker(["pins", "list", "--state-dir", bed.stateDir + "-nowhere"])
         #expect(missing.status == 1 && missing.errors.contains("no geoworker state"))
     }
 }

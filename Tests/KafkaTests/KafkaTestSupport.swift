@@ -35,7 +35,7 @@ struct TestCluster {
     func consumerConfiguration(group: String) -> ConsumerConfiguration {
         ConsumerConfiguration(
             bootstrapServers: bootstrapServers,
-            groupID: group,
+            groupId: group,
             sessionTimeout: .seconds(6),
             heartbeatInterval: .milliseconds(500)
         )

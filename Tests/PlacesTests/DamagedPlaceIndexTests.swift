@@ -5,7 +5,7 @@ import Testing
 
 /// A damaged places index is refused naming the file and the byte, counted from the file's start even inside the
 /// polygons it nests.
-@Suite("A damaged places index", .timeLimit(.minutes(1)))
+@Suite("A damaged places index", .timeLimit(.minutes(5)))
 struct DamagedPlaceIndexTests {
     static let bytes: [UInt8] = {
         let square: [[(longitude: Double, latitude: Double)]] = [[(10, 0), (12, 0), (12, 2), (10, 2), (10, 0)]]

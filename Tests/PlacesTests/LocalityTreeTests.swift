@@ -5,7 +5,7 @@ import Testing
 @testable import Places
 
 /// The places' k-d tree against a scan of every place: the same nearest place for every filter and limit.
-@Suite("Nearest-place search", .timeLimit(.minutes(3)))
+@Suite("Nearest-place search", .timeLimit(.minutes(5)))
 struct LocalityTreeTests {
     /// Countries of random places, their regions in bands of longitude (so that whole subtrees share one region, or
     /// have none, as real countries' places do), one country without regions, one small, one empty.

@@ -7,7 +7,7 @@ import Testing
 
 /// The tracker skips the places lookup for a fix inside the area around its device's last one: it must announce
 /// exactly what looking every fix up announces.
-@Suite("Region and time-zone areas", .timeLimit(.minutes(3)))
+@Suite("Region and time-zone areas", .timeLimit(.minutes(5)))
 struct PlaceAreaTests {
     @Test(
         "random drives across state, region, zone and country lines: the same events with areas as without",

@@ -4,7 +4,7 @@ import Places
 import Testing
 
 /// `region.changed` and `timezone.changed` from the tracker with the real indexes: the same rules as countries.
-@Suite("Region and time-zone events", .timeLimit(.minutes(3)))
+@Suite("Region and time-zone events", .timeLimit(.minutes(5)))
 struct PlaceEventTests {
     /// One device driven through fixes, its state optionally encoded and decoded between them (a restart).
     struct Drive {

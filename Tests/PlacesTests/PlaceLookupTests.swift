@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Region, locality and time zone of well-known places: the cases offline geocoders get wrong.
-@Suite("Places of a point", .timeLimit(.minutes(3)))
+@Suite("Places of a point", .timeLimit(.minutes(5)))
 struct PlaceLookupTests {
     @Test(
         "time zones follow their own borders, not the states'",

@@ -4,7 +4,7 @@ import GeoCore
 import Places
 import Testing
 
-@Suite("The status card's places", .timeLimit(.minutes(3)))
+@Suite("The status card's places", .timeLimit(.minutes(5)))
 struct PlaceStatusCardTests {
     @Test("region, nearest locality with its distance, and the time zone with the device's local time now")
     func card() throws {

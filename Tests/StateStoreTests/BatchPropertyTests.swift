@@ -98,10 +98,10 @@ extension DeviceRegistry {
     }
 }
 
-@Suite("Batch properties", .timeLimit(.minutes(3)))
+@Suite("Batch properties", .timeLimit(.minutes(5)))
 struct BatchPropertyTests {
     static let tracker = DeviceTracker(
-        configuration: TrackerConfiguration(maximumPinsPerDevice: 4),
+        configuration: TrackerConfiguration(maxPinsPerDevice: 4),
         countries: HemisphereCountries()
     )
 

@@ -6,7 +6,7 @@ import Testing
 
 /// What an instance that lost its partitions without knowing may leave behind, met by the store's rules: a late, older
 /// state of a device in the changelog, and the changelog records it wrote after another instance's.
-@Suite("State store: late writers", .timeLimit(.minutes(3)))
+@Suite("State store: late writers", .timeLimit(.minutes(5)))
 struct StaleWriterTests {
     func device(_ id: String, positions: Int64, commands: Int64, country: String) -> DeviceState {
         DeviceState(

@@ -10,7 +10,7 @@ func temporaryDirectory() -> String {
     return path
 }
 
-@Suite("State store", .timeLimit(.minutes(3)))
+@Suite("State store", .timeLimit(.minutes(5)))
 struct StateStoreTests {
     /// A device with everything a row holds: pins in tracking order (not name order) in all three announced states, a
     /// title and metadata to escape, a pending country candidate.

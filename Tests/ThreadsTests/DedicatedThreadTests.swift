@@ -3,7 +3,7 @@ import Testing
 
 @testable import Threads
 
-@Suite("Dedicated threads", .timeLimit(.minutes(3)))
+@Suite("Dedicated threads", .timeLimit(.minutes(5)))
 struct DedicatedThreadTests {
     /// The calling thread's name as the kernel keeps it (what `top -H` and `perf` show).
     static func systemNameOfThisThread() -> String {

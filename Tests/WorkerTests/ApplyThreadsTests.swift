@@ -23,7 +23,7 @@ struct ApplyThreadsTests {
 
     func shards() -> ShardedDevices {
         let tracker = DeviceTracker(configuration: TrackerConfiguration(), countries: InputProcessorTests.OneCountry())
-        return ShardedDevices(states: [], routing: DeviceRouting(shardCount: 2)) {
+        return ShardedDevices(states: [], routing: DeviceRouting(applyThreads: 2)) {
             InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: topics)
         }
     }
@@ -71,7 +71,7 @@ struct ApplyThreadsTests {
         let reports = producer.send(records).wait()
         try #require(reports.allSatisfy { $0.isDelivered })
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "readers"),
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "readers"),
             subscription: .partitions([partition: .beginning]),
             logger: Self.quiet
         )
@@ -91,7 +91,7 @@ struct ApplyThreadsTests {
         defer { producer.close() }
         let records = try consumedPositions(cluster, producer: producer)
         var shards = shards()
-        let application = ApplyThreads(threadCount: 2)
+        let application = ApplyThreads(count: 2)
         let ledger = OffsetLedger(topics: topics, stored: [:])
         let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
 
@@ -144,7 +144,7 @@ struct ApplyThreadsTests {
             shards.routing.shard(ofDevice: record.withKey { String(decoding: $0!, as: UTF8.self) })
         }
         let (slow, quick) = (try #require(onShard[0]), try #require(onShard[1]))
-        let application = ApplyThreads(threadCount: 2)
+        let application = ApplyThreads(count: 2)
         let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
         let (first, second) = (TopicPartition("positions", 0), TopicPartition("positions", 1))
         let inFlight = ApplyThreads.roundsInFlight
@@ -289,7 +289,7 @@ struct ApplyThreadsTests {
         producer: Producer
     ) -> (ShardedDevices, ApplyThreads) {
         var shards = shards()
-        let application = ApplyThreads(threadCount: 2)
+        let application = ApplyThreads(count: 2)
         enqueue(records, on: &shards)
         _ = application.start(
             &shards,
@@ -310,7 +310,7 @@ struct ApplyThreadsTests {
         defer { producer.close() }
         let records = try consumedPositions(cluster, producer: producer, extra: ["not json"])
         var shards = shards()
-        let application = ApplyThreads(threadCount: 2)
+        let application = ApplyThreads(count: 2)
         enqueue(records, on: &shards)
         _ = application.start(&shards, polledAt: .now, producer: producer, feed: feed)
         application.finish()

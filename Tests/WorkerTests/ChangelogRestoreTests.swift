@@ -34,13 +34,13 @@ struct ChangelogRestoreTests {
             store: store,
             consumerConfiguration: ConsumerConfiguration(
                 bootstrapServers: cluster.bootstrapServers,
-                groupID: "restore"
+                groupId: "restore"
             ),
             logger: Self.quiet,
             metricsFactory: metrics
         )
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "watermarks"),
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "watermarks"),
             subscription: .partitions([:]),
             logger: Self.quiet
         )

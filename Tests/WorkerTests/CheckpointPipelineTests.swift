@@ -7,7 +7,7 @@ import Testing
 /// The checkpoint pipeline's transitions, without a thread, Kafka or SQLite: the orders that are hard to
 /// reach from outside (a stop while a checkpoint waits for its deliveries, a failure while the next one waits
 /// to be handed over) are plain calls here.
-@Suite("Checkpoint pipeline states", .timeLimit(.minutes(3)))
+@Suite("Checkpoint pipeline states", .timeLimit(.minutes(5)))
 struct CheckpointPipelineTests {
     let positions0 = TopicPartition("positions", 0)
 

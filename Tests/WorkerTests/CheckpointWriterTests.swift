@@ -181,7 +181,7 @@ struct CheckpointWriterTests {
             #expect(throws: WorkerError.self) { try writer.waitUntilWritten() }
             #expect(writer.failed?.message.contains(topic) == true, "\(String(describing: writer.failed))")
             let reader = try Consumer(
-                configuration: ConsumerConfiguration(bootstrapServers: twoBrokers.bootstrapServers, groupID: "reader"),
+                configuration: ConsumerConfiguration(bootstrapServers: twoBrokers.bootstrapServers, groupId: "reader"),
                 subscription: .partitions([TopicPartition(changelog, 0): .beginning]),
                 logger: Self.quiet
             )

@@ -4,7 +4,7 @@ import Testing
 import Worker
 
 /// Dead-letter records: the original as it came, or its first bytes with what was cut said in headers.
-@Suite("Dead letters", .timeLimit(.minutes(3)))
+@Suite("Dead letters", .timeLimit(.minutes(5)))
 struct DeadLetterTests {
     let origin = MessageOrigin(topic: "positions", partition: 3, offset: 42, timestamp: 0)
 

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Worker
 
-@Suite("Device queries (the loop answers the operations endpoints)", .timeLimit(.minutes(3)))
+@Suite("Device queries (the loop answers the operations endpoints)", .timeLimit(.minutes(5)))
 struct DeviceQueriesTests {
     @Test("a question the loop does not take in time is answered busy; one it takes gets its answer")
     func busyOrAnswered() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Worker
 
-@Suite("Live event feed", .timeLimit(.minutes(3)))
+@Suite("Live event feed", .timeLimit(.minutes(5)))
 struct EventFeedTests {
     /// Events as the worker sends them: `{"n":number}` for each (device, number).
     static func events(_ events: [(device: String, number: Int)]) -> RecordBuffer {

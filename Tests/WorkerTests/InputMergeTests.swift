@@ -4,7 +4,7 @@ import Testing
 
 @testable import Worker
 
-@Suite("The worker's merge stage: pairs released in order, next offsets noted", .timeLimit(.minutes(3)))
+@Suite("The worker's merge stage: pairs released in order, next offsets noted", .timeLimit(.minutes(5)))
 struct InputMergeTests {
     struct Record: MergeableRecord, Equatable {
         let partition: Int32

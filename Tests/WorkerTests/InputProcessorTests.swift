@@ -3,7 +3,7 @@ import Kafka
 import Testing
 import Worker
 
-@Suite("Input processor: events and dead letters", .timeLimit(.minutes(3)))
+@Suite("Input processor: events and dead letters", .timeLimit(.minutes(5)))
 struct InputProcessorTests {
     /// Everywhere is the same country: these tests are about the processor's routing, not geography.
     struct OneCountry: CountryResolver {
@@ -16,7 +16,7 @@ struct InputProcessorTests {
 
     func processor() -> InputProcessor {
         let tracker = DeviceTracker(
-            configuration: TrackerConfiguration(maximumPinsPerDevice: 1),
+            configuration: TrackerConfiguration(maxPinsPerDevice: 1),
             countries: OneCountry()
         )
         return InputProcessor(registry: DeviceRegistry(tracker: tracker), topics: topics)

@@ -12,7 +12,7 @@ import Testing
 /// A command and the positions stamped after it are produced in that order; the commands partition's leader answers
 /// slowly (a round trip of 1.5 s), so its fetch lands in the consumer's queue behind the positions, with its high
 /// watermark. The commands side had been read to its end before: the merge must still apply the command first.
-@Suite("The merge stage with a late fetch of one side (mock cluster)", .timeLimit(.minutes(3)))
+@Suite("The merge stage with a late fetch of one side (mock cluster)", .timeLimit(.minutes(5)))
 struct MergeFetchOrderTests {
     @Test("a command fetched behind positions stamped after it is applied before them, though its side was at its end")
     func lateCommandFetch() async throws {
@@ -50,7 +50,7 @@ struct MergeFetchOrderTests {
         let consumer = try Consumer(
             configuration: ConsumerConfiguration(
                 bootstrapServers: cluster.bootstrapServers,
-                groupID: "merge-\(suffix)"
+                groupId: "merge-\(suffix)"
             ),
             subscription: .partitions([
                 TopicPartition(topics.positions, 0): .beginning, TopicPartition(topics.commands, 0): .beginning,

@@ -5,7 +5,7 @@ import Testing
 @testable import Worker
 
 /// The offset ledger: each stage in its place, and where a rewind takes each partition.
-@Suite("Input offsets from read to committed", .timeLimit(.minutes(3)))
+@Suite("Input offsets from read to committed", .timeLimit(.minutes(5)))
 struct OffsetLedgerTests {
     let topics = WorkerConfiguration.Topics(positions: "positions", commands: "commands", events: "events")
 

@@ -9,7 +9,7 @@ import Testing
 @testable import Worker
 
 /// The operations port in process (Hummingbird's router test framework): what a probe or a scraper gets.
-@Suite("Operations endpoints", .timeLimit(.minutes(3)))
+@Suite("Operations endpoints", .timeLimit(.minutes(5)))
 struct OperationsServerTests {
     static let logger = Logger.quiet("test.operations")
 

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Worker
 
-@Suite("Merging a co-partitioned pair by timestamp", .timeLimit(.minutes(3)))
+@Suite("Merging a co-partitioned pair by timestamp", .timeLimit(.minutes(5)))
 struct PartitionPairMergeTests {
     let start = ContinuousClock.now
 

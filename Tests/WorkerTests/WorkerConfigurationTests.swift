@@ -7,7 +7,7 @@ import Testing
 @testable import Worker
 
 /// Reading the worker's settings in process: the defaults, every key, and a value that is set but unusable.
-@Suite("Worker configuration", .timeLimit(.minutes(3)))
+@Suite("Worker configuration", .timeLimit(.minutes(5)))
 struct WorkerConfigurationTests {
     @Test("nothing set: the documented defaults")
     func defaults() throws {
@@ -22,18 +22,18 @@ struct WorkerConfigurationTests {
                     deadLetters: "geoworker-dead-letters"
                 )
         )
-        #expect(configuration.groupID == "geoworker")
-        #expect(configuration.stateDirectory == "./geoworker-state")
+        #expect(configuration.groupId == "geoworker")
+        #expect(configuration.stateDir == "./geoworker-state")
         #expect(configuration.mergeWait == .milliseconds(200))
         #expect(configuration.checkpointInterval == .seconds(1))
-        #expect(configuration.maximumBatch == 10_000)
+        #expect(configuration.maxBatch == 10_000)
         #expect(configuration.applyThreads == WorkerConfiguration.defaultApplyThreads)
         #expect(!configuration.untilCaughtUp)
         #expect(configuration.coastalTolerance == 22_224)
         #expect(configuration.tracker == TrackerConfiguration())
         #expect(configuration.kafkaProperties.isEmpty)
         #expect(configuration.deadLetters == DeadLetter.Limits.defaults(messageMaxBytes: 1_000_000))
-        #expect(configuration.deliveryRetry == .init(initialBackoff: .seconds(1), maximumBackoff: .seconds(60)))
+        #expect(configuration.deliveryRetry == .init(initialBackoff: .seconds(1), maxBackoff: .seconds(60)))
     }
 
     @Test("the back-off after a refused delivery: set, and refused when the maximum is below the start")
@@ -41,7 +41,7 @@ struct WorkerConfigurationTests {
         let set = try WorkerConfiguration(
             config: ConfigReader.inMemory(["deliveryRetry.initialBackoffMs": 250, "deliveryRetry.maxBackoffMs": 4_000])
         )
-        #expect(set.deliveryRetry == .init(initialBackoff: .milliseconds(250), maximumBackoff: .seconds(4)))
+        #expect(set.deliveryRetry == .init(initialBackoff: .milliseconds(250), maxBackoff: .seconds(4)))
         let error = try #require(throws: WorkerError.self) {
             try WorkerConfiguration(
                 config: ConfigReader.inMemory([
@@ -58,7 +58,7 @@ struct WorkerConfigurationTests {
     @Test("static membership: groupInstanceId reaches the group's consumer only; none by default")
     func staticMembership() throws {
         let configuration = try WorkerConfiguration(config: ConfigReader.inMemory(["groupInstanceId": "geoworker-0"]))
-        #expect(configuration.groupInstanceID == "geoworker-0")
+        #expect(configuration.groupInstanceId == "geoworker-0")
         #expect(KafkaClients.groupConsumerConfiguration(configuration).properties["group.instance.id"] == "geoworker-0")
         #expect(
             KafkaClients.restoreConsumerConfiguration(configuration).properties["group.instance.id"] == nil,
@@ -155,32 +155,32 @@ struct WorkerConfigurationTests {
         )
         #expect(configuration.changelogTopic == "fleet.state")
         #expect(configuration.changelog == WorkerConfiguration.Changelog(enabled: false, replicationFactor: 3))
-        #expect(configuration.groupID == "fleet-workers")
-        #expect(configuration.stateDirectory == "/var/lib/geoworker")
+        #expect(configuration.groupId == "fleet-workers")
+        #expect(configuration.stateDir == "/var/lib/geoworker")
         #expect(configuration.mergeWait == .milliseconds(50))
         #expect(configuration.checkpointInterval == .milliseconds(2_500))
-        #expect(configuration.maximumBatch == 500)
+        #expect(configuration.maxBatch == 500)
         #expect(configuration.applyThreads == 3)
         #expect(configuration.untilCaughtUp)
         #expect(configuration.coastalTolerance == 0)
         #expect(
             configuration.tracker
                 == TrackerConfiguration(
-                    maximumPinsPerDevice: 7,
-                    maximumAccuracy: 250,
-                    assumedAccuracy: 15,
+                    maxPinsPerDevice: 7,
+                    maxAccuracyMeters: 250,
+                    assumedAccuracyMeters: 15,
                     countryConfirmations: 3,
-                    maximumVerticesPerPin: 200,
-                    maximumVerticesPerDevice: 2_000,
-                    maximumFixGapSeconds: 120,
-                    approachHeadingTolerance: 30,
+                    maxVerticesPerPin: 200,
+                    maxVerticesPerDevice: 2_000,
+                    maxFixGapSeconds: 120,
+                    approachHeadingToleranceDegrees: 30,
                     approachMinimumSpeed: 2.5,
                     placeConfirmations: 2,
                     disabledEventTypes: ["timezone.changed", "language.suggested"]
                 )
         )
         #expect(
-            configuration.places == WorkerConfiguration.Places(enabled: false, indexPath: "/opt/geoworker/places.idx")
+            configuration.places == WorkerConfiguration.Places(enabled: false, index: "/opt/geoworker/places.idx")
         )
         #expect(configuration.kafkaProperties == ["security.protocol": "SASL_SSL", "sasl.password": "a=b"])
         #expect(configuration.deadLetters == DeadLetter.Limits(maxValueBytes: 400_000, maxKeyBytes: 2_048))

@@ -63,7 +63,7 @@ struct WorkerInProcessTests {
         for topic in [topics.positions, topics.commands, topics.events, topics.deadLetters] {
             try cluster.createTopic(topic, partitions: 2)
         }
-        try cluster.createTopic(DeviceChangelog.defaultTopic(groupID: group), partitions: 2)
+        try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: group), partitions: 2)
         let producer = try Producer(
             configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
             logger: Self.quiet
@@ -79,8 +79,8 @@ struct WorkerInProcessTests {
             configuration: WorkerConfiguration(
                 brokers: cluster.bootstrapServers,
                 topics: topics,
-                groupID: group,
-                stateDirectory: directory,
+                groupId: group,
+                stateDir: directory,
                 checkpointInterval: .seconds(3600),
                 applyThreads: 2,
                 kafkaProperties: ["consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"]
@@ -112,7 +112,7 @@ struct WorkerInProcessTests {
     /// The ids of the events on the events topic.
     func eventIDs(on cluster: MockCluster) throws -> Set<String> {
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "reader"),
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "reader"),
             subscription: .partitions([
                 TopicPartition(topics.events, 0): .beginning, TopicPartition(topics.events, 1): .beginning,
             ]),

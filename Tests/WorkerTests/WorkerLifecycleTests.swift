@@ -5,7 +5,7 @@ import Testing
 
 /// The worker's life, transition by transition: each event's action, and what the health probes say in each
 /// state.
-@Suite("Worker lifecycle and health", .timeLimit(.minutes(3)))
+@Suite("Worker lifecycle and health", .timeLimit(.minutes(5)))
 struct WorkerLifecycleTests {
     let failure = WorkerError(.state, "cannot write state")
     let refusal = WorkerError(.delivery, "could not deliver 3 records to events")

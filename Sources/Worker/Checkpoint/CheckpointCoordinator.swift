@@ -141,7 +141,7 @@ final class CheckpointCoordinator {
             }
         } catch {
             // The next checkpoint tries again; the group refuses commits while it rebalances.
-            logger.debug("group offset commit deferred", metadata: [LogKey.error: "\(error)"])
+            logger.debug("group offset commit deferred", metadata: [ServiceLogKey.error: "\(error)"])
         }
     }
 

@@ -64,7 +64,10 @@ final class DeliveryRecovery {
     ) throws(WorkerError) -> WorkerLifecycle.Action {
         logger.error(
             "\(Self.headline(reason))",
-            metadata: [LogKey.error: "\(reason)", LogKey.refusals: "\(refusals)", LogKey.retryIn: "\(delay)"]
+            metadata: [
+                ServiceLogKey.error: "\(reason)", ServiceLogKey.refusals: "\(refusals)",
+                ServiceLogKey.retryIn: "\(delay)",
+            ]
         )
         if let refusal = reason.underlying as? DeliveryRefusal { recordDeliveryFailures(refusal.counts) }
         if reason.isStorageFailure { stateWriteFailures.increment() }
@@ -92,7 +95,7 @@ final class DeliveryRecovery {
             let assigned = consumer.assignment
             try consumer.seek(restart.filter { assigned.contains($0.key) })
         } catch {
-            logger.warning("rewinding the read positions", metadata: [LogKey.error: "\(error)"])
+            logger.warning("rewinding the read positions", metadata: [ServiceLogKey.error: "\(error)"])
         }
         logger.info("resuming from the last checkpoint")
         return next

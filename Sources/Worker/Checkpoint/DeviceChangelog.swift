@@ -11,7 +11,7 @@ import Kafka
 /// (applied offsets included): compaction keeps each device's latest, and a restore needs nothing else.
 public enum DeviceChangelog {
     /// The topic's default name for a consumer group: `<groupId>-device-state-changelog`.
-    public static func defaultTopic(groupID: String) -> String { "\(groupID)-device-state-changelog" }
+    public static func defaultTopic(groupId: String) -> String { "\(groupId)-device-state-changelog" }
 
     /// The topic-level settings the changelog needs: compaction keeps each device's latest record for ever.
     public static let topicConfiguration = ["cleanup.policy": "compact"]

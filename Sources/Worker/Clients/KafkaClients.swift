@@ -70,10 +70,10 @@ final class KafkaClients {
     /// The group consumer's settings: the worker's brokers, group and consumer properties.
     static func groupConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
         var properties = consumerProperties(configuration)
-        if let instance = configuration.groupInstanceID { properties["group.instance.id"] = instance }
+        if let instance = configuration.groupInstanceId { properties["group.instance.id"] = instance }
         return ConsumerConfiguration(
             bootstrapServers: configuration.brokers,
-            groupID: configuration.groupID,
+            groupId: configuration.groupId,
             properties: properties
         )
     }
@@ -83,7 +83,7 @@ final class KafkaClients {
     static func restoreConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
         ConsumerConfiguration(
             bootstrapServers: configuration.brokers,
-            groupID: configuration.groupID + "-changelog-restore",
+            groupId: configuration.groupId + "-changelog-restore",
             clientID: "geoworker-restore",
             properties: consumerProperties(configuration)
         )

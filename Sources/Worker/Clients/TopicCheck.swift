@@ -80,8 +80,8 @@ struct TopicCheck {
             logger.notice(
                 "created the changelog topic",
                 metadata: [
-                    LogKey.topic: "\(topic)", LogKey.partitions: "\(partitions)",
-                    LogKey.replicationFactor: "\(replication)",
+                    ServiceLogKey.topic: "\(topic)", KafkaLogKey.partitions: "\(partitions)",
+                    ServiceLogKey.replicationFactor: "\(replication)",
                 ]
             )
         } catch {

@@ -12,19 +12,19 @@ extension TrackerConfiguration {
     public init(config: ConfigReader) throws(WorkerError) {
         let defaults = Self()
         self.init(
-            maximumPinsPerDevice: try config.integer(
+            maxPinsPerDevice: try config.integer(
                 "maxPinsPerDevice",
-                default: defaults.maximumPinsPerDevice,
+                default: defaults.maxPinsPerDevice,
                 in: 1...10_000
             ),
-            maximumAccuracy: try config.number(
+            maxAccuracyMeters: try config.number(
                 "maxAccuracyMeters",
-                default: defaults.maximumAccuracy,
+                default: defaults.maxAccuracyMeters,
                 in: 1...1_000_000
             ),
-            assumedAccuracy: try config.number(
+            assumedAccuracyMeters: try config.number(
                 "assumedAccuracyMeters",
-                default: defaults.assumedAccuracy,
+                default: defaults.assumedAccuracyMeters,
                 in: 0...10_000
             ),
             countryConfirmations: try config.integer(
@@ -32,24 +32,24 @@ extension TrackerConfiguration {
                 default: defaults.countryConfirmations,
                 in: 1...100
             ),
-            maximumVerticesPerPin: try config.integer(
+            maxVerticesPerPin: try config.integer(
                 "maxVerticesPerPin",
-                default: defaults.maximumVerticesPerPin,
+                default: defaults.maxVerticesPerPin,
                 in: 3...100_000
             ),
-            maximumVerticesPerDevice: try config.integer(
+            maxVerticesPerDevice: try config.integer(
                 "maxVerticesPerDevice",
-                default: defaults.maximumVerticesPerDevice,
+                default: defaults.maxVerticesPerDevice,
                 in: 3...1_000_000
             ),
-            maximumFixGapSeconds: try config.integer(
+            maxFixGapSeconds: try config.integer(
                 "maxFixGapSeconds",
-                default: defaults.maximumFixGapSeconds,
+                default: defaults.maxFixGapSeconds,
                 in: 1...86_400
             ),
-            approachHeadingTolerance: try config.number(
+            approachHeadingToleranceDegrees: try config.number(
                 "approachHeadingToleranceDegrees",
-                default: defaults.approachHeadingTolerance,
+                default: defaults.approachHeadingToleranceDegrees,
                 in: 1...89
             ),
             approachMinimumSpeed: try config.number(

@@ -23,9 +23,9 @@ extension WorkerConfiguration {
         self.init(
             brokers: try config.text("brokers", default: defaults.brokers),
             topics: try config.settings(under: "topics") { config throws(WorkerError) in try Topics(config: config) },
-            groupID: try config.text("groupId", default: defaults.groupID),
-            groupInstanceID: try config.optionalText("groupInstanceId"),
-            stateDirectory: try config.text("stateDir", default: defaults.stateDirectory),
+            groupId: try config.text("groupId", default: defaults.groupId),
+            groupInstanceId: try config.optionalText("groupInstanceId"),
+            stateDir: try config.text("stateDir", default: defaults.stateDir),
             resetState: try config.flag("resetState", default: defaults.resetState),
             mergeWait: .milliseconds(
                 try config.integer("mergeWaitMs", default: defaults.mergeWait.wholeMilliseconds, in: 0...60_000)
@@ -37,7 +37,7 @@ extension WorkerConfiguration {
                     in: 1...3_600_000
                 )
             ),
-            maximumBatch: try config.integer("maxBatch", default: defaults.maximumBatch, in: 1...1_000_000),
+            maxBatch: try config.integer("maxBatch", default: defaults.maxBatch, in: 1...1_000_000),
             applyThreads: try config.integer("applyThreads", default: defaults.applyThreads, in: 1...256),
             untilCaughtUp: try config.flag("untilCaughtUp", default: defaults.untilCaughtUp),
             coastalTolerance: try config.number(
@@ -63,7 +63,7 @@ extension WorkerConfiguration {
             places: try config.settings(under: "places") { config throws(WorkerError) in
                 Places(
                     enabled: try config.flag("enabled", default: true),
-                    indexPath: try config.optionalText("index")
+                    index: try config.optionalText("index")
                 )
             },
             kafkaProperties: kafkaProperties
@@ -94,7 +94,7 @@ extension WorkerConfiguration.DeliveryRetry {
         )
         let maximum = try config.integer(
             "maxBackoffMs",
-            default: defaults.maximumBackoff.wholeMilliseconds,
+            default: defaults.maxBackoff.wholeMilliseconds,
             in: 1...240_000
         )
         guard maximum >= initial else {
@@ -107,7 +107,7 @@ extension WorkerConfiguration.DeliveryRetry {
         let timeout = try config.optionalInteger("timeoutMs", in: 0...86_400_000)
         self.init(
             initialBackoff: .milliseconds(initial),
-            maximumBackoff: .milliseconds(maximum),
+            maxBackoff: .milliseconds(maximum),
             maxAttempts: attempts,
             timeout: timeout.map { .milliseconds($0) }
         )

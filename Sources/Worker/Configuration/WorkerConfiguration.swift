@@ -52,17 +52,17 @@ public struct WorkerConfiguration: Sendable {
     /// The consumer group both input topics are read in.
     ///
     /// Default: `geoworker`.
-    public var groupID: String
+    public var groupId: String
     /// Static membership (librdkafka's `group.instance.id`): a name unique to this instance and kept across its
     /// restarts, so that the group keeps its partitions for it while it restarts within the session timeout instead
     /// of moving them to the others and back.
     ///
     /// Default: none (dynamic membership).
-    public var groupInstanceID: String?
+    public var groupInstanceId: String?
     /// Where the SQLite state (devices, pins, input offsets) lives.
     ///
     /// Default: `./geoworker-state`.
-    public var stateDirectory: String
+    public var stateDir: String
     /// Start with no devices: the state directory's store is moved aside (kept, named with the time) before the
     /// worker opens a new one.
     ///
@@ -81,7 +81,7 @@ public struct WorkerConfiguration: Sendable {
     /// Most messages taken from librdkafka per poll.
     ///
     /// Default: 10,000.
-    public var maximumBatch: Int
+    public var maxBatch: Int
     /// How many threads apply messages at once.
     ///
     /// The devices are split among them by a hash of the device id (the message key), so each poll's messages spread
@@ -98,7 +98,7 @@ public struct WorkerConfiguration: Sendable {
     public var tracker: TrackerConfiguration
     /// After the broker refuses a delivery for good, the worker rewinds to its last checkpoint and waits this
     /// long before retrying: `initialBackoff` (default 1 s), doubling with each refusal in a row up to
-    /// `maximumBackoff` (default 60 s).
+    /// `maxBackoff` (default 60 s).
     public var deliveryRetry: DeliveryRetry
     /// How much of a refused message its dead letter carries; see ``DeadLetter/Limits``.
     ///
@@ -117,13 +117,13 @@ public struct WorkerConfiguration: Sendable {
     public init(
         brokers: String = "localhost:9092",
         topics: Topics = Topics(),
-        groupID: String = "geoworker",
-        groupInstanceID: String? = nil,
-        stateDirectory: String = "./geoworker-state",
+        groupId: String = "geoworker",
+        groupInstanceId: String? = nil,
+        stateDir: String = "./geoworker-state",
         resetState: Bool = false,
         mergeWait: Duration = .milliseconds(200),
         checkpointInterval: Duration = .seconds(1),
-        maximumBatch: Int = 10_000,
+        maxBatch: Int = 10_000,
         applyThreads: Int = WorkerConfiguration.defaultApplyThreads,
         untilCaughtUp: Bool = false,
         coastalTolerance: Double = CountryIndex.territorialSea,
@@ -136,13 +136,13 @@ public struct WorkerConfiguration: Sendable {
     ) {
         self.brokers = brokers
         self.topics = topics
-        self.groupID = groupID
-        self.groupInstanceID = groupInstanceID
-        self.stateDirectory = stateDirectory
+        self.groupId = groupId
+        self.groupInstanceId = groupInstanceId
+        self.stateDir = stateDir
         self.resetState = resetState
         self.mergeWait = mergeWait
         self.checkpointInterval = checkpointInterval
-        self.maximumBatch = maximumBatch
+        self.maxBatch = maxBatch
         self.applyThreads = applyThreads
         self.untilCaughtUp = untilCaughtUp
         self.coastalTolerance = coastalTolerance
@@ -155,7 +155,7 @@ public struct WorkerConfiguration: Sendable {
     }
 
     /// The changelog topic's name: ``Topics/changelog``, else `<groupId>-device-state-changelog`.
-    public var changelogTopic: String { topics.changelog ?? DeviceChangelog.defaultTopic(groupID: groupID) }
+    public var changelogTopic: String { topics.changelog ?? DeviceChangelog.defaultTopic(groupId: groupId) }
 }
 
 extension WorkerConfiguration {
@@ -164,14 +164,14 @@ extension WorkerConfiguration {
         /// Whether to look places up at all.
         ///
         /// Default: true; the worker then runs without places, with a warning, when no index is found where it looks
-        /// by default (an ``indexPath`` that cannot be read stops the start instead).
+        /// by default (an ``index`` that cannot be read stops the start instead).
         public var enabled: Bool
         /// The places index file; nil looks in `PlaceIndex.defaultLocations`.
-        public var indexPath: String?
+        public var index: String?
 
-        public init(enabled: Bool = true, indexPath: String? = nil) {
+        public init(enabled: Bool = true, index: String? = nil) {
             self.enabled = enabled
-            self.indexPath = indexPath
+            self.index = index
         }
     }
 
@@ -207,7 +207,7 @@ extension WorkerConfiguration {
         ///
         /// Default: 60 s. At most 240 s: the worker does not poll while it waits, and the group drops a member that
         /// does not poll within `max.poll.interval.ms` (300 s).
-        public var maximumBackoff: Duration
+        public var maxBackoff: Duration
         /// How many attempts in a row may fail before the worker gives up with ``WorkerError/Code/unavailable``
         /// (the executable's exit status 75): deliveries the broker refuses, or Kafka unreachable at start-up.
         ///
@@ -230,12 +230,12 @@ extension WorkerConfiguration {
 
         public init(
             initialBackoff: Duration = .seconds(1),
-            maximumBackoff: Duration = .seconds(60),
+            maxBackoff: Duration = .seconds(60),
             maxAttempts: Int? = nil,
             timeout: Duration? = nil
         ) {
             self.initialBackoff = initialBackoff
-            self.maximumBackoff = maximumBackoff
+            self.maxBackoff = maxBackoff
             self.maxAttempts = maxAttempts
             self.timeout = timeout
         }
@@ -303,9 +303,9 @@ extension WorkerConfiguration {
     /// What the worker logs of its configuration when it starts: where it reads and writes, as whom.
     var summary: Logger.Metadata {
         [
-            LogKey.brokers: "\(brokers)", LogKey.group: "\(groupID)",
-            LogKey.positionsTopic: "\(topics.positions)", LogKey.commandsTopic: "\(topics.commands)",
-            LogKey.eventsTopic: "\(topics.events)", LogKey.applyThreads: "\(applyThreads)",
+            ServiceLogKey.brokers: "\(brokers)", ServiceLogKey.group: "\(groupId)",
+            ServiceLogKey.positionsTopic: "\(topics.positions)", ServiceLogKey.commandsTopic: "\(topics.commands)",
+            ServiceLogKey.eventsTopic: "\(topics.events)", ServiceLogKey.applyThreads: "\(applyThreads)",
         ]
     }
 }

@@ -13,7 +13,7 @@ enum PlacesLoading {
             logger.info("places are off (places.enabled=false): no region or time-zone events")
             return nil
         }
-        if settings.indexPath == nil,
+        if settings.index == nil,
             !PlaceIndex.defaultLocations().contains(where: { FileManager.default.fileExists(atPath: $0) })
         {
             logger.warning(
@@ -26,7 +26,7 @@ enum PlacesLoading {
             return nil
         }
         do {
-            let index = try PlaceIndex.load(from: settings.indexPath)
+            let index = try PlaceIndex.load(from: settings.index)
             logger.info(
                 "places index read",
                 metadata: [

@@ -27,14 +27,14 @@ enum StoreOpening {
         logger: Logger,
         now: Date = Date()
     ) throws(WorkerError) -> StateStore {
-        let directory = configuration.stateDirectory
+        let directory = configuration.stateDir
         let file = directory + "/" + StateStore.fileName
         if configuration.resetState {
             let moved = try moveAside(directory, now: now)
             if !moved.isEmpty {
                 logger.warning(
                     "state reset as asked (--reset-state): the store is kept aside and the worker starts with no devices",
-                    metadata: [LogKey.movedTo: "\(moved)"]
+                    metadata: [ServiceLogKey.movedTo: "\(moved)"]
                 )
             }
         } else if case .damaged(let finding) = StateStore.check(directory: directory, decodingDevices: false) {
@@ -51,7 +51,9 @@ enum StoreOpening {
             let moved = try moveAside(directory, now: now)
             logger.error(
                 "the state file is damaged: moved aside; its devices are restored from the changelog before any input is read",
-                metadata: [LogKey.file: "\(file)", LogKey.error: "\(finding)", LogKey.movedTo: "\(moved)"]
+                metadata: [
+                    ServiceLogKey.file: "\(file)", ServiceLogKey.error: "\(finding)", ServiceLogKey.movedTo: "\(moved)",
+                ]
             )
         }
         do {

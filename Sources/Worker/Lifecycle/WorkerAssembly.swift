@@ -44,7 +44,7 @@ struct WorkerAssembly {
         lifecycle = LifecycleShell(
             backoff: .init(
                 initial: configuration.deliveryRetry.initialBackoff,
-                maximum: configuration.deliveryRetry.maximumBackoff,
+                maximum: configuration.deliveryRetry.maxBackoff,
                 maxAttempts: configuration.retryBudget,
                 stallTimeout: configuration.deliveryTimeout
             ),
@@ -63,18 +63,18 @@ struct WorkerAssembly {
             throw WorkerError(.countries, "cannot read the bundled country data", underlying: error)
         }
         do {
-            directoryLock = try StateDirectoryLock(directory: configuration.stateDirectory)
+            directoryLock = try StateDirectoryLock(directory: configuration.stateDir)
         } catch {
-            throw WorkerError(.state, "state directory \(configuration.stateDirectory)", underlying: error)
+            throw WorkerError(.state, "state directory \(configuration.stateDir)", underlying: error)
         }
         let store = try StoreOpening.open(configuration, logger: logger)
         do {
             ledger = OffsetLedger(topics: configuration.topics, stored: try store.loadOffsets())
         } catch {
-            throw WorkerError(.state, "state directory \(configuration.stateDirectory)", underlying: error)
+            throw WorkerError(.state, "state directory \(configuration.stateDir)", underlying: error)
         }
-        let routing = DeviceRouting(shardCount: max(1, configuration.applyThreads))
-        applyThreads = ApplyThreads(threadCount: routing.shardCount)
+        let routing = DeviceRouting(applyThreads: max(1, configuration.applyThreads))
+        applyThreads = ApplyThreads(count: routing.applyThreads)
         devices = HeldDevices(store: store) { states in
             ShardedDevices(states: states, routing: routing) {
                 InputProcessor(
@@ -159,7 +159,7 @@ struct WorkerAssembly {
                 }
                 logger.warning(
                     "cannot reach Kafka; trying again",
-                    metadata: [LogKey.error: "\(error)", LogKey.retryIn: "\(until - clock.now)"]
+                    metadata: [ServiceLogKey.error: "\(error)", ServiceLogKey.retryIn: "\(until - clock.now)"]
                 )
                 switch lifecycle.waitOutBackoff(afterFailure, clock: clock, stopRequested: stopRequested) {
                 case .connect: continue

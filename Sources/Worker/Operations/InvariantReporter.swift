@@ -28,7 +28,7 @@ struct InvariantReporter {
         guard count > 0 else { return }
         counters[invariant]?.increment(by: count)
         var metadata = metadata
-        metadata[LogKey.invariant] = "\(invariant.rawValue)"
+        metadata[ServiceLogKey.invariant] = "\(invariant.rawValue)"
         logger.error("invariant broken: \(count) \(invariant.breach)", metadata: metadata)
     }
 }
@@ -36,7 +36,7 @@ struct InvariantReporter {
 extension InvariantReporter {
     /// Reports the breaches a check collected: the first few, for the log line, and how many.
     func report(_ invariant: Invariant, _ breaches: BreachSample<some CustomStringConvertible>) {
-        report(invariant, count: breaches.count, [LogKey.records: "\(breaches.first.map(\.description))"])
+        report(invariant, count: breaches.count, [ServiceLogKey.records: "\(breaches.first.map(\.description))"])
     }
 }
 

@@ -93,7 +93,7 @@ public enum OperationsServer {
             ),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
-                logger.info("HTTP endpoints listening", metadata: [LogKey.port: "\(port)"])
+                logger.info("HTTP endpoints listening", metadata: [ServiceLogKey.port: "\(port)"])
                 await onListening(port)
             },
             logger: logger

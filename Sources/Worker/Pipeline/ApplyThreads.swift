@@ -60,9 +60,9 @@ final class ApplyThreads: @unchecked Sendable {
     /// Rounds applied since the last ``takeAppliedRounds()``, in order.
     private var appliedRounds: [AppliedRound] = []
 
-    init(threadCount: Int) {
-        threads = (0..<threadCount).map { DedicatedThread(name: "gw-apply-\($0)") }
-        inboxes = Array(repeating: [], count: threadCount)
+    init(count: Int) {
+        threads = (0..<count).map { DedicatedThread(name: "gw-apply-\($0)") }
+        inboxes = Array(repeating: [], count: count)
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import GeoCore
+import JSONCodec
 
 /// Which apply thread (shard) a device belongs to, and so where each input message goes.
 ///
@@ -12,12 +13,12 @@ import GeoCore
 /// Pure: stored devices are placed with ``shard(ofDevice:)`` and their messages with ``route(key:value:kind:)``,
 /// by the same hash within one process (the seed is per process: nothing outside it sees the placement).
 struct DeviceRouting: Sendable {
-    let shardCount: Int
+    let applyThreads: Int
     let hashing: IDHashing
 
-    init(shardCount: Int, hashing: IDHashing = .random()) {
-        precondition(shardCount > 0, "at least one shard")
-        self.shardCount = shardCount
+    init(applyThreads: Int, hashing: IDHashing = .random()) {
+        precondition(applyThreads > 0, "at least one shard")
+        self.applyThreads = applyThreads
         self.hashing = hashing
     }
 
@@ -30,12 +31,12 @@ struct DeviceRouting: Sendable {
 
     /// The shard of a stored device.
     func shard(ofDevice deviceId: String) -> Int {
-        shardCount == 1 ? 0 : shard(ofHash: hashing.hash(deviceId))
+        applyThreads == 1 ? 0 : shard(ofHash: hashing.hash(deviceId))
     }
 
     /// The shard of a message: by its key, else by the device id in its payload.
     func route(key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, kind: InputKind) -> Route {
-        guard shardCount > 1 else { return Route(shard: 0, decoded: nil) }
+        guard applyThreads > 1 else { return Route(shard: 0, decoded: nil) }
         if let key, key.count > 0 { return Route(shard: shard(ofHash: hashing.hash(key)), decoded: nil) }
         guard let value, value.count > 0 else { return Route(shard: 0, decoded: nil) }
         let decoded = InputMessage.decode(json: value, as: kind)
@@ -46,6 +47,6 @@ struct DeviceRouting: Sendable {
     }
 
     private func shard(ofHash hash: UInt64) -> Int {
-        Int(hash % UInt64(shardCount))
+        Int(hash % UInt64(applyThreads))
     }
 }

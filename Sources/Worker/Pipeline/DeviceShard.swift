@@ -1,4 +1,5 @@
 import GeoCore
+import JSONCodec
 import Kafka
 
 /// One apply thread's devices: those ``DeviceRouting`` gives its index, the messages handed to it for them

@@ -1,4 +1,5 @@
 public import GeoCore
+public import JSONCodec
 public import Kafka
 
 #if canImport(Glibc)

@@ -25,11 +25,11 @@ struct ShardedDevices {
         routing: DeviceRouting,
         makeProcessor: ([DeviceState]) -> InputProcessor
     ) {
-        var placed = Array(repeating: [DeviceState](), count: routing.shardCount)
+        var placed = Array(repeating: [DeviceState](), count: routing.applyThreads)
         for state in states { placed[routing.shard(ofDevice: state.deviceId)].append(state) }
         self.routing = routing
         self.shards = placed.map { DeviceShard(processor: makeProcessor($0)) }
-        self.pending = Array(repeating: [], count: routing.shardCount)
+        self.pending = Array(repeating: [], count: routing.applyThreads)
     }
 
     var count: Int { shards.count }

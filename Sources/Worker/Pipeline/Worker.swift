@@ -140,7 +140,7 @@ public final class Worker: @unchecked Sendable {
         let (lifecycle, consumer, clients) = (parts.lifecycle, connection.consumer, connection.clients)
         let batch: ConsumerBatch
         do {
-            batch = try consumer.poll(maxMessages: configuration.maximumBatch, timeout: .milliseconds(100))
+            batch = try consumer.poll(maxMessages: configuration.maxBatch, timeout: .milliseconds(100))
         } catch { return lifecycle.report { $0.failed(WorkerError(.kafka, "consumer failed", underlying: error)) } }
         // A rebalance hook inside the poll, or the checkpoint thread, may have met a failure.
         let afterPoll = lifecycle.report { $0.polled(now: clock.now) }
@@ -235,12 +235,12 @@ public final class Worker: @unchecked Sendable {
             logger.info(
                 "caught up with every assigned partition",
                 metadata: [
-                    LogKey.positions: "\(counters.positions)", LogKey.commands: "\(counters.commands)",
-                    LogKey.elapsed: "\(firstMessage.map { clock.now - $0 } ?? .zero)",
+                    ServiceLogKey.positions: "\(counters.positions)", ServiceLogKey.commands: "\(counters.commands)",
+                    ServiceLogKey.elapsed: "\(firstMessage.map { clock.now - $0 } ?? .zero)",
                 ]
             )
         }
-        logger.info("geoworker stopped", metadata: [LogKey.devices: "\(parts.devices.holdings.devices)"])
+        logger.info("geoworker stopped", metadata: [ServiceLogKey.devices: "\(parts.devices.holdings.devices)"])
         return lifecycle.report { $0.finished() }
     }
 }

@@ -88,8 +88,9 @@ struct ChangelogRestore {
             logger.info(
                 "restored partition \(partition) from the changelog",
                 metadata: [
-                    LogKey.topic: "\(topic)", LogKey.partition: "\(partition)", LogKey.records: "\(records)",
-                    LogKey.elapsed: "\(report.elapsed)",
+                    ServiceLogKey.topic: "\(topic)", ServiceLogKey.partition: "\(partition)",
+                    ServiceLogKey.records: "\(records)",
+                    ServiceLogKey.elapsed: "\(report.elapsed)",
                 ]
             )
         }
@@ -199,7 +200,7 @@ struct ChangelogRestore {
                 let left = behind.reduce(0) { $0 + max(0, $1.value.end - next[$1.key]!) }
                 logger.info(
                     "restoring from the changelog",
-                    metadata: [LogKey.topic: "\(topic)", LogKey.remaining: "\(left)"]
+                    metadata: [ServiceLogKey.topic: "\(topic)", ServiceLogKey.remaining: "\(left)"]
                 )
             }
         }
@@ -215,9 +216,10 @@ struct ChangelogRestore {
             .restoreOrder,
             count: 1,
             [
-                LogKey.topic: "\(topic)", LogKey.partition: "\(device.encoded.partition)", LogKey.offset: "\(offset)",
-                LogKey.device: "\(device.encoded.deviceId)",
-                LogKey.appliedOffsets: "\(earlier.appliedOffsets) then \(device.appliedOffsets)",
+                ServiceLogKey.topic: "\(topic)", ServiceLogKey.partition: "\(device.encoded.partition)",
+                ServiceLogKey.offset: "\(offset)",
+                ServiceLogKey.device: "\(device.encoded.deviceId)",
+                ServiceLogKey.appliedOffsets: "\(earlier.appliedOffsets) then \(device.appliedOffsets)",
             ]
         )
     }

@@ -75,7 +75,7 @@ struct PartitionHandover {
                 // Safe without: each device skips what it reflects; only dead letters may be sent again.
                 logger.warning(
                     "cannot fetch the group's committed offsets; starting from the store's",
-                    metadata: [LogKey.error: "\(error)"]
+                    metadata: [ServiceLogKey.error: "\(error)"]
                 )
             }
         }
@@ -93,7 +93,10 @@ struct PartitionHandover {
                 let offsets = try consumer.offsets(startWithoutProgress, of: withoutProgress)
                 assignment.starts.merge(offsets) { current, _ in current }
             } catch {
-                logger.debug("start offsets left to the consumer's reset policy", metadata: [LogKey.error: "\(error)"])
+                logger.debug(
+                    "start offsets left to the consumer's reset policy",
+                    metadata: [ServiceLogKey.error: "\(error)"]
+                )
             }
         }
         return assignment

@@ -120,10 +120,10 @@ final class RebalanceCoordinator: @unchecked Sendable {
             logger.info(
                 "assigned \(partitions.count) partitions",
                 metadata: [
-                    LogKey.resuming: "\(assignment.resuming)",
-                    LogKey.devices: "\(devices.holdings.devices)",
-                    LogKey.restoredRecords: "\(assignment.restored.records.values.reduce(0, +))",
-                    LogKey.elapsed: "\(ContinuousClock.now - started)",
+                    ServiceLogKey.resuming: "\(assignment.resuming)",
+                    ServiceLogKey.devices: "\(devices.holdings.devices)",
+                    ServiceLogKey.restoredRecords: "\(assignment.restored.records.values.reduce(0, +))",
+                    ServiceLogKey.elapsed: "\(ContinuousClock.now - started)",
                 ]
             )
             guard lifecycle.report({ $0.restored() }) == .consume else { return [:] }
@@ -140,7 +140,7 @@ final class RebalanceCoordinator: @unchecked Sendable {
     /// Partitions already lost (the member was gone past its session) are another member's: what was applied
     /// since the last checkpoint is dropped, never written (``lose(_:)``).
     private func revoke(_ partitions: [TopicPartition], isLost: Bool) {
-        logger.info("revoking \(partitions.count) partitions", metadata: [LogKey.lost: "\(isLost)"])
+        logger.info("revoking \(partitions.count) partitions", metadata: [ServiceLogKey.lost: "\(isLost)"])
         if isLost {
             lose(partitions)
         } else if let consumer {
@@ -174,8 +174,8 @@ final class RebalanceCoordinator: @unchecked Sendable {
             session); dropping what was applied since the last checkpoint
             """,
             metadata: [
-                LogKey.partitions: "\(partitions.sorted())",
-                LogKey.storedOffsets: "\(stored.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value)" })",
+                KafkaLogKey.partitions: "\(partitions.sorted())",
+                ServiceLogKey.storedOffsets: "\(stored.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value)" })",
             ]
         )
         lostAssignments.increment()

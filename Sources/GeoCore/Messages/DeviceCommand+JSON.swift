@@ -1,0 +1,289 @@
+public import JSONCodec
+
+extension DeviceCommand {
+    /// Decodes a command message from its JSON bytes (see `Schemas/command.*.schema.json`):
+    /// `{"type":"track","deviceId":…,"pin":{"id","lat","lon","radius","title"?,"metadata"?}}`,
+    /// `{"type":"untrack","deviceId":…,"pinId":…}` or `{"type":"untrackAll","deviceId":…}`.
+    ///
+    /// Members may come in any order; unknown members are ignored. Anything else returns a failure
+    /// saying what is wrong.
+    public static func decode(json bytes: UnsafeRawBufferPointer) -> Result<DeviceCommand, DecodingFailure> {
+        Result { () throws(DecodingFailure) in try decodeFields(bytes) }
+    }
+
+    /// The members of a command message; the case names are the JSON names.
+    private enum Member: CaseIterable {
+        case type, deviceId, pin, pinId
+    }
+
+    private static let members = JSONMemberTable<Member>()
+
+    private static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> DeviceCommand {
+        var scanner = JSONScanner(bytes)
+        try scanner.expectObject(of: "a command")
+        var type = JSONField<String>.absent
+        var deviceId = JSONField<String>.absent
+        var pin = JSONField<PinFields>.absent
+        var pinId = JSONField<String>.absent
+        let members = Self.members  // read once: see Position's decoder
+        var first = true
+        while let key = try scanner.nextKey(first: first) {
+            first = false
+            switch members.member(key, in: scanner) {
+            case .type?: type = try scanner.stringField()
+            case .deviceId?: deviceId = try scanner.stringField(maximumBytes: Position.maximumDeviceIdLength)
+            case .pin?: pin = try scanner.pinField()
+            case .pinId?: pinId = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
+            case nil: try scanner.skipValue(depth: 1)
+            }
+        }
+        try scanner.expectEnd()
+
+        let kind = try type.required("type")
+        let device = try deviceId.required("deviceId")
+        switch kind {
+        case "track":
+            return .track(deviceId: device, pin: try pin.required("pin").validated())
+        case "untrack":
+            return .untrack(deviceId: device, pinId: try pinId.required("pinId"))
+        case "untrackAll":
+            return .untrackAll(deviceId: device)
+        default:
+            throw DecodingFailure(
+                .unknownCommand,
+                "unknown command type '\(kind)' (expected track, untrack or untrackAll)"
+            )
+        }
+    }
+}
+
+/// The members of a `pin` object, each checked on its own; ``validated()`` makes the ``Pin``.
+struct PinFields {
+    /// The members of a `pin` object; the case names are the JSON names.
+    enum Member: CaseIterable {
+        case id, lat, lon, radius, shape, title, metadata, dwellSeconds, approachSeconds
+    }
+
+    static let members = JSONMemberTable<Member>()
+
+    var id = JSONField<String>.absent
+    var latitude = JSONField<Double>.absent
+    var longitude = JSONField<Double>.absent
+    var radius = JSONField<Double>.absent
+    var shape = JSONField<PolygonShape>.absent
+    var title = JSONField<String>.absent
+    var metadata = JSONField<String>.absent
+    var dwellSeconds = JSONField<Int>.absent
+    var approachSeconds = JSONField<Int>.absent
+
+    func validated() throws(DecodingFailure) -> Pin {
+        let shape: PinShape
+        if let polygon = try self.shape.optional("pin.shape") {
+            guard case .absent = latitude, case .absent = longitude, case .absent = radius else {
+                throw DecodingFailure.invalid("pin", "has a shape and a centre or radius: give one or the other")
+            }
+            shape = .polygon(polygon)
+        } else {
+            let center = Coordinate(
+                latitude: try latitude.required("pin.lat"),
+                longitude: try longitude.required("pin.lon")
+            )!
+            shape = .circle(center: center, radius: try radius.required("pin.radius"))
+        }
+        return Pin(
+            id: try id.required("pin.id"),
+            shape: shape,
+            title: try title.optional("pin.title"),
+            metadataJSON: try metadata.optional("pin.metadata"),
+            dwellSeconds: try dwellSeconds.optional("pin.dwellSeconds"),
+            approachSeconds: try approachSeconds.optional("pin.approachSeconds")
+        )!
+    }
+}
+
+extension JSONScanner {
+    /// Reads the `pin` member of a `track` command.
+    mutating func pinField() throws(DecodingFailure) -> JSONField<PinFields> {
+        if try consumeNull() { return .absent }
+        guard try enterObject() else { return try invalidField("must be an object") }
+        var fields = PinFields()
+        let members = PinFields.members  // read once: see Position's decoder
+        var first = true
+        while let key = try nextKey(first: first) {
+            first = false
+            switch members.member(key, in: self) {
+            case .id?: fields.id = try stringField(maximumBytes: Pin.maximumIdLength)
+            case .lat?: fields.latitude = try numberField(in: -90...90)
+            case .lon?: fields.longitude = try numberField(in: -180...180)
+            case .radius?: fields.radius = try numberField(in: Pin.radiusRange)
+            case .shape?: fields.shape = try shapeField()
+            case .title?: fields.title = try stringField()
+            case .metadata?: fields.metadata = try metadataField()
+            case .dwellSeconds?: fields.dwellSeconds = try integerField(in: Pin.dwellRange)
+            case .approachSeconds?: fields.approachSeconds = try integerField(in: Pin.approachRange)
+            case nil: try skipValue(depth: 2)
+            }
+        }
+        return .present(fields)
+    }
+
+    /// Reads a whole number within `range`.
+    mutating func integerField(in range: ClosedRange<Int>) throws(DecodingFailure) -> JSONField<Int> {
+        switch try numberField(in: Double(range.lowerBound)...Double(range.upperBound)) {
+        case .absent: return .absent
+        case .invalid(let requirement): return .invalid(requirement.replacingNumberWithWholeNumber)
+        case .present(let value):
+            guard value.rounded() == value else {
+                return .invalid("must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return .present(Int(value))
+        }
+    }
+
+    /// The members of a GeoJSON geometry object that a shape needs; others (such as `bbox`) are ignored.
+    private enum GeometryMember: CaseIterable {
+        case type, coordinates
+    }
+
+    private static let geometryMembers = JSONMemberTable<GeometryMember>()
+
+    /// Reads `shape`: a GeoJSON Polygon or MultiPolygon geometry, checked to be one geoworker can track.
+    mutating func shapeField() throws(DecodingFailure) -> JSONField<PolygonShape> {
+        if try consumeNull() { return .absent }
+        guard try enterObject() else { return try invalidField("must be a GeoJSON Polygon or MultiPolygon object") }
+        var type = JSONField<String>.absent
+        var coordinates: GeoJSONCoordinates?
+        let members = Self.geometryMembers  // read once: see Position's decoder
+        var first = true
+        while let key = try nextKey(first: first) {
+            first = false
+            switch members.member(key, in: self) {
+            case .type?: type = try stringField()
+            case .coordinates?: coordinates = try geoJSONCoordinates(depth: 0)
+            case nil: try skipValue(depth: 3)
+            }
+        }
+        let isMulti: Bool
+        switch type {
+        case .present("Polygon"): isMulti = false
+        case .present("MultiPolygon"): isMulti = true
+        case .present(let other): return .invalid("must be a Polygon or MultiPolygon, not a \(other)")
+        case .absent, .invalid: return .invalid("needs a type, Polygon or MultiPolygon")
+        }
+        guard let coordinates else { return .invalid("needs coordinates") }
+        let polygons: [[[[Double]]]]
+        if isMulti {
+            guard let multi = coordinates.multiPolygon else {
+                return .invalid("coordinates must be polygons of rings of [lon, lat] positions")
+            }
+            polygons = multi
+        } else {
+            guard let polygon = coordinates.polygon else {
+                return .invalid("coordinates must be rings of [lon, lat] positions")
+            }
+            polygons = [polygon]
+        }
+        do {
+            return .present(try PolygonShape(polygons: polygons, isMulti: isMulti))
+        } catch {
+            return .invalid(error.description)
+        }
+    }
+
+    /// Reads nested arrays of numbers, as deep as a MultiPolygon's (positions in rings in polygons).
+    private mutating func geoJSONCoordinates(depth: Int) throws(DecodingFailure) -> GeoJSONCoordinates {
+        if let number = try readNumber() { return .number(number) }
+        guard depth < 4, try enterArray() else {
+            try skipValue(depth: depth + 3)
+            return .invalid
+        }
+        var elements: [GeoJSONCoordinates] = []
+        var first = true
+        while try nextElement(first: first) {
+            first = false
+            elements.append(try geoJSONCoordinates(depth: depth + 1))
+        }
+        return .array(elements)
+    }
+
+    /// Reads `metadata`: any JSON object, kept as its text so that events carry it unchanged.
+    mutating func metadataField() throws(DecodingFailure) -> JSONField<String> {
+        if try consumeNull() { return .absent }
+        let start = valueStart()
+        guard try enterObject() else { return try invalidField("must be an object") }
+        var first = true
+        while try nextKey(first: first) != nil {
+            first = false
+            try skipValue(depth: 3)
+        }
+        guard position - start <= Self.maximumMetadataBytes else {
+            return .invalid("must be at most \(Self.maximumMetadataBytes) bytes of JSON")
+        }
+        return .present(text(from: start))
+    }
+
+    /// Metadata is stored with every pin and copied into its events: keep it small.
+    static let maximumMetadataBytes = 4096
+}
+
+extension DeviceCommand {
+    /// The command as the JSON message ``decode(json:)`` reads (for tools that produce commands).
+    public var json: [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        switch self {
+        case .track(let deviceId, let pin):
+            json.member("type", "track")
+            json.member("deviceId", deviceId)
+            json.key("pin")
+            json.pinDefinition(pin)
+        case .untrack(let deviceId, let pinId):
+            json.member("type", "untrack")
+            json.member("deviceId", deviceId)
+            json.member("pinId", pinId)
+        case .untrackAll(let deviceId):
+            json.member("type", "untrackAll")
+            json.member("deviceId", deviceId)
+        }
+        json.endObject()
+        return json.takeOutput()
+    }
+}
+
+/// GeoJSON `coordinates` as read, before their type says how deep they must be.
+enum GeoJSONCoordinates {
+    case number(Double)
+    case array([GeoJSONCoordinates])
+    /// Something that is neither a number nor an array, or nested too deep.
+    case invalid
+
+    /// `[lon, lat]` (an altitude after them is allowed and ignored, as RFC 7946 allows).
+    var position: [Double]? {
+        guard case .array(let elements) = self, elements.count == 2 || elements.count == 3,
+            case .number(let longitude) = elements[0], case .number(let latitude) = elements[1]
+        else { return nil }
+        return [longitude, latitude]
+    }
+
+    var ring: [[Double]]? { list(\.position) }
+    var polygon: [[[Double]]]? { list(\.ring) }
+    var multiPolygon: [[[[Double]]]]? { list(\.polygon) }
+
+    private func list<Element>(_ element: (GeoJSONCoordinates) -> Element?) -> [Element]? {
+        guard case .array(let elements) = self else { return nil }
+        var result: [Element] = []
+        result.reserveCapacity(elements.count)
+        for item in elements {
+            guard let value = element(item) else { return nil }
+            result.append(value)
+        }
+        return result
+    }
+}
+
+extension String {
+    /// "must be a number from 1 to 60" -> "must be a whole number from 1 to 60".
+    fileprivate var replacingNumberWithWholeNumber: String {
+        hasPrefix("must be a number") ? "must be a whole number" + dropFirst("must be a number".count) : self
+    }
+}
