@@ -2,7 +2,7 @@
 /// Shared by the scanner's plain runs, the numbers' digits and the member names.
 extension UnsafeRawBufferPointer {
     /// The eight bytes from `offset` (which must leave eight to read) as a word, the first byte lowest.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func word(at offset: Int) -> UInt64 {
         UInt64(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
@@ -10,7 +10,7 @@ extension UnsafeRawBufferPointer {
 
 extension UInt64 {
     /// A mask of the lowest `count` bytes of a word: none for 0 or less, all for 8 or more.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func lowBytes(_ count: Int) -> UInt64 {
         count <= 0 ? 0 : (count >= 8 ? .max : (1 << (UInt64(count) * 8)) - 1)
     }

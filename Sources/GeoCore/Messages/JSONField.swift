@@ -1,8 +1,10 @@
+import JSONCodec
+
 /// One member of a message object as read so far.
 ///
 /// JSON lets a name appear twice; as in Foundation's parser the last occurrence wins, so each occurrence replaces what
 /// an earlier one left.
-package enum JSONField<Value> {
+enum JSONField<Value> {
     /// Not in the object, or `null`.
     case absent
     case present(Value)
@@ -10,7 +12,7 @@ package enum JSONField<Value> {
     case invalid(String)
 
     /// The value of a required field, or the failure that names what is wrong with it.
-    package func required(_ name: String) throws(DecodingFailure) -> Value {
+    func required(_ name: String) throws(DecodingFailure) -> Value {
         switch self {
         case .absent: throw DecodingFailure.missing(name)
         case .invalid(let requirement): throw DecodingFailure.invalid(name, requirement)
@@ -19,7 +21,7 @@ package enum JSONField<Value> {
     }
 
     /// The value of an optional field (nil when absent), or the failure that names what is wrong with it.
-    package func optional(_ name: String) throws(DecodingFailure) -> Value? {
+    func optional(_ name: String) throws(DecodingFailure) -> Value? {
         switch self {
         case .absent: return nil
         case .invalid(let requirement): throw DecodingFailure.invalid(name, requirement)
@@ -30,7 +32,7 @@ package enum JSONField<Value> {
 
 extension JSONScanner {
     /// Reads a string member; any other type is recorded as invalid and skipped.
-    package mutating func stringField(maximumBytes: Int = 1024) throws(DecodingFailure) -> JSONField<String> {
+    mutating func stringField(maximumBytes: Int = 1024) throws(DecodingFailure) -> JSONField<String> {
         if try consumeNull() { return .absent }
         guard let raw = try readRawString() else { return try invalidField("must be a string") }
         let field: JSONField<String> = withContent(of: raw) { content in
@@ -42,7 +44,7 @@ extension JSONScanner {
     }
 
     /// Reads a number member within `range`; any other type is recorded as invalid and skipped.
-    package mutating func numberField(in range: ClosedRange<Double>) throws(DecodingFailure) -> JSONField<Double> {
+    mutating func numberField(in range: ClosedRange<Double>) throws(DecodingFailure) -> JSONField<Double> {
         if try consumeNull() { return .absent }
         guard let value = try readNumber() else { return try invalidField("must be a number") }
         guard value.isFinite, range.contains(value) else {
@@ -54,7 +56,7 @@ extension JSONScanner {
     }
 
     /// Skips a member value of the wrong type, recording what it should have been.
-    package mutating func invalidField<Value>(_ requirement: String) throws(DecodingFailure) -> JSONField<Value> {
+    mutating func invalidField<Value>(_ requirement: String) throws(DecodingFailure) -> JSONField<Value> {
         let found = describeNextValue()
         try skipValue(depth: 1)
         return .invalid("\(requirement), not \(found)")

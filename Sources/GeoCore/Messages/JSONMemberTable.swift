@@ -1,10 +1,12 @@
+import JSONCodec
+
 /// The member names a decoder knows, as an enum whose case names are the JSON names: a key is matched by
 /// loading its bytes as two words and comparing those with each name's, a few integer comparisons per key
 /// where a byte-by-byte comparison of every candidate (and the arrays holding them) cost more than the rest
 /// of reading the key.
-package struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
+struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
     /// The longest member name a table takes, in UTF-8 bytes.
-    package static var maximumNameLength: Int { 16 }
+    static var maximumNameLength: Int { 16 }
 
     /// A name's bytes as two little-endian words, zero past its end, with its length: names that differ only
     /// by trailing zero bytes (an escaped `\u0000`) differ by length.
@@ -16,7 +18,7 @@ package struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
 
     private let entries: [Entry]
 
-    package init() {
+    init() {
         entries = Member.allCases.map { member in
             let name = Array(String(describing: member).utf8)
             precondition(name.count <= Self.maximumNameLength, "member name \(member) is too long for the table")
@@ -25,7 +27,7 @@ package struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
     }
 
     /// The member `key` names, or nil for a name the decoder ignores.
-    package func member(_ key: JSONScanner.Key, in scanner: JSONScanner) -> Member? {
+    func member(_ key: JSONScanner.Key, in scanner: JSONScanner) -> Member? {
         guard !key.hasEscapes else { return scanner.withDecodedContent(of: key) { member(named: $0) } }
         let length = key.end - key.start
         // A name with 16 bytes of the message from its start (its quote, colon and value follow it, so nearly
@@ -37,13 +39,11 @@ package struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
         let second = scanner.bytes.word(at: key.start + 8) & .lowBytes(length - 8)
         return member(words: (first, second), length: length)
     }
-
-    private func member(named bytes: UnsafeRawBufferPointer) -> Member? {
+    func member(named bytes: UnsafeRawBufferPointer) -> Member? {
         guard bytes.count <= Self.maximumNameLength else { return nil }
         return member(words: Self.words(of: bytes), length: bytes.count)
     }
-
-    private func member(words: (UInt64, UInt64), length: Int) -> Member? {
+    func member(words: (UInt64, UInt64), length: Int) -> Member? {
         for entry in entries where entry.words == words && entry.length == length {
             return entry.member
         }
@@ -51,7 +51,7 @@ package struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
     }
 
     /// At most 16 bytes as two words, the first byte lowest (as a little-endian load gives them), zero past their end.
-    private static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+    static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
         var words: (UInt64, UInt64) = (0, 0)
         for (index, byte) in bytes.enumerated() {
             if index < 8 {
