@@ -64,10 +64,13 @@ let package = Package(
         // The project's one thread helper: a named thread that runs jobs in order, for blocking work kept off
         // Swift's cooperative pool.
         .target(name: "Threads", swiftSettings: strictSwift),
+        // A topic's partition and a span of its offsets: shared by the Kafka layer and the state store, which needs
+        // no more of Kafka.
+        .target(name: "PartitionOffsets", swiftSettings: strictSwift),
         .target(
             name: "Kafka",
             dependencies: [
-                "CRdKafka", "Threads",
+                "CRdKafka", "Threads", "PartitionOffsets",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -77,11 +80,11 @@ let package = Package(
         .target(name: "JSONCodec", swiftSettings: strictSwift),
         // The pure core: model, tracker, geometry, messages and events. No I/O.
         .target(name: "GeoCore", dependencies: ["JSONCodec"], swiftSettings: strictSwift),
-        // Device state and input offsets in SQLite (system libsqlite3 through GRDB).
+        // Device state and input offsets in SQLite (system libsqlite3 through GRDB); no Kafka.
         .target(
             name: "StateStore",
             dependencies: [
-                "GeoCore", "Kafka", .product(name: "GRDB", package: "GRDB.swift"),
+                "GeoCore", "PartitionOffsets", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift
@@ -175,7 +178,7 @@ let package = Package(
         // Test helper: writes state-store batches until killed (StateStoreTests kill it with SIGKILL).
         .executableTarget(
             name: "state-store-crash-writer",
-            dependencies: ["StateStore", "GeoCore", "Kafka"],
+            dependencies: ["StateStore", "GeoCore", "PartitionOffsets"],
             swiftSettings: strictSwift
         ),
         .executableTarget(
@@ -233,7 +236,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StateStoreTests",
-            dependencies: ["StateStore", "GeoCore", "Kafka", "TestSupport", "state-store-crash-writer"],
+            dependencies: ["StateStore", "GeoCore", "PartitionOffsets", "TestSupport", "state-store-crash-writer"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift
         ),

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 public import GeoCore
-public import Kafka
+public import PartitionOffsets
 
 /// Device state and input progress on disk, in SQLite: the worker's source of truth across restarts.
 ///

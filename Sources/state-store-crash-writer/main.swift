@@ -9,7 +9,7 @@
 // after the last stored batch, and prints "stored batch k" every 50 batches. It exits when its parent goes.
 import Foundation
 import GeoCore
-import Kafka
+import PartitionOffsets
 import StateStore
 
 guard CommandLine.arguments.count == 2 else {

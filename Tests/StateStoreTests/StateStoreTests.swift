@@ -1,6 +1,6 @@
 import Foundation
 import GeoCore
-import Kafka
+import PartitionOffsets
 import StateStore
 import Testing
 

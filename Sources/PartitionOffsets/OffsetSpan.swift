@@ -21,7 +21,7 @@ public struct OffsetSpan: Hashable, Sendable {
     public var isContiguous: Bool { next - first == Int64(count) }
 
     /// Adds a message that landed at `offset` to `span`, which starts with it when there is none yet.
-    static func include(_ offset: Int64, in span: inout OffsetSpan?) {
+    package static func include(_ offset: Int64, in span: inout OffsetSpan?) {
         guard let current = span else {
             span = OffsetSpan(first: offset, next: offset + 1, count: 1)
             return
