@@ -41,10 +41,41 @@ extension PolygonShape {
     /// by comparing degrees.
     func hasEdge(within margin: Double, inclusive: Bool, of plane: LocalPlane) -> Bool {
         let latitudeReach = margin / LocalPlane.metresPerDegree * 1.001
-        guard plane.latitude + latitudeReach >= bounds.south && plane.latitude - latitudeReach <= bounds.north else {
+        let longitudeReach = plane.metresPerDegreeEast > 0 ? margin / plane.metresPerDegreeEast * 1.001 : 360
+        // Near the antimeridian the plane wraps longitudes: compare them there the slow way.
+        let filterLongitudes = abs(plane.longitude) + longitudeReach < 180
+        let low = plane.latitude - latitudeReach
+        let high = plane.latitude + latitudeReach
+        guard high >= bounds.south && low <= bounds.north else { return false }
+        return storage.vertices.withUnsafeBufferPointer { vertices in
+            for ring in 0..<ringEnds.count {
+                let range = ringRange(ring)
+                var previous = range.upperBound - 1
+                for index in range {
+                    defer { previous = index }
+                    let y0 = vertices[2 * previous + 1]
+                    let y1 = vertices[2 * index + 1]
+                    if min(y0, y1) > high || max(y0, y1) < low { continue }
+                    let x0 = vertices[2 * previous]
+                    let x1 = vertices[2 * index]
+                    if filterLongitudes
+                        && (min(x0, x1) - longitudeReach > plane.longitude
+                            || max(x0, x1) + longitudeReach < plane.longitude)
+                    {
+                        continue
+                    }
+                    let edge = PlaneSegment(
+                        ax: plane.x(longitude: x0),
+                        ay: plane.y(latitude: y0),
+                        bx: plane.x(longitude: x1),
+                        by: plane.y(latitude: y1)
+                    )
+                    let distance = edge.distanceFromOrigin()
+                    if distance < margin || (inclusive && distance == margin) { return true }
+                }
+            }
             return false
         }
-        return hasEdge(within: margin, inclusive: inclusive, ofX: 0, y: 0, in: plane, prunesEdges: true)
     }
 
     /// The distance in metres from the point to the nearest edge (outer or hole), in the plane tangent at
@@ -211,11 +242,10 @@ extension PolygonShape {
             let ux = ex1 - ex0
             let uy = ey1 - ey0
             let denominator = dx * uy - dy * ux
-            guard denominator != 0 else { return true }
+            guard denominator != 0 else { return }
             let t = (ex0 * uy - ey0 * ux) / denominator
             let u = (ex0 * dy - ey0 * dx) / denominator
             if (0...1).contains(t) && (0...1).contains(u) { crossings.append(t) }
-            return true
         }
         if crossings.isEmpty { return false }
         crossings.sort()
@@ -244,7 +274,7 @@ extension PolygonShape {
     private func forEachEdge(
         in plane: LocalPlane,
         meeting window: EdgeWindow,
-        _ body: (Double, Double, Double, Double) -> Bool
+        _ body: (Double, Double, Double, Double) -> Void
     ) {
         storage.vertices.withUnsafeBufferPointer { vertices in
             for ring in 0..<ringEnds.count {
@@ -260,23 +290,15 @@ extension PolygonShape {
                     if window.filtersLongitudes && (min(x0, x1) > window.east || max(x0, x1) < window.west) {
                         continue
                     }
-                    let goOn = body(
-                        plane.x(longitude: x0),
-                        plane.y(latitude: y0),
-                        plane.x(longitude: x1),
-                        plane.y(latitude: y1)
-                    )
-                    if !goOn { return }
+                    body(plane.x(longitude: x0), plane.y(latitude: y0), plane.x(longitude: x1), plane.y(latitude: y1))
                 }
             }
         }
     }
 
-    /// Whether some edge comes within `margin` metres of the point (x, y) of `plane` (or exactly to it when
-    /// `inclusive`); the walk stops at the first.
+    /// Whether some edge comes within `margin` metres of the point (x, y) of `plane`, or exactly to it.
     private func hasEdge(
         within margin: Double,
-        inclusive: Bool = true,
         ofX x: Double,
         y: Double,
         in plane: LocalPlane,
@@ -285,9 +307,10 @@ extension PolygonShape {
         var found = false
         let window = prunesEdges ? EdgeWindow(around: plane, x: x, y: y, toX: x, y: y, reach: margin) : .everywhere
         forEachEdge(in: plane, meeting: window) { ex0, ey0, ex1, ey1 in
-            let distance = PlaneSegment(ax: ex0 - x, ay: ey0 - y, bx: ex1 - x, by: ey1 - y).distanceFromOrigin()
-            found = distance < margin || (inclusive && distance == margin)
-            return !found
+            if !found && PlaneSegment(ax: ex0 - x, ay: ey0 - y, bx: ex1 - x, by: ey1 - y).distanceFromOrigin() <= margin
+            {
+                found = true
+            }
         }
         return found
     }
@@ -317,7 +340,6 @@ extension PolygonShape {
             ), chord.high >= 0, chord.low <= 1 {
                 covered.append((max(0, chord.low), min(1, chord.high)))
             }
-            return true
         }
         covered.sort { $0.low < $1.low }
         var reached = 0.0
