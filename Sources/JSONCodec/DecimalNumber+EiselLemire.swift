@@ -9,7 +9,7 @@ extension DecimalNumber {
     /// bits show. GPS receivers write 6-8 decimals, which Clinger's fast path takes; this is for the 16 to 17
     /// significant digits of a computed double written in full (what many backends send), without the String
     /// and the C library's `strtod` a correct answer would otherwise need.
-    package static func eiselLemire(_ mantissa: UInt64, exponent q: Int) -> Double? {
+    static func eiselLemire(_ mantissa: UInt64, exponent q: Int) -> Double? {
         guard mantissa != 0, q >= lowestPowerOfFive, q <= lowestPowerOfFive + powersOfFive.count - 1 else {
             return nil
         }

@@ -4,23 +4,23 @@
 /// `Double.write(to:)` hands its bytes to `_writeASCII`, the stream protocol's requirement for ASCII text (checked
 /// against `description` on 300,000 random doubles of every magnitude by the tests); `write(_:)` takes them should
 /// it ever pass a String instead.
-package struct ShortestDigits: TextOutputStream {
+struct ShortestDigits: TextOutputStream {
     /// The longest text a finite double has: `-2.2250738585072014e-308`.
-    package static let maximumLength = 24
+    static let maximumLength = 24
 
     private let destination: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
 
-    package init(into destination: UnsafeMutablePointer<UInt8>) {
+    init(into destination: UnsafeMutablePointer<UInt8>) {
         self.destination = destination
     }
 
-    package mutating func write(_ string: String) {
+    mutating func write(_ string: String) {
         var string = string
         string.withUTF8 { _writeASCII($0) }
     }
 
-    package mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
+    mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
         let length = min(buffer.count, Self.maximumLength - count)
         guard let base = buffer.baseAddress, length > 0 else { return }
         (destination + count).update(from: base, count: length)

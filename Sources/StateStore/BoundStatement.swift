@@ -17,32 +17,35 @@ struct BoundStatement {
     }
 
     mutating func bind(_ value: String?) {
-        index += 1
-        guard var value else {
-            sqlite3_bind_null(handle, index)
-            return
-        }
-        value.withUTF8 { bytes in
-            _ = sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count), transient)
+        bindNext(value) { handle, index, value in
+            var value = value
+            return value.withUTF8 { bytes in
+                sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count), transient)
+            }
         }
     }
 
     mutating func bind(_ value: Double?) {
-        index += 1
-        guard let value else {
-            sqlite3_bind_null(handle, index)
-            return
-        }
-        sqlite3_bind_double(handle, index, value)
+        bindNext(value) { sqlite3_bind_double($0, $1, $2) }
     }
 
     mutating func bind(_ value: Int64?) {
+        bindNext(value) { sqlite3_bind_int64($0, $1, $2) }
+    }
+
+    /// Binds the next parameter: `value` with `bindValue` (given the statement and the parameter's index), NULL when
+    /// there is none.
+    @inline(__always)
+    private mutating func bindNext<Value>(
+        _ value: Value?,
+        _ bindValue: (OpaquePointer, Int32, Value) -> Int32
+    ) {
         index += 1
-        guard let value else {
+        if let value {
+            _ = bindValue(handle, index, value)
+        } else {
             sqlite3_bind_null(handle, index)
-            return
         }
-        sqlite3_bind_int64(handle, index, value)
     }
 
     mutating func bind(_ value: Int) { bind(Int64(value)) }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Configuration
+import Logging
 import Worker
 
 /// How the operator's tools (`tail`, `pins`) reach Kafka: flags, else the settings `geoworker run` reads
@@ -17,8 +18,11 @@ struct KafkaConnection: ParsableArguments {
 
     /// The tool's settings: these flags and `flags`, then the environment and the config file.
     ///
+    /// Sets up the tool's logging too (warnings and worse, to standard error), as every tool reads its settings first.
+    ///
     /// - Throws: `CommandFailure` naming a setting that is set but unusable.
     func configuration(_ flags: [String: ConfigContent?] = [:], tool: String) async throws -> ToolConfiguration {
+        Logger.Level.warning.bootstrapStandardErrorLogging()
         var all = flags
         all["brokers"] = brokers.map(ConfigContent.string)
         all["kafka"] = kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties)

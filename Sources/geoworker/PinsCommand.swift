@@ -4,7 +4,6 @@ import Foundation
 import GeoCore
 import JSONCodec
 import Kafka
-import Logging
 import StateStore
 import Worker
 
@@ -25,19 +24,12 @@ struct PinsCommand: AsyncParsableCommand {
 
         /// Produces `command` keyed by its device id, stamped now, and waits for the broker to take it.
         func send(_ command: DeviceCommand) async throws {
-            Logger.Level.warning.bootstrapStandardErrorLogging()
             let settings = try await connection.configuration(
                 ["topics.commands": commandsTopic.map(ConfigContent.string)],
                 tool: "geoworker pins"
             )
-            let brokers = settings.brokers
             let topic = settings.topics.commands
-            let producer = try Producer(
-                configuration: ProducerConfiguration(
-                    bootstrapServers: brokers,
-                    properties: settings.kafkaProperties(for: .producer)
-                )
-            )
+            let producer = try Producer(configuration: settings.producerConfiguration)
             let json = command.json
             let report = await producer.send(
                 ProducerRecord(
@@ -49,7 +41,7 @@ struct PinsCommand: AsyncParsableCommand {
             )
             await producer.close()
             guard report.isDelivered else {
-                throw CommandFailure("geoworker pins: not delivered to \(topic) at \(brokers): \(report)")
+                throw CommandFailure("geoworker pins: not delivered to \(topic) at \(settings.brokers): \(report)")
             }
             print(String(decoding: json, as: UTF8.self))
         }

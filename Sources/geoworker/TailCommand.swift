@@ -2,7 +2,6 @@ import ArgumentParser
 import Configuration
 import Foundation
 import Kafka
-import Logging
 import Worker
 
 /// `geoworker tail`: follows the events topic, one readable line per event.
@@ -31,18 +30,13 @@ struct TailCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        Logger.Level.warning.bootstrapStandardErrorLogging()
         let settings = try await connection.configuration(
             ["topics.events": topic.map(ConfigContent.string)],
             tool: "geoworker tail"
         )
         let brokers = settings.brokers
         let topic = settings.topics.events
-        let configuration = ConsumerConfiguration(
-            bootstrapServers: brokers,
-            groupId: "geoworker-tail",
-            properties: settings.kafkaProperties(for: .consumer)
-        )
+        let configuration = settings.consumerConfiguration(groupId: "geoworker-tail")
         let lookup = try Consumer(configuration: configuration, subscription: .partitions([:]))
         let partitions: Int
         do {

@@ -1,3 +1,4 @@
+import Kafka
 import Worker
 
 /// What the operator's tools (`geoworker tail`, `geoworker pins`) read: how to reach Kafka, the topics and
@@ -30,8 +31,20 @@ struct ToolConfiguration: Sendable {
         self.stateDir = stateDir
     }
 
-    /// The `kafkaProperties` for one client.
-    func kafkaProperties(for client: WorkerConfiguration.KafkaClient) -> [String: String] {
-        WorkerConfiguration.kafkaProperties(kafkaProperties, for: client)
+    /// A tool's producer: the brokers and the producer's `kafkaProperties`.
+    var producerConfiguration: ProducerConfiguration {
+        ProducerConfiguration(
+            bootstrapServers: brokers,
+            properties: WorkerConfiguration.kafkaProperties(kafkaProperties, for: .producer)
+        )
+    }
+
+    /// A tool's consumer in group `groupId`: the brokers and the consumer's `kafkaProperties`.
+    func consumerConfiguration(groupId: String) -> ConsumerConfiguration {
+        ConsumerConfiguration(
+            bootstrapServers: brokers,
+            groupId: groupId,
+            properties: WorkerConfiguration.kafkaProperties(kafkaProperties, for: .consumer)
+        )
     }
 }

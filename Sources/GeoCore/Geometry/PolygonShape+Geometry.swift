@@ -47,35 +47,23 @@ extension PolygonShape {
         let low = plane.latitude - latitudeReach
         let high = plane.latitude + latitudeReach
         guard high >= bounds.south && low <= bounds.north else { return false }
-        return storage.vertices.withUnsafeBufferPointer { vertices in
-            for ring in 0..<ringEnds.count {
-                let range = ringRange(ring)
-                var previous = range.upperBound - 1
-                for index in range {
-                    defer { previous = index }
-                    let y0 = vertices[2 * previous + 1]
-                    let y1 = vertices[2 * index + 1]
-                    if min(y0, y1) > high || max(y0, y1) < low { continue }
-                    let x0 = vertices[2 * previous]
-                    let x1 = vertices[2 * index]
-                    if filterLongitudes
-                        && (min(x0, x1) - longitudeReach > plane.longitude
-                            || max(x0, x1) + longitudeReach < plane.longitude)
-                    {
-                        continue
-                    }
-                    let edge = PlaneSegment(
-                        ax: plane.x(longitude: x0),
-                        ay: plane.y(latitude: y0),
-                        bx: plane.x(longitude: x1),
-                        by: plane.y(latitude: y1)
-                    )
-                    let distance = edge.distanceFromOrigin()
-                    if distance < margin || (inclusive && distance == margin) { return true }
-                }
+        let walkedAll = walkEdges { x0, y0, x1, y1 in
+            if min(y0, y1) > high || max(y0, y1) < low { return true }
+            if filterLongitudes
+                && (min(x0, x1) - longitudeReach > plane.longitude || max(x0, x1) + longitudeReach < plane.longitude)
+            {
+                return true
             }
-            return false
+            let edge = PlaneSegment(
+                ax: plane.x(longitude: x0),
+                ay: plane.y(latitude: y0),
+                bx: plane.x(longitude: x1),
+                by: plane.y(latitude: y1)
+            )
+            let distance = edge.distanceFromOrigin()
+            return !(distance < margin || (inclusive && distance == margin))
         }
+        return !walkedAll
     }
 
     /// The distance in metres from the point to the nearest edge (outer or hole), in the plane tangent at
@@ -83,49 +71,38 @@ extension PolygonShape {
     public func nearestEdge(to plane: LocalPlane) -> (distance: Double, x: Double, y: Double) {
         // Within reach of the antimeridian the plane wraps longitudes: no pruning by them there.
         let wrapsNear = bounds.west - plane.longitude < -180 || bounds.east - plane.longitude > 180
-        return storage.vertices.withUnsafeBufferPointer { vertices in
-            var best = Double.infinity
-            var bestX = 0.0
-            var bestY = 0.0
-            for ring in 0..<ringEnds.count {
-                let range = ringRange(ring)
-                var previous = range.upperBound - 1
-                for index in range {
-                    defer { previous = index }
-                    let y0 = vertices[2 * previous + 1]
-                    let y1 = vertices[2 * index + 1]
-                    // An edge whose latitudes and longitudes keep it further than the nearest so far is passed
-                    // over (its box's distance, a lower bound of its own).
-                    let x0 = vertices[2 * previous]
-                    let x1 = vertices[2 * index]
-                    let latitudeGap = max(0, min(y0, y1) - plane.latitude, plane.latitude - max(y0, y1))
-                    let northGap = latitudeGap * LocalPlane.metresPerDegree
-                    let longitudeGap =
-                        wrapsNear ? 0 : max(0, min(x0, x1) - plane.longitude, plane.longitude - max(x0, x1))
-                    let eastGap = longitudeGap * plane.metresPerDegreeEast
-                    if northGap * northGap + eastGap * eastGap >= best { continue }
-                    let ax = plane.x(longitude: x0)
-                    let ay = plane.y(latitude: y0)
-                    let bx = plane.x(longitude: x1)
-                    let by = plane.y(latitude: y1)
-                    // The nearest point of segment a-b to the origin (the point itself).
-                    let dx = bx - ax
-                    let dy = by - ay
-                    let lengthSquared = dx * dx + dy * dy
-                    var t = lengthSquared > 0 ? -(ax * dx + ay * dy) / lengthSquared : 0
-                    t = min(1, max(0, t))
-                    let px = ax + t * dx
-                    let py = ay + t * dy
-                    let distanceSquared = px * px + py * py
-                    if distanceSquared < best {
-                        best = distanceSquared
-                        bestX = px
-                        bestY = py
-                    }
-                }
+        var best = Double.infinity
+        var bestX = 0.0
+        var bestY = 0.0
+        walkEdges { x0, y0, x1, y1 in
+            // An edge whose latitudes and longitudes keep it further than the nearest so far is passed over (its
+            // box's distance, a lower bound of its own).
+            let latitudeGap = max(0, min(y0, y1) - plane.latitude, plane.latitude - max(y0, y1))
+            let northGap = latitudeGap * LocalPlane.metresPerDegree
+            let longitudeGap = wrapsNear ? 0 : max(0, min(x0, x1) - plane.longitude, plane.longitude - max(x0, x1))
+            let eastGap = longitudeGap * plane.metresPerDegreeEast
+            if northGap * northGap + eastGap * eastGap >= best { return true }
+            let ax = plane.x(longitude: x0)
+            let ay = plane.y(latitude: y0)
+            let bx = plane.x(longitude: x1)
+            let by = plane.y(latitude: y1)
+            // The nearest point of segment a-b to the origin (the point itself).
+            let dx = bx - ax
+            let dy = by - ay
+            let lengthSquared = dx * dx + dy * dy
+            var t = lengthSquared > 0 ? -(ax * dx + ay * dy) / lengthSquared : 0
+            t = min(1, max(0, t))
+            let px = ax + t * dx
+            let py = ay + t * dy
+            let distanceSquared = px * px + py * py
+            if distanceSquared < best {
+                best = distanceSquared
+                bestX = px
+                bestY = py
             }
-            return (best.squareRoot(), bestX, bestY)
+            return true
         }
+        return (best.squareRoot(), bestX, bestY)
     }
 
     /// A lower bound of the distance in metres from the point to the shape: its distance to ``bounds``.
@@ -276,23 +253,35 @@ extension PolygonShape {
         meeting window: EdgeWindow,
         _ body: (Double, Double, Double, Double) -> Void
     ) {
+        walkEdges { x0, y0, x1, y1 in
+            if min(y0, y1) > window.north || max(y0, y1) < window.south { return true }
+            if window.filtersLongitudes && (min(x0, x1) > window.east || max(x0, x1) < window.west) { return true }
+            body(plane.x(longitude: x0), plane.y(latitude: y0), plane.x(longitude: x1), plane.y(latitude: y1))
+            return true
+        }
+    }
+
+    /// Walks the edges of every ring (outer rings and holes) until `body` returns false; says whether it went to the end.
+    ///
+    /// `body` gets an edge's ends in degrees: the previous vertex's longitude and latitude, then this one's (the first
+    /// vertex's previous is the ring's last). Inlined so that each caller's `body` becomes its own loop, its filters before any projection.
+    @inline(__always)
+    @discardableResult
+    private func walkEdges(_ body: (_ x0: Double, _ y0: Double, _ x1: Double, _ y1: Double) -> Bool) -> Bool {
         storage.vertices.withUnsafeBufferPointer { vertices in
             for ring in 0..<ringEnds.count {
                 let range = ringRange(ring)
                 var previous = range.upperBound - 1
                 for index in range {
                     defer { previous = index }
-                    let y0 = vertices[2 * previous + 1]
-                    let y1 = vertices[2 * index + 1]
-                    if min(y0, y1) > window.north || max(y0, y1) < window.south { continue }
                     let x0 = vertices[2 * previous]
+                    let y0 = vertices[2 * previous + 1]
                     let x1 = vertices[2 * index]
-                    if window.filtersLongitudes && (min(x0, x1) > window.east || max(x0, x1) < window.west) {
-                        continue
-                    }
-                    body(plane.x(longitude: x0), plane.y(latitude: y0), plane.x(longitude: x1), plane.y(latitude: y1))
+                    let y1 = vertices[2 * index + 1]
+                    if !body(x0, y0, x1, y1) { return false }
                 }
             }
+            return true
         }
     }
 

@@ -25,16 +25,12 @@ extension DeviceCommand {
         var deviceId = JSONField<String>.absent
         var pin = JSONField<PinFields>.absent
         var pinId = JSONField<String>.absent
-        let members = Self.members  // read once: see Position's decoder
-        var first = true
-        while let key = try scanner.nextKey(first: first) {
-            first = false
-            switch members.member(key, in: scanner) {
-            case .type?: type = try scanner.stringField()
-            case .deviceId?: deviceId = try scanner.stringField(maximumBytes: Position.maximumDeviceIdLength)
-            case .pin?: pin = try scanner.pinField()
-            case .pinId?: pinId = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
-            case nil: try scanner.skipValue(depth: 1)
+        try scanner.readMembers(of: members, depth: 1) { member, scanner throws(DecodingFailure) in
+            switch member {
+            case .type: type = try scanner.stringField()
+            case .deviceId: deviceId = try scanner.stringField(maximumBytes: Position.maximumDeviceIdLength)
+            case .pin: pin = try scanner.pinField()
+            case .pinId: pinId = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
             }
         }
         try scanner.expectEnd()
@@ -107,21 +103,17 @@ extension JSONScanner {
         if try consumeNull() { return .absent }
         guard try enterObject() else { return try invalidField("must be an object") }
         var fields = PinFields()
-        let members = PinFields.members  // read once: see Position's decoder
-        var first = true
-        while let key = try nextKey(first: first) {
-            first = false
-            switch members.member(key, in: self) {
-            case .id?: fields.id = try stringField(maximumBytes: Pin.maximumIdLength)
-            case .lat?: fields.latitude = try numberField(in: -90...90)
-            case .lon?: fields.longitude = try numberField(in: -180...180)
-            case .radius?: fields.radius = try numberField(in: Pin.radiusRange)
-            case .shape?: fields.shape = try shapeField()
-            case .title?: fields.title = try stringField()
-            case .metadata?: fields.metadata = try metadataField()
-            case .dwellSeconds?: fields.dwellSeconds = try integerField(in: Pin.dwellRange)
-            case .approachSeconds?: fields.approachSeconds = try integerField(in: Pin.approachRange)
-            case nil: try skipValue(depth: 2)
+        try readMembers(of: PinFields.members, depth: 2) { member, scanner throws(DecodingFailure) in
+            switch member {
+            case .id: fields.id = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
+            case .lat: fields.latitude = try scanner.numberField(in: -90...90)
+            case .lon: fields.longitude = try scanner.numberField(in: -180...180)
+            case .radius: fields.radius = try scanner.numberField(in: Pin.radiusRange)
+            case .shape: fields.shape = try scanner.shapeField()
+            case .title: fields.title = try scanner.stringField()
+            case .metadata: fields.metadata = try scanner.metadataField()
+            case .dwellSeconds: fields.dwellSeconds = try scanner.integerField(in: Pin.dwellRange)
+            case .approachSeconds: fields.approachSeconds = try scanner.integerField(in: Pin.approachRange)
             }
         }
         return .present(fields)
@@ -153,14 +145,10 @@ extension JSONScanner {
         guard try enterObject() else { return try invalidField("must be a GeoJSON Polygon or MultiPolygon object") }
         var type = JSONField<String>.absent
         var coordinates: GeoJSONCoordinates?
-        let members = Self.geometryMembers  // read once: see Position's decoder
-        var first = true
-        while let key = try nextKey(first: first) {
-            first = false
-            switch members.member(key, in: self) {
-            case .type?: type = try stringField()
-            case .coordinates?: coordinates = try geoJSONCoordinates(depth: 0)
-            case nil: try skipValue(depth: 3)
+        try readMembers(of: Self.geometryMembers, depth: 3) { member, scanner throws(DecodingFailure) in
+            switch member {
+            case .type: type = try scanner.stringField()
+            case .coordinates: coordinates = try scanner.geoJSONCoordinates(depth: 0)
             }
         }
         let isMulti: Bool

@@ -63,3 +63,26 @@ struct JSONMemberTable<Member: CaseIterable & Sendable>: Sendable {
         return words
     }
 }
+
+extension JSONScanner {
+    /// Reads the members of the object just entered up to its closing brace: `read` reads the value of each member
+    /// `table` knows, and the others are skipped as values nested `depth` deep.
+    ///
+    /// Inlined so that `read`, a closure over the decoder's fields, becomes straight code in each decoder.
+    @inline(__always)
+    mutating func readMembers<Member>(
+        of table: JSONMemberTable<Member>,
+        depth: Int,
+        _ read: (Member, inout JSONScanner) throws(DecodingFailure) -> Void
+    ) throws(DecodingFailure) {
+        var first = true
+        while let key = try nextKey(first: first) {
+            first = false
+            if let member = table.member(key, in: self) {
+                try read(member, &self)
+            } else {
+                try skipValue(depth: depth)
+            }
+        }
+    }
+}

@@ -51,21 +51,16 @@ extension Position {
         var speed = JSONField<Double>.absent
         var heading = JSONField<Double>.absent
         var languages = JSONField<[String]>.absent
-        // Read once: a static's every access goes through its lazy initialization's check.
-        let members = Self.members
-        var first = true
-        while let key = try scanner.nextKey(first: first) {
-            first = false
-            switch members.member(key, in: scanner) {
-            case .deviceId?: deviceId = try scanner.stringField(maximumBytes: maximumDeviceIdLength)
-            case .lat?: latitude = try scanner.numberField(in: -90...90)
-            case .lon?: longitude = try scanner.numberField(in: -180...180)
-            case .timestamp?: timestamp = try scanner.timestampField()
-            case .accuracy?: accuracy = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
-            case .speed?: speed = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
-            case .heading?: heading = try scanner.numberField(in: 0...360)
-            case .languages?: languages = try scanner.languagesField(recent: &recent)
-            case nil: try scanner.skipValue(depth: 1)
+        try scanner.readMembers(of: members, depth: 1) { member, scanner throws(DecodingFailure) in
+            switch member {
+            case .deviceId: deviceId = try scanner.stringField(maximumBytes: maximumDeviceIdLength)
+            case .lat: latitude = try scanner.numberField(in: -90...90)
+            case .lon: longitude = try scanner.numberField(in: -180...180)
+            case .timestamp: timestamp = try scanner.timestampField()
+            case .accuracy: accuracy = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
+            case .speed: speed = try scanner.numberField(in: 0...Double.greatestFiniteMagnitude)
+            case .heading: heading = try scanner.numberField(in: 0...360)
+            case .languages: languages = try scanner.languagesField(recent: &recent)
             }
         }
         try scanner.expectEnd()

@@ -1,4 +1,3 @@
-import Kafka
 import Logging
 import Metrics
 
