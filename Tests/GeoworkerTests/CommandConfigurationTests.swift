@@ -1,4 +1,5 @@
 import Configuration
+import Kafka
 import Logging
 import TestSupport
 import Testing
@@ -81,8 +82,11 @@ struct CommandConfigurationTests {
         #expect(set.brokers == "kafka:9092")
         #expect(set.topics.events == "fleet.events" && set.topics.commands == "fleet.commands")
         #expect(set.stateDir == "/srv/state")
-        #expect(set.kafkaProperties(for: .consumer) == ["fetch.wait.max.ms": "5", "sasl.password": "x"])
-        #expect(set.kafkaProperties(for: .producer) == ["sasl.password": "x"])
+        let consumer = set.consumerConfiguration(groupId: "geoworker-tail")
+        #expect(consumer.bootstrapServers == "kafka:9092" && consumer.groupId == "geoworker-tail")
+        #expect(consumer.properties == ["fetch.wait.max.ms": "5", "sasl.password": "x"])
+        #expect(set.producerConfiguration.bootstrapServers == "kafka:9092")
+        #expect(set.producerConfiguration.properties == ["sasl.password": "x"])
 
         let error = try #require(throws: WorkerError.self) {
             try ToolConfiguration(config: ConfigReader.inMemory(["topics.commands": ""]))
