@@ -167,6 +167,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "GeoCore",
+                "Kafka",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
             ],

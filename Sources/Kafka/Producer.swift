@@ -180,6 +180,39 @@ public final class Producer: Sendable {
         )
     }
 
+    /// ``createTopic(_:partitions:replicationFactor:configuration:timeout:)`` off the cooperative pool.
+    public func createTopic(
+        _ topic: String,
+        partitions: Int,
+        replicationFactor: Int = -1,
+        configuration: [String: String] = [:],
+        timeout: Duration = .seconds(10)
+    ) async throws(KafkaError) {
+        try await DedicatedThread.runOnce(name: "kafka-create-topic") { [handle] () throws(KafkaError) in
+            try handle.createTopic(
+                topic,
+                partitions: partitions,
+                replicationFactor: replicationFactor,
+                configuration: configuration,
+                timeout: timeout
+            )
+        }
+    }
+
+    /// The settings of `topic` as the cluster reports them (DescribeConfigs), by name; off the cooperative pool.
+    ///
+    /// - Throws: ``KafkaError`` with the cluster's reason, or `timedOut`.
+    public func topicConfiguration(
+        _ topic: String,
+        timeout: Duration = .seconds(10)
+    ) async throws(KafkaError)
+        -> [String: String]
+    {
+        try await DedicatedThread.runOnce(name: "kafka-describe-topic") { [handle] () throws(KafkaError) in
+            try handle.topicConfiguration(topic, timeout: timeout)
+        }
+    }
+
     /// Queues records from `start` on until librdkafka's queue is full; returns the index of the first
     /// record not queued (`records.count` when all were).
     private func enqueue(_ records: [ProducerRecord], from start: Int, into batch: DeliveryBatch) -> Int {

@@ -17,17 +17,20 @@ public final class BackgroundProcess: @unchecked Sendable {
     ///   - arguments: its arguments.
     ///   - environment: variables added to this process's environment.
     ///   - keepOutput: whether to keep standard output (``output``); discarded otherwise.
+    ///   - directory: its working directory; this process's when nil.
     /// - Throws: when the process cannot be started.
     public init(
         _ path: String,
         _ arguments: [String],
         environment: [String: String] = [:],
-        keepOutput: Bool = false
+        keepOutput: Bool = false,
+        in directory: String? = nil
     ) throws {
         errorsFile = try Self.makeFile("child-\(UUID()).log")
         outputFile = keepOutput ? try Self.makeFile("child-\(UUID()).out") : nil
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = try outputFile.map { try FileHandle(forWritingTo: $0) } ?? FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: errorsFile)
@@ -77,6 +80,17 @@ public final class BackgroundProcess: @unchecked Sendable {
     /// Blocks until the program ends; for synchronous callers (a benchmark's main thread), never async code.
     @available(*, noasync, message: "blocks the calling thread; use waitForExit(timeout:)")
     public func waitUntilExit() -> Ending {
+        process.waitUntilExit()
+        return ending
+    }
+
+    /// Waits up to `timeout` for the program to end, then kills it; returns how it ended.
+    ///
+    /// For a `deinit`, which cannot suspend: it blocks the calling thread.
+    public func waitUntilExitOrKill(after timeout: Duration) -> Ending {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return ending
     }

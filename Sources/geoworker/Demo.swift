@@ -6,13 +6,13 @@ import Metrics
 import Prometheus
 import Worker
 
-/// `geoworker demo`: the real pipeline on an embedded Kafka (librdkafka's mock cluster on loopback TCP)
-/// and the bundled sample trace.
+/// `geoworker demo`: the real pipeline on the bundled sample trace, on an embedded Kafka (librdkafka's mock cluster on
+/// loopback TCP) or on a broker the user names.
 ///
 /// Creates the topics, produces the trace (positions first, then commands, so the timestamp merge has to
 /// put each `track` before the positions that follow it), runs a ``Worker`` until it has caught up, then
 /// reads the events topic and prints one readable line per event. With `serve`, the worker then goes on
-/// live on the same embedded Kafka, with the operations page at the printed address.
+/// live on the same Kafka, with the operations page at the printed address.
 enum Demo {
     /// Where `geoworker demo --serve` serves the page.
     struct Serve {
@@ -20,56 +20,56 @@ enum Demo {
         var port = 8080
     }
 
-    /// The demo worker's consumer group.
-    static let groupId = "geoworker-demo"
+    /// The Kafka the demo runs on.
+    enum Broker {
+        /// librdkafka's mock cluster, in this process; it goes with the demo.
+        case embedded
+        /// A running cluster (`bootstrap.servers`), with librdkafka properties for every client (`consumer.` and
+        /// `producer.` prefixes as for `geoworker run`). The demo's topics are new ones, left there afterwards.
+        case existing(brokers: String, kafkaProperties: [String: String])
+    }
+
     /// The embedded cluster keeps a member that left (the catch-up worker) in the group until its session
     /// times out, so the live worker of `--serve` would wait 45 s (librdkafka's default) for the partitions.
     static let groupTiming = ["consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"]
+    /// How many partitions each of the demo's input and event topics has.
+    static let partitions = 4
 
     /// Runs the demo, handing each output line to `print`.
     ///
     /// - Parameters:
+    ///   - broker: where Kafka is.
     ///   - stateDir: where the worker keeps its state; a fresh temporary directory by default.
     ///   - serve: keep the worker and the operations page running after the trace, at this address.
     ///   - logger: where the demo's worker logs.
     ///   - print: what receives each output line.
     /// - Returns: the events, as CloudEvents JSON values, in event-time order.
-    /// - Throws: the embedded cluster's or the worker's error.
+    /// - Throws: the cluster's or the worker's error.
     @discardableResult
     static func run(
+        on broker: Broker = .embedded,
         stateDir: String? = nil,
         serve: Serve? = nil,
         logger: Logger = Logger(label: "geoworker.demo"),
         print: (String) -> Void
     ) async throws -> [[UInt8]] {
-        let cluster = try MockCluster(brokers: 1, logger: logger)
-        let topics = WorkerConfiguration.Topics(
-            positions: "positions",
-            commands: "commands",
-            events: "events",
-            deadLetters: "geoworker-dead-letters"
-        )
-        for topic in [topics.positions, topics.commands, topics.events] {
-            try cluster.createTopic(topic, partitions: 4)
-        }
-        try cluster.createTopic(topics.deadLetters, partitions: 1)
-        // The embedded cluster has no CreateTopics: the worker would wait for the changelog it cannot create.
-        try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: Self.groupId), partitions: 4)
+        let kafka = try DemoKafka(broker, logger: logger)
+        try await kafka.createTopics()
 
         let trace = try loadTrace()
-        let producer = try Producer(
-            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
-            logger: logger
-        )
-        let ordered = trace.filter { $0.topic == topics.positions } + trace.filter { $0.topic == topics.commands }
+        let topics = kafka.topics
+        let producer = try Producer(configuration: kafka.producerConfiguration, logger: logger)
+        // The trace names its topics by their role: "positions" and "commands".
+        let ordered =
+            trace.filter { $0.topic == "positions" }.map { $0.onTopic(topics.positions) }
+            + trace.filter { $0.topic == "commands" }.map { $0.onTopic(topics.commands) }
         let reports = await producer.send(ordered).reports()
         await producer.close()
         if let failed = reports.first(where: { !$0.isDelivered }) {
-            throw CommandFailure("geoworker demo: could not load the trace into the embedded Kafka: \(failed)")
+            throw CommandFailure("geoworker demo: could not load the trace into \(kafka.name): \(failed)")
         }
-        print(
-            "demo: embedded Kafka at \(cluster.bootstrapServers); produced \(trace.count) messages of the sample trace"
-        )
+        print("demo: \(kafka.name) at \(kafka.brokers); produced \(trace.count) messages of the sample trace")
+        if case .existing = broker { print("demo: topics \(kafka.topicList), group \(kafka.groupId)") }
 
         let directory =
             stateDir
@@ -78,62 +78,35 @@ enum Demo {
             ).path
         // One feed for the catch-up worker and the live one: the page opens on the trace's latest events.
         let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
-        let counters = try await catchUp(
-            brokers: cluster.bootstrapServers,
-            topics: topics,
-            directory: directory,
-            feed: feed,
-            logger
-        )
+        let counters = try await catchUp(kafka, directory: directory, feed: feed, logger)
         print(
             "demo: worker applied \(counters.positions) positions and \(counters.commands) commands; "
                 + "state in \(directory)"
         )
 
-        let events = try await readAll(topic: topics.events, partitions: 4, from: cluster, logger: logger)
+        let events = try await readAll(topic: topics.events, from: kafka, logger: logger)
         print("")
         for event in events { print(EventLine.format(event.value)) }
         print("")
-        print("demo: \(events.count) events; the same pipeline runs against a real Kafka with `geoworker run`")
-        if let serve {
-            try await Self.serve(
-                serve,
-                brokers: cluster.bootstrapServers,
-                topics: topics,
-                directory: directory,
-                feed: feed
-            )
+        switch broker {
+        case .embedded:
+            print("demo: \(events.count) events; the same pipeline runs against a real Kafka with `geoworker run`")
+        case .existing:
+            print("demo: \(events.count) events; the topics stay at \(kafka.brokers) for inspection")
         }
+        if let serve { try await Self.serve(serve, kafka, directory: directory, feed: feed) }
         return events.map(\.value)
-    }
-
-    /// The demo workers' settings: the embedded cluster, the demo's group and state directory.
-    private static func configuration(
-        brokers: String,
-        topics: WorkerConfiguration.Topics,
-        directory: String,
-        untilCaughtUp: Bool
-    ) -> WorkerConfiguration {
-        WorkerConfiguration(
-            brokers: brokers,
-            topics: topics,
-            groupId: Self.groupId,
-            stateDir: directory,
-            untilCaughtUp: untilCaughtUp,
-            kafkaProperties: Self.groupTiming
-        )
     }
 
     /// Runs a worker until it has caught up with the trace; it is gone (its state directory free) on return.
     private static func catchUp(
-        brokers: String,
-        topics: WorkerConfiguration.Topics,
+        _ kafka: DemoKafka,
         directory: String,
         feed: EventFeed,
         _ logger: Logger
     ) async throws -> ProcessingCounters {
         let worker = try Worker(
-            configuration: configuration(brokers: brokers, topics: topics, directory: directory, untilCaughtUp: true),
+            configuration: kafka.workerConfiguration(directory: directory, untilCaughtUp: true),
             logger: logger,
             feed: feed
         )
@@ -143,22 +116,21 @@ enum Demo {
 
     /// Keeps a worker consuming live from the embedded Kafka (resuming after the trace from the demo's store)
     /// and serves its operations endpoints with the device endpoints and the page on, until SIGINT or SIGTERM.
-    private static func serve(
-        _ serve: Serve,
-        brokers: String,
-        topics: WorkerConfiguration.Topics,
-        directory: String,
-        feed: EventFeed
-    ) async throws {
+    private static func serve(_ serve: Serve, _ kafka: DemoKafka, directory: String, feed: EventFeed) async throws {
         let logger = Logger(label: "geoworker.demo")
         let registry = PrometheusCollectorRegistry()
         let worker = try Worker(
-            configuration: configuration(brokers: brokers, topics: topics, directory: directory, untilCaughtUp: false),
+            configuration: kafka.workerConfiguration(directory: directory, untilCaughtUp: false),
             logger: logger,
             metricsFactory: OperationsServer.metricsFactory(registry: registry),
             feed: feed
         )
-        let announce = AddressAnnouncement(host: serve.host, brokers: brokers, queries: worker.queries)
+        let announce = AddressAnnouncement(
+            host: serve.host,
+            brokers: kafka.brokers,
+            positions: kafka.topics.positions,
+            queries: worker.queries
+        )
         let http = OperationsServer.application(
             configuration: OperationsServer.Configuration(host: serve.host, port: serve.port, devices: true),
             health: worker.health,
@@ -176,6 +148,7 @@ enum Demo {
     private struct AddressAnnouncement: Sendable {
         let host: String
         let brokers: String
+        let positions: String
         let queries: DeviceQueries
 
         func listening(on port: Int) async {
@@ -192,8 +165,8 @@ enum Demo {
             let text = """
 
                 demo: the live map and the device endpoints are at http://\(host):\(port)/ (Ctrl-C stops)
-                demo: the worker goes on consuming the embedded Kafka at \(brokers): produce more positions \
-                there (topic positions) and watch them arrive
+                demo: the worker goes on consuming Kafka at \(brokers): produce more positions there \
+                (topic \(positions)) and watch them arrive
 
                 """
             // After what the demo printed before (standard output is buffered when it is not a terminal).
@@ -225,17 +198,13 @@ enum Demo {
     /// Every message of a topic, by event time then id.
     private static func readAll(
         topic: String,
-        partitions: Int32,
-        from cluster: MockCluster,
+        from kafka: DemoKafka,
         logger: Logger
     ) async throws -> [(time: String, value: [UInt8])] {
         var starts: [TopicPartition: StartOffset] = [:]
-        for partition in 0..<partitions { starts[TopicPartition(topic, partition)] = .beginning }
+        for partition in 0..<Int32(partitions) { starts[TopicPartition(topic, partition)] = .beginning }
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(
-                bootstrapServers: cluster.bootstrapServers,
-                groupId: "geoworker-demo-reader"
-            ),
+            configuration: kafka.consumerConfiguration(groupId: kafka.groupId + "-reader"),
             subscription: .partitions(starts),
             logger: logger
         )
@@ -250,5 +219,14 @@ enum Demo {
         }
         await consumer.close()
         return events.sorted { ($0.time, $0.id) < ($1.time, $1.id) }.map { ($0.time, $0.value) }
+    }
+}
+
+extension ProducerRecord {
+    /// The same record for another topic.
+    fileprivate func onTopic(_ topic: String) -> ProducerRecord {
+        var record = self
+        record.topic = topic
+        return record
     }
 }

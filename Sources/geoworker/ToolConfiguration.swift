@@ -33,18 +33,11 @@ struct ToolConfiguration: Sendable {
 
     /// A tool's producer: the brokers and the producer's `kafkaProperties`.
     var producerConfiguration: ProducerConfiguration {
-        ProducerConfiguration(
-            bootstrapServers: brokers,
-            properties: WorkerConfiguration.kafkaProperties(kafkaProperties, for: .producer)
-        )
+        ProducerConfiguration(brokers: brokers, kafkaProperties: kafkaProperties)
     }
 
     /// A tool's consumer in group `groupId`: the brokers and the consumer's `kafkaProperties`.
     func consumerConfiguration(groupId: String) -> ConsumerConfiguration {
-        ConsumerConfiguration(
-            bootstrapServers: brokers,
-            groupId: groupId,
-            properties: WorkerConfiguration.kafkaProperties(kafkaProperties, for: .consumer)
-        )
+        ConsumerConfiguration(brokers: brokers, groupId: groupId, kafkaProperties: kafkaProperties)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import geoworker
 
-@Suite("The demo scenario end to end (mock cluster, real pipeline)", .timeLimit(.minutes(10)))
+@Suite("The demo scenario end to end (embedded mock cluster or noida-db, real pipeline)", .timeLimit(.minutes(10)))
 struct DemoScenarioTests {
     struct Event: Hashable, CustomStringConvertible {
         let device: String
@@ -34,12 +34,15 @@ struct DemoScenarioTests {
         return Event(device: try #require(object["subject"] as? String), type: type, detail: detail)
     }
 
-    @Test("each device gets exactly its events, in order")
-    func exactEventsPerDevice() async throws {
+    @Test("each device gets exactly its events, in order", arguments: TestBroker.Kind.allCases)
+    func exactEventsPerDevice(on kind: TestBroker.Kind) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var lines: [String] = []
-        let events = try await Demo.run(stateDir: directory) { lines.append($0) }.map(summary)
+        // On noida-db the demo runs as on a user's cluster (`demo --brokers`); the mock is the embedded demo's.
+        let noida = kind == .noida ? try await NoidaBroker() : nil
+        let broker = noida.map { Demo.Broker.existing(brokers: $0.bootstrapServers, kafkaProperties: [:]) }
+        let events = try await Demo.run(on: broker ?? .embedded, stateDir: directory) { lines.append($0) }.map(summary)
         func of(_ device: String) -> [String] {
             events.filter { $0.device == device }.map { "\($0.type) \($0.detail)" }
         }
@@ -120,5 +123,43 @@ struct DemoScenarioTests {
         #expect(card.status == 200 && card.body.contains(#""code":"CH""#), "\(card.body)")
         demo.send(SIGINT)
         #expect(await demo.waitForExit(timeout: .seconds(20)) == .exited(0), "\(demo.errors.suffix(2000))")
+    }
+
+    @Test("demo --brokers on noida-db: the trace's events, topics of its own left there, the changelog the worker made")
+    func demoOnOwnBroker() async throws {
+        let broker = try await NoidaBroker()
+        let first = try await ChildProcess.run(
+            ChildProcess.builtExecutable("geoworker"),
+            ["demo", "--brokers", broker.bootstrapServers]
+        )
+        #expect(first.status == 0, "\(first.output)\(first.errors.suffix(2000))\(broker.log.suffix(2000))")
+        #expect(first.output.contains("demo: 41 events; the topics stay at \(broker.bootstrapServers)"))
+        let run = try #require(first.output.firstMatch(of: /group (geoworker-demo-[0-9a-f]{8})/).map { String($0.1) })
+        #expect(first.output.contains("topics \(run)-positions, \(run)-commands, \(run)-events, \(run)-dead-letters"))
+        // The same readable lines as the embedded demo's.
+        #expect(first.output.contains("FR -> CH (Switzerland)") && first.output.contains("ETA 3 min 6 s"))
+
+        // Left for inspection: the events, and the changelog the worker created (compacted, the positions' partitions).
+        let topics = try await ChildProcess.run("/usr/bin/kcat", ["-b", broker.bootstrapServers, "-L"])
+        #expect(topics.output.contains("topic \"\(run)-events\" with 4 partitions"), "\(topics.output)")
+        #expect(topics.output.contains("topic \"\(run)-device-state-changelog\" with 4 partitions"))
+        let changelog = try await broker.topicConfiguration("\(run)-device-state-changelog")
+        #expect(changelog["cleanup.policy"] == "compact", "\(changelog)")
+
+        // A second run on the same broker meets none of the first's messages or offsets.
+        let second = try await ChildProcess.run(
+            ChildProcess.builtExecutable("geoworker"),
+            ["demo", "--brokers", broker.bootstrapServers]
+        )
+        #expect(second.status == 0 && second.output.contains("demo: 41 events"), "\(second.output)")
+    }
+
+    @Test("demo --kafka without --brokers, or a property without =: refused, saying why")
+    func demoFlagsRefused() async throws {
+        let geoworker = ChildProcess.builtExecutable("geoworker")
+        let stray = try await ChildProcess.run(geoworker, ["demo", "--kafka", "acks=all"])
+        #expect(stray.status != 0 && stray.errors.contains("--kafka applies to a Kafka given with --brokers"))
+        let bare = try await ChildProcess.run(geoworker, ["demo", "--brokers", "localhost:9092", "--kafka", "acks"])
+        #expect(bare.status != 0 && bare.errors.contains("--kafka takes KEY=VALUE, not 'acks'"))
     }
 }

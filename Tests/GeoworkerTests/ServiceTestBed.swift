@@ -5,11 +5,14 @@ import TestSupport
 import Testing
 import Worker
 
-/// A mock Kafka cluster with the worker's four topics (unique names), a state directory, and the built
-/// `geoworker run` as a child process against them: the service as an operator runs it.
+/// A Kafka broker with the worker's four topics (unique names), a state directory, and the built `geoworker run` as a
+/// child process against them: the service as an operator runs it.
+///
+/// The broker is librdkafka's mock cluster (in this process: fault injection, crash expiry, several brokers) or
+/// noida-db (a real broker in its own process: CreateTopics, compaction, a message size limit).
 final class ServiceTestBed: @unchecked Sendable {
-    // @unchecked: used from one test at a time; the cluster and the clients are thread-safe themselves.
-    let cluster: MockCluster
+    // @unchecked: used from one test at a time; the brokers and the clients are thread-safe themselves.
+    let broker: TestBroker
     let topics: WorkerConfiguration.Topics
     let partitions: Int
     let deadLetterPartitions: Int
@@ -17,14 +20,31 @@ final class ServiceTestBed: @unchecked Sendable {
     let stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("geoworker-\(UUID())").path
     static let logger = Logger.quiet("test.service")
 
+    /// A bed on a mock cluster.
+    ///
     /// - Parameters:
     ///   - partitions: each input topic's partition count.
     ///   - brokers: how many mock brokers.
     ///   - deadLetterPartitions: more than 1 where the dead letters hold more than the 5 MB the mock
     ///     broker keeps per partition.
     /// - Throws: when the cluster or a topic cannot be made.
-    init(partitions: Int = 4, brokers: Int = 1, deadLetterPartitions: Int = 1) throws {
-        cluster = try MockCluster(brokers: brokers, logger: Self.logger)
+    convenience init(partitions: Int = 4, brokers: Int = 1, deadLetterPartitions: Int = 1) throws {
+        let cluster = try MockCluster(brokers: brokers, logger: Self.logger)
+        try self.init(on: .mock(cluster), partitions: partitions, deadLetterPartitions: deadLetterPartitions)
+    }
+
+    /// A bed on `broker`.
+    ///
+    /// The mock cluster has no CreateTopics: there the changelog is made here, as an operator would on a cluster
+    /// that does not let clients create topics; on noida-db the worker creates it, unless `changelogSettings` are
+    /// given (a test's compaction timing), with which it is made here.
+    init(
+        on broker: TestBroker,
+        partitions: Int = 4,
+        deadLetterPartitions: Int = 1,
+        changelogSettings: [String: String]? = nil
+    ) throws {
+        self.broker = broker
         let suffix = UUID().uuidString.prefix(8)
         topics = WorkerConfiguration.Topics(
             positions: "positions-\(suffix)",
@@ -35,13 +55,29 @@ final class ServiceTestBed: @unchecked Sendable {
         self.partitions = partitions
         self.deadLetterPartitions = deadLetterPartitions
         for topic in [topics.positions, topics.commands, topics.events] {
-            try cluster.createTopic(topic, partitions: partitions)
+            try broker.createTopic(topic, partitions: partitions)
         }
-        try cluster.createTopic(topics.deadLetters, partitions: deadLetterPartitions)
-        // The mock cluster has no CreateTopics: the changelog is made here, as an operator would on a
-        // cluster that does not let clients create topics.
-        try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: group), partitions: partitions)
+        try broker.createTopic(topics.deadLetters, partitions: deadLetterPartitions)
+        let changelog = DeviceChangelog.defaultTopic(groupId: group)
+        if case .mock = broker {
+            try broker.createTopic(changelog, partitions: partitions)
+        } else if let changelogSettings {
+            try broker.createTopic(
+                changelog,
+                partitions: partitions,
+                configuration: DeviceChangelog.topicConfiguration.merging(changelogSettings) { $1 }
+            )
+        }
     }
+
+    /// The mock cluster, for the tests that inject its faults.
+    var cluster: MockCluster {
+        guard case .mock(let cluster) = broker else { preconditionFailure("a mock cluster's fault on \(broker)") }
+        return cluster
+    }
+
+    /// `bootstrap.servers` of the bed's broker.
+    var bootstrapServers: String { broker.bootstrapServers }
 
     deinit {
         try? FileManager.default.removeItem(atPath: stateDir)
@@ -55,7 +91,7 @@ final class ServiceTestBed: @unchecked Sendable {
     /// - Throws: when a record is not delivered.
     func produce(_ records: [ProducerRecord], properties: [String: String] = [:]) async throws {
         let producer = try Producer(
-            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers, properties: properties),
+            configuration: ProducerConfiguration(bootstrapServers: bootstrapServers, properties: properties),
             logger: Self.logger
         )
         let reports = await producer.send(records).reports()
@@ -76,7 +112,7 @@ final class ServiceTestBed: @unchecked Sendable {
     func runArguments(_ extra: [String] = [], as instance: Instance? = nil, omitting: Set<String> = []) -> [String] {
         let instance = instance ?? Instance(events: topics.events, stateDir: stateDir, group: group)
         let arguments = [
-            "run", "--brokers", cluster.bootstrapServers,
+            "run", "--brokers", bootstrapServers,
             "--positions-topic", topics.positions, "--commands-topic", topics.commands,
             "--events-topic", instance.events, "--dead-letter-topic", topics.deadLetters,
             "--group-id", instance.group, "--state-dir", instance.stateDir, "--http-port", "0",
@@ -145,8 +181,10 @@ final class ServiceTestBed: @unchecked Sendable {
             stateDir: stateDir + "-reference",
             group: group + "-reference"
         )
-        try cluster.createTopic(instance.events, partitions: partitions)
-        try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: instance.group), partitions: partitions)
+        try broker.createTopic(instance.events, partitions: partitions)
+        if case .mock = broker {
+            try broker.createTopic(DeviceChangelog.defaultTopic(groupId: instance.group), partitions: partitions)
+        }
         defer { try? FileManager.default.removeItem(atPath: instance.stateDir) }
         try await runUntilCaughtUp(["--apply-threads", "1"], as: instance, omitting: ["--apply-threads"])
         return try await readAll(instance.events, partitions: partitions).map(Event.init)
@@ -155,7 +193,7 @@ final class ServiceTestBed: @unchecked Sendable {
     /// How many messages one partition holds (its high watermark).
     func messageCount(_ topic: String, partition: Int32) async throws -> Int64 {
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "count"),
+            configuration: ConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: "count"),
             subscription: .partitions([:]),
             logger: Self.logger
         )
@@ -167,7 +205,7 @@ final class ServiceTestBed: @unchecked Sendable {
     /// How many messages `topic` holds (the sum of its partitions' high watermarks).
     func messageCount(_ topic: String, partitions: Int) async throws -> Int64 {
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "count"),
+            configuration: ConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: "count"),
             subscription: .partitions([:]),
             logger: Self.logger
         )
@@ -184,7 +222,7 @@ final class ServiceTestBed: @unchecked Sendable {
         var starts: [TopicPartition: StartOffset] = [:]
         for partition in 0..<partitions { starts[TopicPartition(topic, Int32(partition))] = .beginning }
         let consumer = try Consumer(
-            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "reader"),
+            configuration: ConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: "reader"),
             subscription: .partitions(starts),
             logger: Self.logger
         )
