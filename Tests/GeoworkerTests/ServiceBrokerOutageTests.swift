@@ -113,17 +113,32 @@ struct ServiceBrokerOutageTests {
     @Test("the broker down for 90 s under a running instance: the same events as a clean run, then a clean stop")
     func longOutage() async throws {
         let bed = try ServiceTestBed()
+        try await Self.expectOutageWaitedOut(bed, lasting: .seconds(90)) {
+            try bed.cluster.takeBrokerDown(1)
+        } bringUp: {
+            try bed.cluster.bringBrokerUp(1)
+        }
+    }
+
+    /// Runs an instance through half a stream, takes the broker down for `duration`, brings it up with the rest of
+    /// the stream, and expects the events of a clean run and a clean stop.
+    static func expectOutageWaitedOut(
+        _ bed: ServiceTestBed,
+        lasting duration: Duration,
+        takeDown: () async throws -> Void,
+        bringUp: () async throws -> Void
+    ) async throws {
         let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
         let positions = traffic.positions()
         try await bed.produce(traffic.commands() + positions.prefix(positions.count / 2))
         let child = try bed.start()
         let port = try await listeningPort(of: child)
         try await waitUntilConsumed(port, positions: positions.count / 2)
-        try await bed.produce(Array(positions.suffix(positions.count - positions.count / 2)))
-        try bed.cluster.takeBrokerDown(1)
-        try await Task.sleep(for: .seconds(90))
+        try await takeDown()
+        try await Task.sleep(for: duration)
         #expect(child.isRunning, "an outage is waited out: \(child.errors.suffix(2000))")
-        try bed.cluster.bringBrokerUp(1)
+        try await bringUp()
+        try await bed.produce(Array(positions.suffix(positions.count - positions.count / 2)))
         let reference = try await bed.referenceEvents()
         try await waitUntil("every event delivered", timeout: .seconds(120)) {
             try await bed.distinctEvents().count >= reference.count || !child.isRunning

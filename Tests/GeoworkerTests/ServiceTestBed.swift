@@ -37,11 +37,13 @@ final class ServiceTestBed: @unchecked Sendable {
     ///
     /// The mock cluster has no CreateTopics: there the changelog is made here, as an operator would on a cluster
     /// that does not let clients create topics; on noida-db the worker creates it, unless `changelogSettings` are
-    /// given (a test's compaction timing), with which it is made here.
+    /// given (a test's compaction timing), with which it is made here. `inputTopicSettings` go to the positions and
+    /// commands topics (a real broker's `max.message.bytes`); the mock takes no settings.
     init(
         on broker: TestBroker,
         partitions: Int = 4,
         deadLetterPartitions: Int = 1,
+        inputTopicSettings: [String: String] = [:],
         changelogSettings: [String: String]? = nil
     ) throws {
         self.broker = broker
@@ -54,9 +56,10 @@ final class ServiceTestBed: @unchecked Sendable {
         )
         self.partitions = partitions
         self.deadLetterPartitions = deadLetterPartitions
-        for topic in [topics.positions, topics.commands, topics.events] {
-            try broker.createTopic(topic, partitions: partitions)
+        for topic in [topics.positions, topics.commands] {
+            try broker.createTopic(topic, partitions: partitions, configuration: inputTopicSettings)
         }
+        try broker.createTopic(topics.events, partitions: partitions)
         try broker.createTopic(topics.deadLetters, partitions: deadLetterPartitions)
         let changelog = DeviceChangelog.defaultTopic(groupId: group)
         if case .mock = broker {
@@ -188,6 +191,24 @@ final class ServiceTestBed: @unchecked Sendable {
         defer { try? FileManager.default.removeItem(atPath: instance.stateDir) }
         try await runUntilCaughtUp(["--apply-threads", "1"], as: instance, omitting: ["--apply-threads"])
         return try await readAll(instance.events, partitions: partitions).map(Event.init)
+    }
+
+    /// How many partitions `topic` has (0 while it does not exist).
+    func partitionCount(_ topic: String) async throws -> Int {
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: "count"),
+            subscription: .partitions([:]),
+            logger: Self.logger
+        )
+        let count = (try? await consumer.partitionCount(topic: topic)) ?? 0
+        await consumer.close()
+        return count
+    }
+
+    /// The settings of `topic` as the broker reports them; none on the mock, which has no DescribeConfigs.
+    func topicSettings(_ topic: String) async throws -> [String: String] {
+        guard case .noida(let broker) = broker else { return [:] }
+        return try await broker.topicConfiguration(topic)
     }
 
     /// How many messages one partition holds (its high watermark).
