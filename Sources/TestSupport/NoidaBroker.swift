@@ -9,7 +9,7 @@ import Logging
 /// compacts, as Apache Kafka does. Its process is the binary itself, started in the package's folder (the package's
 /// console script is a Python wrapper whose child would outlive a SIGTERM).
 ///
-/// Its log is kept when it did not stop as asked (a crash, a stop that hung); ``log`` gives it to failure messages.
+/// Its output and data are kept when it ended before its test did (a crash); ``log`` gives them to failure messages.
 public final class NoidaBroker: @unchecked Sendable {
     // @unchecked: the process wrapper is safe from any thread; the rest is set once in `init`.
 
@@ -40,15 +40,20 @@ public final class NoidaBroker: @unchecked Sendable {
     }
 
     deinit {
-        process.send(SIGTERM)
-        let ending = process.waitUntilExitOrKill(after: .seconds(10))
-        if ending == .signalled(SIGTERM) || ending == .exited(0) {
-            try? FileManager.default.removeItem(atPath: dataDirectory)
-        } else {
-            print(
-                "noida-db at \(bootstrapServers) ended \(String(describing: ending)); its log kept in \(dataDirectory)"
+        // A broker that ended before it was asked to crashed: its output and data stay for whoever reads the failure.
+        if !process.isRunning {
+            try? (process.output + process.errors).write(
+                toFile: dataDirectory + "/broker-output.log",
+                atomically: true,
+                encoding: .utf8
             )
+            print("noida-db at \(bootstrapServers) ended before its test did; its output and data: \(dataDirectory)")
+            return
         }
+        // Its data is the test's alone: no need to wait for a graceful stop (which may write a snapshot first).
+        process.send(SIGTERM)
+        _ = process.waitUntilExitOrKill(after: .seconds(2))
+        try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 
     /// The broker's own log and what its process printed, for a failing test's message.
