@@ -24,7 +24,7 @@ public final class Consumer: Sendable {
     }
 
     let handle: KafkaHandle
-    private let state: ConsumerState
+    let state: ConsumerState
     private let logger: Logger
     /// The consumer's own thread, where the async API runs the blocking calls (``Consumer+Async.swift``).
     let thread: DedicatedThread

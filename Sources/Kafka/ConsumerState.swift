@@ -41,6 +41,9 @@ final class ConsumerState: Sendable {
     }
 
     private let tracker = Mutex(EndTracker())
+    /// The hooks the caller of the poll or close under way gave it (``withHooks(_:_:)``): librdkafka runs the
+    /// rebalance callback inside that call, on its thread, which alone reads and writes this.
+    nonisolated(unsafe) private var hooksOfCall: RebalanceHooks?
     private let acknowledged = Mutex<[TopicPartition: Int64]>([:])
 
     var partitionsAtEnd: Set<TopicPartition> { tracker.withLock { Set($0.atEnd.values.map(\.partition)) } }
@@ -81,14 +84,27 @@ final class ConsumerState: Sendable {
         acknowledged.withLock { $0 = $0.filter { !forgotten.contains($0.key) } }
     }
 
-    /// Carries out a rebalance: the owner's hooks, then librdkafka's (incremental) assign or unassign.
+    /// Runs `body` (a poll, a close) with `hooks` as the rebalance hooks of whatever rebalance it serves.
+    func withHooks<Result, Failure: Error>(
+        _ hooks: RebalanceHooks,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        precondition(hooksOfCall == nil, "a poll or close inside a rebalance hook")
+        hooksOfCall = hooks
+        defer { hooksOfCall = nil }
+        return try body()
+    }
+
+    /// Carries out a rebalance: the hooks of the call under way, else the consumer's own, then librdkafka's
+    /// (incremental) assign or unassign.
     func rebalance(
         handle: OpaquePointer,
         err: rd_kafka_resp_err_t,
         partitions list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>,
-        handler: RebalanceHandler,
+        handler consumersOwn: RebalanceHandler,
         logger: Logger
     ) {
+        let handler = hooksOfCall ?? RebalanceHooks(consumersOwn)
         // NULL when librdkafka cannot say (its group is going away as the consumer closes): the eager calls then,
         // whose refusal is logged as any other. Read as a string regardless, it crashed a worker stopped in a
         // rolling restart.
@@ -96,7 +112,7 @@ final class ConsumerState: Sendable {
         let changed = TopicPartition.array(from: list)
         switch err {
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
-            let starts = handler.onAssign(changed)
+            let starts = handler.assign(changed)
             for index in 0..<Int(list.pointee.cnt) {
                 let element = list.pointee.elems + index
                 let partition = TopicPartition(String(cString: element.pointee.topic), element.pointee.partition)
@@ -113,7 +129,7 @@ final class ConsumerState: Sendable {
             forget(changed)
             logger.info("Partitions assigned", metadata: [KafkaLogKey.partitions: "\(changed.sorted())"])
         case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
-            handler.onRevoke(changed, rd_kafka_assignment_lost(handle) != 0)
+            handler.revoke(changed, rd_kafka_assignment_lost(handle) != 0)
             let failure =
                 isCooperative
                 ? incrementalError(rd_kafka_incremental_unassign(handle, list))

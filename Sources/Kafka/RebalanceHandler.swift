@@ -27,3 +27,22 @@ public struct RebalanceHandler: Sendable {
         self.onRevoke = onRevoke
     }
 }
+
+/// The hooks of one rebalance: the consumer's own (``RebalanceHandler``), or those its owner gave the poll or close
+/// under way (``Consumer/poll(maxMessages:timeout:onAssign:onRevoke:)``), which need not outlive the call.
+struct RebalanceHooks {
+    let assign: ([TopicPartition]) -> [TopicPartition: Int64]
+    let revoke: ([TopicPartition], Bool) -> Void
+
+    init(
+        assign: @escaping ([TopicPartition]) -> [TopicPartition: Int64],
+        revoke: @escaping ([TopicPartition], Bool) -> Void
+    ) {
+        self.assign = assign
+        self.revoke = revoke
+    }
+
+    init(_ handler: RebalanceHandler) {
+        self.init(assign: handler.onAssign, revoke: handler.onRevoke)
+    }
+}

@@ -135,6 +135,42 @@ struct ConsumerGroupTests {
             _ = try await second.nextBatch(timeout: .milliseconds(50))
         }
     }
+
+    @Test("hooks given to a poll and to the close run instead of the consumer's own, and only inside that call")
+    func hooksOfTheCall() throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("hooks", partitions: 2)
+        let own = Mutex<[String]>([])
+        let consumer = try cluster.consumer(
+            subscription: .group(topics: [topic]),
+            rebalanceHandler: RebalanceHandler(
+                onAssign: { partitions in
+                    own.withLock { $0.append("assign \(partitions.count)") }
+                    return [:]
+                },
+                onRevoke: { partitions, _ in own.withLock { $0.append("revoke \(partitions.count)") } }
+            )
+        )
+        // Plain state of the caller's, changed by the hooks without a lock: they run on this thread, inside the poll.
+        var assigned: [TopicPartition] = []
+        var revoked: [TopicPartition] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while assigned.isEmpty && ContinuousClock.now < deadline {
+            _ = try consumer.poll(
+                timeout: .milliseconds(100),
+                onAssign: { partitions in
+                    assigned += partitions
+                    return [:]
+                },
+                onRevoke: { partitions, _ in revoked += partitions }
+            )
+        }
+        #expect(Set(assigned) == [TopicPartition(topic, 0), TopicPartition(topic, 1)])
+        consumer.close(onRevoke: { partitions, _ in revoked += partitions })
+        #expect(Set(revoked) == Set(assigned), "leaving the group revokes through the close's hook")
+        #expect(own.withLock { $0 }.isEmpty, "the consumer's own hooks never ran: \(own.withLock { $0 })")
+    }
+
 }
 
 extension ReceivedRecord {

@@ -67,7 +67,7 @@ struct CheckpointWriterTests {
         try withWriter { store, writer, producer in
             try cluster.takeBrokerDown(1)
             let deliveries = producer.send(events(10))
-            try writer.submit(checkpoint(deliveries, device: "device-a", next: 42))
+            writer.write(checkpoint(deliveries, device: "device-a", next: 42))
             // Watched for a second, a writer that did not wait for the deliveries would be seen committing within
             // milliseconds: the store is looked at every 10 ms, and must stay empty throughout.
             var writtenEarly = false
@@ -78,53 +78,47 @@ struct CheckpointWriterTests {
             }
             #expect(!deliveries.isComplete)
             #expect(!writtenEarly, "nothing is written while its events are undelivered")
-            #expect(writer.takeWritten().count == 0, "nothing counts as written before it is")
+            #expect(writer.takeAnswer() == nil, "no answer before it is written")
 
             try cluster.bringBrokerUp(1)
-            try writer.waitUntilWritten()
+            let answer = try #require(writer.waitForAnswer())
             #expect(deliveries.wait().allSatisfy { $0.isDelivered })
             let key = TopicPartition("positions", 0)
             #expect(try store.loadOffsets() == [key: 42])
             #expect(try store.loadDevices().map(\.deviceId) == ["device-a"])
-            #expect(writer.takeWritten() == .init(count: 1, offsets: [key: 42]))
+            #expect(try answer.get() == [key: 42], "the answer is the offsets stored")
+            #expect(writer.takeAnswer() == nil, "an answer is taken once")
         }
     }
 
-    @Test("checkpoints are written in the order taken; the next waits for the one before")
+    @Test("checkpoints written one after another: each answer the offsets it stored, the store the newest")
     func writtenInOrder() throws {
         try withWriter { store, writer, producer in
             let key = TopicPartition("positions", 0)
             for next in Int64(1)...5 {
-                try writer.submit(checkpoint(producer.send(events(100)), device: "device-\(next)", next: next * 100))
-                // Submitting checkpoint n waited for n - 1: the store holds n - 1 now, or already n.
-                let stored = try store.loadOffsets()[key] ?? 0
-                #expect(stored == (next - 1) * 100 || stored == next * 100, "after submitting \(next): \(stored)")
+                writer.write(checkpoint(producer.send(events(100)), device: "device-\(next)", next: next * 100))
+                let answer = try #require(writer.waitForAnswer()).get()
+                let stored = try store.loadOffsets()[key]
+                #expect(answer == [key: next * 100])
+                #expect(stored == next * 100, "after checkpoint \(next)")
             }
-            try writer.waitUntilWritten()
             #expect(try store.loadOffsets() == [TopicPartition("positions", 0): 500])
             #expect(try store.loadDevices().count == 5)
         }
     }
 
-    @Test("a lost record stops the writing: neither its checkpoint nor any later one reaches the store")
-    func lostDeliveryStopsWriting() throws {
+    @Test("a lost record: the checkpoint is refused, with the cause, and nothing of it reaches the store")
+    func lostDeliveryRefusesTheCheckpoint() throws {
         try withWriter(deliveryTimeout: .seconds(1)) { store, writer, producer in
-
             try cluster.takeBrokerDown(1)
-            try writer.submit(checkpoint(producer.send(events(3)), device: "device-a", next: 7))
-            #expect {
-                try writer.waitUntilWritten()
-            } throws: { error in
-                (error as? WorkerError)?.code == .delivery
-            }
+            writer.write(checkpoint(producer.send(events(3)), device: "device-a", next: 7))
+            let refusal = try #require(writer.waitForAnswer()).failureValue
             try cluster.bringBrokerUp(1)
-            #expect(throws: WorkerError.self) {
-                try writer.submit(checkpoint(producer.send(events(3)), device: "device-b", next: 9))
-            }
-            #expect(writer.failed?.code == .delivery)
+            #expect(refusal?.code == .delivery)
+            #expect(refusal?.isCheckpointRefusal == true, "refused, not failed: the worker rewinds")
             // The cause survives: the librdkafka code, and that retrying this write cannot help.
-            #expect((writer.failed?.underlying as? DeliveryRefusal)?.firstError?.code == .messageTimedOut)
-            #expect(writer.failed?.isRetriable == false)
+            #expect((refusal?.underlying as? DeliveryRefusal)?.firstError?.code == .messageTimedOut)
+            #expect(refusal?.isRetriable == false)
             #expect(try store.loadOffsets().isEmpty)
             #expect(try store.loadDevices().isEmpty)
         }
@@ -138,8 +132,8 @@ struct CheckpointWriterTests {
             var taken = checkpoint(producer.send(events(3)), device: "device-a", next: 42)
             taken.devices = [[DeviceState(deviceId: "device-a", country: "FR", inputPartition: 3)]]
             taken.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
-            try writer.submit(taken)
-            try writer.waitUntilWritten()
+            writer.write(taken)
+            #expect(try writer.waitForAnswer()?.get() != nil)
             #expect(try store.loadChangelogOffsets() == [3: 1], "one record, in the device's input partition")
             #expect(try store.loadDevices().map(\.country) == ["FR"])
 
@@ -149,18 +143,17 @@ struct CheckpointWriterTests {
             var refused = checkpoint(producer.send([]), device: "device-a", next: 50)
             refused.devices = [[DeviceState(deviceId: "device-a", country: "DE", inputPartition: 3)]]
             refused.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
-            try writer.submit(refused)
-            #expect(throws: WorkerError.self) { try writer.waitUntilWritten() }
-            #expect(writer.failed?.message.contains(changelog) == true, "\(String(describing: writer.failed))")
+            writer.write(refused)
+            let refusal = try #require(writer.waitForAnswer()).failureValue
+            #expect(refusal?.message.contains(changelog) == true, "\(String(describing: refusal))")
             #expect(try store.loadDevices().map(\.country) == ["FR"])
             #expect(try store.loadOffsets() == [TopicPartition("positions", 0): 42])
 
             // An assignment that starts a partition past the store's offset while the refusal waits for its
-            // rewind: the start is stored (the worker rewinds to it), the refusal is not a failure of that.
+            // rewind: the start is stored (the worker rewinds to it).
             let moved = TopicPartition("positions", 1)
             try writer.writeOffsets([moved: 7])
             #expect(try store.loadOffsets()[moved] == 7)
-            #expect(writer.failed?.code == .delivery, "the refusal still waits for the rewind")
         }
     }
 
@@ -177,9 +170,9 @@ struct CheckpointWriterTests {
             var taken = checkpoint(producer.send(events(3)), device: "device-a", next: 7)
             taken.devices = [[DeviceState(deviceId: "device-a", country: "FR", inputPartition: 0)]]
             taken.changelog = DeviceChangelog.Sink(topic: changelog, producer: producer)
-            try writer.submit(taken)
-            #expect(throws: WorkerError.self) { try writer.waitUntilWritten() }
-            #expect(writer.failed?.message.contains(topic) == true, "\(String(describing: writer.failed))")
+            writer.write(taken)
+            let refusal = try #require(writer.waitForAnswer()).failureValue
+            #expect(refusal?.message.contains(topic) == true, "\(String(describing: refusal))")
             let reader = try Consumer(
                 configuration: ConsumerConfiguration(bootstrapServers: twoBrokers.bootstrapServers, groupId: "reader"),
                 subscription: .partitions([TopicPartition(changelog, 0): .beginning]),

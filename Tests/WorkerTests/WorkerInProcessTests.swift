@@ -3,6 +3,7 @@ import GeoCore
 import Kafka
 import Logging
 import Metrics
+import MetricsTestKit
 import StateStore
 import Synchronization
 import TestSupport
@@ -74,21 +75,24 @@ struct WorkerInProcessTests {
     }
 
     /// A worker on `cluster` whose time is `clock`'s: checkpoints are due only when the test moves it.
-    func worker(on cluster: MockCluster, clock: ManualClock) throws -> Worker {
-        try Worker(
-            configuration: WorkerConfiguration(
-                brokers: cluster.bootstrapServers,
-                topics: topics,
-                groupId: group,
-                stateDir: directory,
-                checkpointInterval: .seconds(3600),
-                applyThreads: 2,
-                kafkaProperties: ["consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"]
-            ),
-            logger: Self.quiet,
-            metricsFactory: NOOPMetricsHandler.instance,
-            clock: clock
+    func worker(
+        on cluster: MockCluster,
+        clock: ManualClock,
+        checkpointInterval: Duration = .seconds(3600),
+        maxBatch: Int? = nil,
+        metrics: any MetricsFactory = NOOPMetricsHandler.instance
+    ) throws -> Worker {
+        var configuration = WorkerConfiguration(
+            brokers: cluster.bootstrapServers,
+            topics: topics,
+            groupId: group,
+            stateDir: directory,
+            checkpointInterval: checkpointInterval,
+            applyThreads: 2,
+            kafkaProperties: ["consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"]
         )
+        if let maxBatch { configuration.maxBatch = maxBatch }
+        return try Worker(configuration: configuration, logger: Self.quiet, metricsFactory: metrics, clock: clock)
     }
 
     /// How a worker's `run()` ended, once it has.
@@ -198,5 +202,54 @@ struct WorkerInProcessTests {
         let ids = try eventIDs(on: cluster)
         #expect(worker.counters.events["country.changed"] == 2 * devices)
         #expect(ids.count * 2 == produced, "\(ids.count) ids for \(produced) events produced in two passes")
+    }
+
+    @Test("every round's duration is recorded once, the rounds a checkpoint finishes included")
+    func everyRoundTimed() throws {
+        let devices = 300
+        let cluster = try clusterWithPositions(devices: devices)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let metrics = TestMetrics()
+        // A poll reads one message, and a checkpoint is due at every turn: it finishes the round in flight.
+        let worker = try worker(
+            on: cluster,
+            clock: ManualClock(),
+            checkpointInterval: .zero,
+            maxBatch: 1,
+            metrics: metrics
+        )
+        let outcome = start(worker)
+        #expect(eventually { worker.counters.positions == devices })
+        worker.stop()
+        #expect(eventually { outcome.hasEnded }, "run returns after a stop")
+        try outcome.get()
+        let timed = try metrics.expectTimer(MetricName.batchDuration).values.count
+        // One message per poll: a round has one, or a few when the merge held some back for the other topic at first.
+        #expect(timed >= devices - 10, "\(timed) rounds timed for \(devices) positions read one per poll")
+        #expect(timed <= devices, "no round timed twice")
+    }
+
+    @Test(
+        "a cancelled stop gives up the checkpoint its broker never delivers, and returns; the store keeps what it had"
+    )
+    func cancelledStopReturns() throws {
+        let devices = 20
+        let cluster = try clusterWithPositions(devices: devices)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = ManualClock()
+        let worker = try worker(on: cluster, clock: clock)
+        let outcome = start(worker)
+        #expect(eventually { worker.counters.positions == devices })
+        // The broker goes: the events, and with them the checkpoint, wait for it (a service waits for ever).
+        try cluster.takeBrokerDown(1)
+        defer { try? cluster.bringBrokerUp(1) }
+        clock.advance(by: .seconds(3600))
+        #expect(loopTurns(3, on: clock), "the checkpoint is taken and handed to the writer")
+
+        worker.cancel()
+        #expect(eventually { outcome.hasEnded }, "run returns without the checkpoint's answer")
+        try outcome.get()
+        #expect(worker.health.phase == .stopped)
+        #expect(try StateStore(directory: directory).loadOffsets().isEmpty, "nothing undelivered is stored")
     }
 }

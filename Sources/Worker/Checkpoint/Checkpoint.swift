@@ -1,7 +1,7 @@
 import GeoCore
 import Kafka
 
-/// What one checkpoint covers, taken whole by the ``CheckpointCoordinator``: every record sent since the previous
+/// What one checkpoint covers, taken whole by the loop when its ``CheckpointCycle`` says: every record sent since the previous
 /// checkpoint, the devices changed since then, and the next offset of every input partition applied since then.
 ///
 /// Written by the ``CheckpointWriter`` in the order of the processing guarantee.

@@ -5,21 +5,22 @@ import Metrics
 import StateStore
 import Threads
 
-/// Writes the worker's checkpoints on a thread of its own, so that the loop goes on applying messages while
-/// a checkpoint waits for its deliveries and for SQLite.
+/// Writes one checkpoint at a time on a thread of its own, so that the loop goes on applying messages while a
+/// checkpoint waits for its deliveries and for SQLite; the loop takes its answer when it is there (``takeAnswer()``).
 ///
 /// A checkpoint is written in the order of the processing guarantee (docs/ARCHITECTURE.md): every record
 /// sent before it was taken delivered; then each changed device's record delivered to the changelog topic
 /// (``DeviceChangelog``); then the changed devices, next input offsets and changelog offsets committed in one
 /// SQLite transaction, whose device rows are written while those records are delivered
 /// (``CheckpointDelivery``). So neither the changelog nor the store ever covers a message whose events are
-/// not delivered, and a crash between any two steps replays into the same events with the same ids. What was
-/// written is handed to the ``CheckpointCoordinator`` (``takeWritten()``), whose ``OffsetLedger`` says what
-/// the store holds.
+/// not delivered, and a crash between any two steps replays into the same events with the same ids.
 ///
-/// What may happen when is decided by ``CheckpointPipeline``; this type carries its actions out.
+/// When to write, and what an answer means, is the ``CheckpointCycle``'s to decide; this type carries a write out.
 final class CheckpointWriter: @unchecked Sendable {
-    // @unchecked: `pipeline` is guarded by `condition`; the rest is immutable.
+    // @unchecked: `inHand` and `answer` are guarded by `condition`; the rest is immutable.
+
+    /// The input offsets a written checkpoint stored, or why it was not written.
+    typealias Answer = Result<[TopicPartition: Int64], WorkerError>
 
     private let store: StateStore
     /// Behind the apply threads and the loop when the cores are busy: a checkpoint may take longer, an event not.
@@ -27,7 +28,10 @@ final class CheckpointWriter: @unchecked Sendable {
     /// Where a checkpoint's deliveries are waited for and its changelog records sent (``CheckpointDelivery``).
     private let deliveryThread = DedicatedThread(name: "gw-deliveries")
     private let condition = NSCondition()
-    private var pipeline = CheckpointPipeline()
+    /// Whether a checkpoint is with the writing thread.
+    private var inHand = false
+    /// The answer to the last write, until the loop takes it.
+    private var answer: Answer?
     /// How long each checkpoint's writing took, refused or not.
     private let durations: Metrics.Timer
 
@@ -36,51 +40,53 @@ final class CheckpointWriter: @unchecked Sendable {
         self.durations = durations
     }
 
-    /// The failure that stopped the writing, if any.
+    /// Hands a checkpoint to the writing thread and returns at once.
     ///
-    /// Cheap enough to ask once per poll.
-    var failed: WorkerError? {
+    /// Only once the previous answer was taken.
+    func write(_ checkpoint: Checkpoint) {
         condition.lock()
-        defer { condition.unlock() }
-        return pipeline.failure
+        precondition(!inHand && answer == nil, "a checkpoint handed to a writer with one in hand")
+        inHand = true
+        condition.unlock()
+        thread.execute { [self] in
+            let started = ContinuousClock.now
+            let result = Answer { () throws(WorkerError) in try persist(checkpoint) }
+            durations.record(duration: ContinuousClock.now - started)
+            condition.lock()
+            inHand = false
+            answer = result
+            condition.broadcast()
+            condition.unlock()
+        }
     }
 
-    /// Whether a checkpoint is being written (``CheckpointPipeline/isWriting``).
+    /// The answer to the last write if it has come; nil while it is being written (or nothing was handed over).
+    func takeAnswer() -> Answer? {
+        condition.lock()
+        defer { condition.unlock() }
+        defer { answer = nil }
+        return answer
+    }
+
+    /// Waits for the answer to the write in hand, as long as `keepWaiting` says (asked every 100 ms): nil when it gave
+    /// up first, or when nothing was handed over.
+    func waitForAnswer(while keepWaiting: () -> Bool = { true }) -> Answer? {
+        condition.lock()
+        defer { condition.unlock() }
+        while inHand && keepWaiting() { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1)) }
+        defer { answer = nil }
+        return answer
+    }
+
+    /// Writes input offsets to the store by themselves, while no checkpoint is in hand: where a new assignment starts
+    /// partitions the group had moved past the store (see ``PartitionHandover``).
     ///
-    /// Cheap enough to ask once per poll.
-    var isWriting: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return pipeline.isWriting
-    }
-
-    /// The checkpoints written since the last call: how many, and the input offsets they stored.
-    func takeWritten() -> CheckpointPipeline.Written {
-        condition.lock()
-        defer { condition.unlock() }
-        return pipeline.takeWritten()
-    }
-
-    /// After a refused delivery: the worker has rewound to the stored state and offsets, checkpoints may be
-    /// written again.
-    func rewound() {
-        condition.lock()
-        defer { condition.unlock() }
-        pipeline.rewound()
-    }
-
-    /// Writes input offsets to the store by themselves, once everything submitted is written: where a new
-    /// assignment starts partitions the group had moved past the store (see ``PartitionHandover``).
-    ///
-    /// - Throws: a failure of the store (an earlier write's or this one's); a refused delivery is no reason
-    ///   not to: the store stands as last written.
+    /// - Throws: a failure of the store.
     func writeOffsets(_ offsets: [TopicPartition: Int64]) throws(WorkerError) {
         guard !offsets.isEmpty else { return }
-        do {
-            try waitUntilWritten()
-        } catch  where error.isCheckpointRefusal {
-            // A refused checkpoint wrote nothing: the store stands, and the rewind that follows goes back to it.
-        }
+        condition.lock()
+        precondition(!inHand, "offsets written beside a checkpoint in hand")
+        condition.unlock()
         do {
             try store.commit(devices: [], offsets: offsets)
         } catch {
@@ -88,60 +94,10 @@ final class CheckpointWriter: @unchecked Sendable {
         }
     }
 
-    /// Hands a checkpoint to the writing thread, after waiting for the previous one to be written.
-    ///
-    /// - Throws: the failure of an earlier checkpoint; this one is then dropped.
-    func submit(_ checkpoint: Checkpoint) throws(WorkerError) {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            switch pipeline.submit(checkpoint) {
-            case .write(let checkpoint):
-                thread.execute { [self] in write(checkpoint) }
-                return
-            case .skip:
-                return
-            case .waitForWriter:
-                condition.wait()
-            case .fail(let error):
-                throw error
-            }
-        }
-    }
-
-    /// Waits until every submitted checkpoint is written.
-    ///
-    /// - Throws: the failure that stopped the writing.
-    func waitUntilWritten() throws(WorkerError) {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            switch pipeline.waitUntilWritten() {
-            case .done: return
-            case .waitForWriter: condition.wait()
-            case .fail(let error): throw error
-            }
-        }
-    }
-
-    /// Lets the checkpoint in hand finish, then ends the writing thread.
+    /// Lets the checkpoint in hand finish, then ends the writer's threads.
     func stop() {
-        condition.lock()
-        while case .waitForWriter = pipeline.stop() { condition.wait() }
-        condition.unlock()
         thread.stop()
         deliveryThread.stop()
-    }
-
-    /// On the writing thread: writes one checkpoint and tells the pipeline how it went.
-    private func write(_ checkpoint: Checkpoint) {
-        let started = ContinuousClock.now
-        let result = Result { () throws(WorkerError) in try persist(checkpoint) }
-        durations.record(duration: ContinuousClock.now - started)
-        condition.lock()
-        pipeline.writeFinished(result)
-        condition.broadcast()
-        condition.unlock()
     }
 
     /// Writes the changed devices' rows while the delivery thread waits for the checkpoint's records and then

@@ -4,7 +4,7 @@ import Logging
 
 /// The worker's producers for one run, built with the settings the worker tunes (each one the operator's
 /// `--kafka` properties override): the producer of events and dead letters, and the changelog's producer;
-/// and the settings of its consumers (the group's, which ``RebalanceCoordinator`` owns, and the restore's).
+/// and the settings of its consumers (the group's, which the loop polls with its rebalance hooks, and the restore's).
 ///
 /// The one holder of the producers: a rewind replaces them here (``replaceProducers()``), and whoever sends
 /// asks for the current ones (``producer``, ``changelogSink``). Owned by the loop's thread.
@@ -145,8 +145,11 @@ final class KafkaClients {
     ///
     /// Close the group's consumer first: its last revocation checkpoints what was applied, and the producers must still
     /// be there to deliver it.
-    func close() {
-        producer.close()
-        changelogProducer?.close()
+    ///
+    /// - Parameter deliveryWait: how long each producer may take to deliver what it holds (nothing for a cancelled
+    ///   stop: what it held is not covered by a stored checkpoint, and a restart sends it again).
+    func close(deliveryWait: Duration = .seconds(10)) {
+        producer.close(timeout: deliveryWait)
+        changelogProducer?.close(timeout: deliveryWait)
     }
 }

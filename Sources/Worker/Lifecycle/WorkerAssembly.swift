@@ -5,27 +5,30 @@ import Logging
 import Metrics
 import StateStore
 
-/// Builds the worker's parts from its configuration, once, and wires them to each other: the country data and the
-/// tracker, the state directory's lock and store, the offset ledger, the checkpoint writer and its coordinator, the
-/// apply threads and the devices they hold, the recovery from refused deliveries, and the hand-over of partitions.
+/// Builds the worker's parts from its configuration, once: the country data and the tracker, the state directory's
+/// lock and store, the offset ledger, the checkpoint writer, the apply threads and the devices they hold, and the
+/// hand-over of partitions.
 ///
-/// A run's Kafka parts (``KafkaClients``, ``RebalanceCoordinator``) are made by ``connect(logger:)`` when the loop
-/// starts.
-///
-/// Every part lives on the loop's thread unless its own documentation says otherwise.
+/// The ``Worker``'s loop is the one owner of every part: the checkpoint, the rebalance hooks and the rewind are the
+/// loop's steps, which take the parts they need from here. A run's Kafka parts (``Connection``) are made by
+/// ``connect(logger:clock:unless:)`` when the loop starts.
 struct WorkerAssembly {
     let configuration: WorkerConfiguration
     let lifecycle: LifecycleShell
     let ledger: OffsetLedger
     let applyThreads: ApplyThreads
     let devices: HeldDevices
-    let checkpoints: CheckpointCoordinator
-    let recovery: DeliveryRecovery
+    let writer: CheckpointWriter
     let handover: PartitionHandover
     /// This process's claim on the state directory, for the worker's life.
     let directoryLock: StateDirectoryLock
     /// Counts the assignments lost while the instance was gone past its session.
     let lostAssignments: Counter
+    /// Counts the checkpoints the disk refused; made with the worker, so that it is exposed at 0 before the first
+    /// refusal (an alert's `increase()` does not count a series that appears already above zero).
+    let stateWriteFailures: Counter
+    /// Where the delivery failures' counters are made, by topic and error, as they occur.
+    let metricsFactory: any MetricsFactory
     /// Logs and counts the breaches of the invariants the loop checks.
     let invariants: InvariantReporter
 
@@ -40,6 +43,8 @@ struct WorkerAssembly {
     ) throws(WorkerError) {
         self.configuration = configuration
         lostAssignments = Counter(label: MetricName.assignmentsLost, factory: metricsFactory)
+        stateWriteFailures = Counter(label: MetricName.stateWriteFailures, factory: metricsFactory)
+        self.metricsFactory = metricsFactory
         invariants = InvariantReporter(logger: logger, factory: metricsFactory)
         lifecycle = LifecycleShell(
             backoff: .init(
@@ -84,25 +89,9 @@ struct WorkerAssembly {
                 )
             }
         }
-        checkpoints = CheckpointCoordinator(
-            writer: CheckpointWriter(
-                store: store,
-                durations: Metrics.Timer(label: MetricName.checkpointDuration, factory: metricsFactory)
-            ),
-            interval: configuration.checkpointInterval,
-            ledger: ledger,
-            applyThreads: applyThreads,
-            devices: devices,
-            metrics: CheckpointMetrics(factory: metricsFactory),
-            logger: logger
-        )
-        recovery = DeliveryRecovery(
-            applyThreads: applyThreads,
-            devices: devices,
-            ledger: ledger,
-            checkpoints: checkpoints,
-            metricsFactory: metricsFactory,
-            logger: logger
+        writer = CheckpointWriter(
+            store: store,
+            durations: Metrics.Timer(label: MetricName.checkpointDuration, factory: metricsFactory)
         )
         handover = PartitionHandover(
             restore: configuration.changelog.enabled
@@ -118,18 +107,13 @@ struct WorkerAssembly {
         )
     }
 
-    /// A run's Kafka parts: the producers, the group's membership, and its consumer, joined.
+    /// A run's Kafka parts: the producers, and the group's consumer, joined.
+    ///
+    /// The loop polls the consumer with its rebalance hooks and closes it with them (``Worker``), so the consumer
+    /// holds nothing of the worker's.
     struct Connection {
         let clients: KafkaClients
-        let group: RebalanceCoordinator
         let consumer: Consumer
-
-        /// Leaves the group (its last revocation checkpoints, with the producers still there), then closes the
-        /// producers.
-        func close() {
-            group.leave()
-            clients.close()
-        }
     }
 
     /// Connects a run's Kafka parts (the topics checked first), waiting for Kafka while it cannot be reached:
@@ -172,23 +156,16 @@ struct WorkerAssembly {
 
     private func connectOnce(logger: Logger) throws(WorkerError) -> Connection {
         let clients = try KafkaClients(configuration: configuration, logger: logger)
-        let group = RebalanceCoordinator(
-            configuration: configuration,
-            clients: clients,
-            handover: handover,
-            applyThreads: applyThreads,
-            checkpoints: checkpoints,
-            devices: devices,
-            ledger: ledger,
-            lifecycle: lifecycle,
-            lostAssignments: lostAssignments,
-            logger: logger
-        )
         do {
-            return Connection(clients: clients, group: group, consumer: try group.join())
+            let consumer = try Consumer(
+                configuration: KafkaClients.groupConsumerConfiguration(configuration),
+                subscription: .group(topics: [configuration.topics.positions, configuration.topics.commands]),
+                logger: logger
+            )
+            return Connection(clients: clients, consumer: consumer)
         } catch {
             clients.close()
-            throw error
+            throw WorkerError(.kafka, "cannot create the consumer", underlying: error)
         }
     }
 }

@@ -235,12 +235,20 @@ struct WorkerLifecycle {
     }
 
     /// A checkpoint was written: deliveries go through again, the next refusal starts the back-off afresh.
+    ///
+    /// One written while the worker rewinds (the one in hand when the partitions were lost) was sent before the
+    /// rewind: it shows nothing of what the rewind waits for.
     mutating func checkpointWritten() -> Action {
-        refusals = 0
-        awaiting = nil
         switch state {
-        case .running, .restoring: return .consume
-        case .starting, .waitingForKafka, .backingOff, .stopping, .stopped, .failed: return .none
+        case .running, .restoring:
+            refusals = 0
+            awaiting = nil
+            return .consume
+        case .stopping:
+            refusals = 0
+            awaiting = nil
+            return .none
+        case .starting, .waitingForKafka, .backingOff, .stopped, .failed: return .none
         }
     }
 

@@ -1,9 +1,11 @@
 public import ServiceLifecycle
 
-/// The ``Worker`` as a swift-service-lifecycle service: graceful shutdown (SIGTERM/SIGINT through the `ServiceGroup`)
-/// and cancellation both ask it to stop, and it returns once it has finished the batch in flight, checkpointed and left
-/// the group; then it ends the live event streams (``EventFeed/finish()``), which would otherwise hold the HTTP
-/// server's stop up.
+/// The ``Worker`` as a swift-service-lifecycle service.
+///
+/// Graceful shutdown (SIGTERM/SIGINT through the `ServiceGroup`) asks it to stop, and it returns once it has finished the batch in flight, checkpointed and left the group;
+/// cancellation (the group's stop deadline passed) asks it to stop without waiting for a checkpoint or a commit
+/// (``Worker/cancel()``). Then it ends the live event streams (``EventFeed/finish()``), which would otherwise hold the
+/// HTTP server's stop up.
 ///
 /// The worker's loop runs on a thread of its own.
 public struct WorkerService: Service {
@@ -22,7 +24,8 @@ public struct WorkerService: Service {
                 worker.stop()
             }
         } onCancel: { [worker] in
-            worker.stop()
+            // Past the group's stop deadline: the worker gives up its stop's waits, so that it returns in time.
+            worker.cancel()
         }
     }
 }

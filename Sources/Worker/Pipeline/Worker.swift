@@ -9,28 +9,36 @@ import Threads
 /// The geoworker service: consumes positions and commands, applies them, publishes events, and persists
 /// state and offsets so that a restart neither loses nor re-announces anything.
 ///
-/// This type is the loop, a `switch` over the ``WorkerLifecycle``'s answers to what just happened;
-/// docs/ARCHITECTURE.md follows one position through it. Each round polls (the ``RebalanceCoordinator``'s hooks
-/// run inside), notes reads in the ``OffsetLedger``, merges (``InputMerge``) and queues for the shards
-/// (``ShardedDevices``), takes a checkpoint when due (``CheckpointCoordinator``), and hands the round to the
-/// ``ApplyThreads``. A refused delivery goes to ``DeliveryRecovery``; ``WorkerAssembly`` wires the parts.
+/// This type is the loop, a `switch` over the ``WorkerLifecycle``'s answers to what just happened, and the one
+/// owner of the worker's parts (``WorkerAssembly``); docs/ARCHITECTURE.md follows one position through it. Each
+/// round polls (the rebalance hooks, `Worker+Rebalance.swift`, run inside), notes reads in the ``OffsetLedger``,
+/// merges (``InputMerge``) and queues for the shards (``ShardedDevices``), carries out the checkpoint's steps
+/// (``CheckpointCycle``, `Worker+Checkpoint.swift`), and hands the round to the ``ApplyThreads``. A refused
+/// checkpoint rewinds (`Worker+Rewind.swift`).
 public final class Worker: @unchecked Sendable {
     // @unchecked: everything below is the loop thread's (the rebalance hooks run inside its poll), but the
     // atomic `stopRequested`, the thread-safe `health`, `feed` and `queries`, and what the apply threads have
     // to themselves between an `ApplyThreads.start` and the next `finish`.
     public let configuration: WorkerConfiguration
-    private let logger: Logger
-    private let clock: any WorkerClock
-    private let stopRequested = Atomic<Bool>(false)
+    let logger: Logger
+    let clock: any WorkerClock
+    /// Set by ``stop()`` (and ``cancel()``), read by the loop at every turn.
+    let stopRequested = Atomic<Bool>(false)
+    /// Set by ``cancel()``: the stop gives up its waits.
+    let waitsAbandoned = Atomic<Bool>(false)
     /// Where the worker is in its life, for health and readiness probes.
     public let health = WorkerHealth()
     /// The events as they are sent, for live watchers (the operations page).
     public let feed: EventFeed
     /// The operations endpoints' questions about the devices held, answered by the loop.
     public let queries = DeviceQueries()
-    private let parts: WorkerAssembly
-    private var merge: InputMerge<ConsumerRecord>
-    private var metrics: WorkerMetrics
+    let parts: WorkerAssembly
+    var merge: InputMerge<ConsumerRecord>
+    var metrics: WorkerMetrics
+    /// When checkpoints are taken and what their answers mean.
+    var checkpoints: CheckpointCycle
+    /// What the checkpoints tell an operator: lag, holdings, the store up to date.
+    var checkpointMetrics: CheckpointMetrics
 
     /// Opens the state directory and loads the country index; devices are loaded as partitions are assigned.
     ///
@@ -55,23 +63,16 @@ public final class Worker: @unchecked Sendable {
         metrics = WorkerMetrics(factory: metricsFactory)
         merge = InputMerge(topics: configuration.topics, mergeWait: configuration.mergeWait)
         parts = try WorkerAssembly(configuration, health: health, logger: logger, metricsFactory: metricsFactory)
+        checkpoints = CheckpointCycle(interval: configuration.checkpointInterval, startedAt: clock.now)
+        checkpointMetrics = CheckpointMetrics(factory: metricsFactory)
     }
 
     deinit {
-        parts.checkpoints.stop()
+        parts.writer.stop()
     }
 
     /// What has been processed so far (messages applied again after a rewind count again).
     public var counters: ProcessingCounters { parts.devices.counters }
-
-    /// Asks ``run()`` to finish: it completes the batch in flight, checkpoints, leaves the group and returns.
-    ///
-    /// Safe from any thread (a signal handler's task, for example).
-    public func stop() {
-        stopRequested.store(true, ordering: .releasing)
-    }
-
-    private func isStopRequested() -> Bool { stopRequested.load(ordering: .acquiring) }
 
     /// Runs until ``stop()`` (or, with ``WorkerConfiguration/untilCaughtUp``, until every assigned partition has been
     /// processed to its end).
@@ -100,30 +101,21 @@ public final class Worker: @unchecked Sendable {
         guard let connection = try parts.connect(logger: logger, clock: clock, unless: isStopRequested) else { return }
         defer {
             // A failure can leave the loop while the shards apply: they finish before the clients go.
-            parts.applyThreads.finish()
-            connection.close()
+            finishApplying()
+            leave(connection)
         }
         let lifecycle = parts.lifecycle
         var next = lifecycle.report { $0.clientsReady(stopRequested: isStopRequested()) }
         logger.info("geoworker running", metadata: configuration.summary)
-        var pace = Pace(lastCheckpoint: clock.now)
+        var firstMessage: ContinuousClock.Instant?
         while true {
             switch next {
             case .consume:
-                next = consumeOnce(connection, pace: &pace)
+                next = consumeOnce(connection, firstMessage: &firstMessage)
             case .rewind(let reason, let refusals, let delay):
-                next = try parts.recovery.recover(
-                    after: reason,
-                    refusals: refusals,
-                    delay: delay,
-                    on: connection,
-                    merge: &merge,
-                    lifecycle: lifecycle,
-                    clock: clock,
-                    stopRequested: isStopRequested
-                )
+                next = try rewind(after: reason, refusals: refusals, delay: delay, on: connection)
             case .finish(let caughtUp):
-                next = finish(connection, caughtUp: caughtUp, firstMessage: pace.firstMessage)
+                next = finish(connection, caughtUp: caughtUp, firstMessage: firstMessage)
             case .exit:
                 return
             case .fail(let error):
@@ -135,22 +127,28 @@ public final class Worker: @unchecked Sendable {
     }
 
     /// One round: poll (the rebalance hooks inside), merge and route while the shards apply the previous
-    /// rounds, checkpoint when due, answer the operations endpoints, hand the round to the shards.
-    private func consumeOnce(_ connection: WorkerAssembly.Connection, pace: inout Pace) -> WorkerLifecycle.Action {
+    /// rounds, carry out the checkpoint's turn, answer the operations endpoints, hand the round to the shards.
+    private func consumeOnce(
+        _ connection: WorkerAssembly.Connection,
+        firstMessage: inout ContinuousClock.Instant?
+    ) -> WorkerLifecycle.Action {
         let (lifecycle, consumer, clients) = (parts.lifecycle, connection.consumer, connection.clients)
         let batch: ConsumerBatch
         do {
-            batch = try consumer.poll(maxMessages: configuration.maxBatch, timeout: .milliseconds(100))
+            batch = try consumer.poll(
+                maxMessages: configuration.maxBatch,
+                timeout: .milliseconds(100),
+                onAssign: { assign($0, connection) },
+                onRevoke: { revoke($0, isLost: $1, connection) }
+            )
         } catch { return lifecycle.report { $0.failed(WorkerError(.kafka, "consumer failed", underlying: error)) } }
-        // A rebalance hook inside the poll, or the checkpoint thread, may have met a failure.
+        // A rebalance hook inside the poll may have met a failure or lost the partitions.
         let afterPoll = lifecycle.report { $0.polled(now: clock.now) }
         guard afterPoll == .consume else { return afterPoll }
-        if let failure = parts.checkpoints.failure {
-            return lifecycle.report { $0.checkpointFailed(failure, now: clock.now) }
-        }
-        for partition in connection.group.takeRevoked() { merge.removeAll(partition: partition) }
+        let afterAnswer = takeCheckpointAnswer()
+        guard afterAnswer == .consume else { return afterAnswer }
         let polledAt = clock.now
-        if pace.firstMessage == nil && !batch.isEmpty { pace.firstMessage = polledAt }
+        if firstMessage == nil && !batch.isEmpty { firstMessage = polledAt }
         let ledger = parts.ledger
         for record in batch {
             let kind: InputKind = record.topic == configuration.topics.commands ? .commands : .positions
@@ -166,31 +164,11 @@ public final class Worker: @unchecked Sendable {
         if metrics.recordLaggingWaits(merge.laggingWaitsGivenUp) { logger.warning("\(merge.laggingWaitWarning)") }
         parts.invariants.report(.readOrder, parts.ledger.takeReadOrderBreaches())
         parts.invariants.report(.mergeOrder, merge.takeOrderBreaches())
-        for round in parts.applyThreads.takeAppliedRounds() {
-            ledger.noteApplied(throughRound: round.number)
-            if let duration = round.duration { metrics.recordBatch(duration) }
-        }
-        // The counters are read only while the shards are still: whenever they are (a steady stream leaves
-        // them idle between polls), and at every checkpoint (which stops them; a catch-up keeps them busy).
-        let checkpointDue = parts.checkpoints.isDue(at: clock.now, since: pace.lastCheckpoint)
-        if checkpointDue {
-            parts.applyThreads.finish()
-            metrics.publish(counters)
-            do {
-                let wrote = try parts.checkpoints.checkpoint(changelog: clients.changelogSink, consumer: consumer)
-                pace.lastCheckpoint = clock.now
-                if wrote {
-                    let afterWrite = lifecycle.report { $0.checkpointWritten() }
-                    guard afterWrite == .consume else { return afterWrite }
-                }
-            } catch {
-                return lifecycle.report { $0.checkpointFailed(error, now: clock.now) }
-            }
-        } else if parts.applyThreads.hasFinished {
-            metrics.publish(counters)
-        }
+        noteAppliedRounds()
+        let afterCheckpoint = checkpointTurn(connection)
+        guard afterCheckpoint == .consume else { return afterCheckpoint }
         if queries.hasPending {
-            parts.applyThreads.finish()
+            finishApplying()
             parts.devices.answer(queries, inputPartitionCount: clients.inputPartitionCount)
         }
         var next = WorkerLifecycle.Action.consume
@@ -209,38 +187,19 @@ public final class Worker: @unchecked Sendable {
         return next
     }
 
-    /// The last checkpoint, with what the last poll released applied first; the group's offsets committed,
-    /// waiting for the answer; the run summed up.
-    private func finish(
-        _ connection: WorkerAssembly.Connection,
-        caughtUp: Bool,
-        firstMessage: ContinuousClock.Instant?
-    ) -> WorkerLifecycle.Action {
-        let (lifecycle, consumer, clients) = (parts.lifecycle, connection.consumer, connection.clients)
-        do {
-            try parts.checkpoints.submit(changelog: clients.changelogSink, consumer: consumer)
-            try parts.checkpoints.waitUntilWritten()
-        } catch {
-            // A catch-up run goes back and retries (it ends well only with everything delivered); a failure is final.
-            let afterFailure = lifecycle.report { $0.checkpointFailed(error, now: clock.now) }
-            if case .fail = afterFailure { return afterFailure }
-            if case .rewind = afterFailure { return afterFailure }
-            // No going back while stopping: the stored state stays as it was, and a restart replays the rest.
-            logger.warning("stopping with the last checkpoint not written; the state stays as last stored: \(error)")
+    /// Waits until the apply threads have applied everything handed to them, and notes the rounds applied: what
+    /// every checkpoint, rebalance, rewind, query and stop does first.
+    func finishApplying() {
+        parts.applyThreads.finish()
+        noteAppliedRounds()
+    }
+
+    /// Notes each round the apply threads applied since the last note, once: its offsets in the ledger (the next
+    /// checkpoint may store them) and its duration in the batch-duration histogram.
+    func noteAppliedRounds() {
+        for round in parts.applyThreads.takeAppliedRounds() {
+            parts.ledger.noteApplied(throughRound: round.number)
+            if let duration = round.duration { metrics.recordBatch(duration) }
         }
-        parts.checkpoints.commitStored(of: consumer.assignment, consumer: consumer, waitForAnswer: true)
-        if caughtUp {
-            // From the first message to the last checkpoint: what replays and benchmarks want to know.
-            let counters = counters
-            logger.info(
-                "caught up with every assigned partition",
-                metadata: [
-                    ServiceLogKey.positions: "\(counters.positions)", ServiceLogKey.commands: "\(counters.commands)",
-                    ServiceLogKey.elapsed: "\(firstMessage.map { clock.now - $0 } ?? .zero)",
-                ]
-            )
-        }
-        logger.info("geoworker stopped", metadata: [ServiceLogKey.devices: "\(parts.devices.holdings.devices)"])
-        return lifecycle.report { $0.finished() }
     }
 }

@@ -6,7 +6,7 @@ import StateStore
 /// How partitions' devices change hands with the group's assignments, so that several instances share one
 /// group and a partition that moves keeps its state (docs/ARCHITECTURE.md, "Partitions changing hands").
 ///
-/// On each assignment (inside the poll that brings it, from ``RebalanceCoordinator``):
+/// On each assignment (inside the poll that brings it, from the loop's assign hook, `Worker+Rebalance.swift`):
 /// 1. every assigned partition whose changelog partition holds records past the store's copy is restored
 ///    first (``ChangelogRestore``): another instance wrote since, or this one never held it;
 /// 2. the devices of the assigned partitions are loaded from the store when the set changed or anything was
@@ -17,7 +17,7 @@ import StateStore
 ///    device skips what its state already holds (``DeviceState/appliedOffsets``). No message is lost, none
 ///    is applied twice to a device.
 ///
-/// On revocation the worker checkpoints first (``RebalanceCoordinator``), and the store keeps the devices with its
+/// On revocation the worker checkpoints first (the revoke hook), and the store keeps the devices with its
 /// changelog offset, so a partition that comes back restores only what changed meanwhile.
 struct PartitionHandover {
     /// Restores from the changelog; nil when the worker runs without one.

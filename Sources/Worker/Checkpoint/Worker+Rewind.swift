@@ -2,45 +2,16 @@ import Kafka
 import Logging
 import Metrics
 
-/// The way back from a checkpoint that was refused.
+/// The loop's way back to its last written checkpoint, after the ``CheckpointCycle``'s writer refused one or the group
+/// took the partitions away.
 ///
 /// A delivery the broker refused for good (authorization, a record it rejects) or a write the disk refused (full,
 /// failing): the worker returns to its last written checkpoint in process, waits out a back-off and reads again
-/// from there.
+/// from there. Lost partitions rewind the same way, at once.
 ///
 /// Applying and sending again re-emits the same events with the same ids (they derive from the input offsets), so
 /// nothing is lost and no id names two events.
-///
-/// Owned by the loop's thread: it runs when the lifecycle answers a refusal with
-/// ``WorkerLifecycle/Action/rewind(reason:refusals:delay:)``.
-final class DeliveryRecovery {
-    private let applyThreads: ApplyThreads
-    private let devices: HeldDevices
-    private let ledger: OffsetLedger
-    private let checkpoints: CheckpointCoordinator
-    private let metricsFactory: any MetricsFactory
-    /// Made with the recovery, so that it is exposed at 0 before the first refusal: an alert's `increase()` does
-    /// not count a series that appears already above zero.
-    private let stateWriteFailures: Counter
-    private let logger: Logger
-
-    init(
-        applyThreads: ApplyThreads,
-        devices: HeldDevices,
-        ledger: OffsetLedger,
-        checkpoints: CheckpointCoordinator,
-        metricsFactory: any MetricsFactory,
-        logger: Logger
-    ) {
-        self.applyThreads = applyThreads
-        self.devices = devices
-        self.ledger = ledger
-        self.checkpoints = checkpoints
-        self.metricsFactory = metricsFactory
-        stateWriteFailures = Counter(label: MetricName.stateWriteFailures, factory: metricsFactory)
-        self.logger = logger
-    }
-
+extension Worker {
     /// Rewinds to the last written checkpoint, backs off and resumes reading there.
     ///
     /// The rewind: the shards finish what they were handed; new producers (the old ones' queues purged, so
@@ -52,29 +23,25 @@ final class DeliveryRecovery {
     ///
     /// - Returns: the lifecycle's next action: consume, or finish when a stop came during the back-off.
     /// - Throws: ``WorkerError`` when a new producer cannot start or the store cannot be read.
-    func recover(
+    func rewind(
         after reason: WorkerError,
         refusals: Int,
         delay: Duration,
-        on connection: WorkerAssembly.Connection,
-        merge: inout InputMerge<ConsumerRecord>,
-        lifecycle: LifecycleShell,
-        clock: any WorkerClock,
-        stopRequested: () -> Bool
+        on connection: WorkerAssembly.Connection
     ) throws(WorkerError) -> WorkerLifecycle.Action {
+        let (lifecycle, ledger, devices) = (parts.lifecycle, parts.ledger, parts.devices)
         logger.error(
-            "\(Self.headline(reason))",
+            "\(Self.rewindHeadline(reason))",
             metadata: [
                 ServiceLogKey.error: "\(reason)", ServiceLogKey.refusals: "\(refusals)",
                 ServiceLogKey.retryIn: "\(delay)",
             ]
         )
         if let refusal = reason.underlying as? DeliveryRefusal { recordDeliveryFailures(refusal.counts) }
-        if reason.isStorageFailure { stateWriteFailures.increment() }
-        applyThreads.finish()
+        if reason.isStorageFailure { parts.stateWriteFailures.increment() }
+        finishApplying()
         // After a loss the writer may still have a checkpoint in hand: it ends (written, or refused by the group).
-        try checkpoints.waitUntilSettled()
-        for round in applyThreads.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
+        if case .fail(let error)? = settleCheckpoint() { throw error }
         ledger.discardUnstored()
         let consumer = connection.consumer
         try connection.clients.replaceProducers()
@@ -86,7 +53,7 @@ final class DeliveryRecovery {
         let next = lifecycle.waitOutBackoff(
             lifecycle.report { $0.backoffElapsed(now: clock.now) },
             clock: clock,
-            stopRequested: stopRequested
+            stopRequested: isStopRequested
         )
         guard next == .consume else { return next }
         do {
@@ -102,7 +69,7 @@ final class DeliveryRecovery {
     }
 
     /// What the rewind's log line says first.
-    private static func headline(_ reason: WorkerError) -> String {
+    private static func rewindHeadline(_ reason: WorkerError) -> String {
         switch reason.code {
         case .delivery: "delivery refused; rewinding to the last checkpoint"
         case .fenced: "the group gave this instance's partitions to another member; rewinding to the last checkpoint"
@@ -117,7 +84,7 @@ final class DeliveryRecovery {
                 Counter(
                     label: MetricName.deliveryFailures,
                     dimensions: [("topic", topic), ("error", error)],
-                    factory: metricsFactory
+                    factory: parts.metricsFactory
                 )
                 .increment(by: count)
             }

@@ -1,0 +1,141 @@
+import Kafka
+
+/// Decides the checkpoint's every step for the loop.
+///
+/// When one is taken, what follows the writer's answer, and how a rebalance, a rewind or a stop waits for the one in
+/// hand: a pure state machine whose events return the step the loop carries out (the SwiftNIO style); the loop alone
+/// owns it, with the ``CheckpointWriter`` that writes.
+///
+/// | State | Event | Step | Next state |
+/// |---|---|---|---|
+/// | idle | ``turn(now:)``, interval passed | take | idle |
+/// | idle | ``taken(isEmpty:now:)``, changes | write | writing |
+/// | idle | ``taken(isEmpty:now:)``, nothing | upToDate | idle |
+/// | writing | ``turn(now:)`` | none (changes gather for the next) | writing |
+/// | writing | ``settle()`` (assignment, revocation, rewind, stop) | waitForWriter | writing |
+/// | writing | ``answered(_:)`` written | stored(offsets) | idle |
+/// | writing | ``answered(_:)`` refused: delivery, disk full, fenced | none (``refusal`` reported after the poll) | refused |
+/// | writing | ``answered(_:)`` failed (SQLite) | fail | failed |
+/// | refused | ``turn(now:)``, ``taken(isEmpty:now:)`` | none: nothing is taken until the rewind | refused |
+/// | refused | ``rewound()`` | none | idle |
+/// | idle, refused | ``stopped()`` | none | stopped |
+/// | writing | ``stopped()``: the stop's wait given up | none: the answer is not waited for | stopped |
+/// | stopped, failed | any | none, or the failure | same |
+///
+/// A lost assignment is not an event of its own: the loop rewinds after the poll, and a checkpoint the writer has in
+/// hand meets the group's ``MembershipCheck`` and is answered `fenced` (refused) before its changelog records go out.
+/// One checkpoint at a time is with the writer, and checkpoints reach it in the order they were taken; while it
+/// writes, the loop consumes on and the changes gather for the next one, so a slow disk or changelog delays
+/// checkpoints, never events.
+struct CheckpointCycle: Equatable {
+    enum State: Equatable {
+        /// Nothing with the writer.
+        case idle
+        /// One checkpoint with the writer: waiting for its deliveries, or in SQLite.
+        case writing
+        /// The writer refused the last checkpoint (a delivery the broker refused for good, a write the disk refused,
+        /// the group's membership check): nothing is taken until the loop has rewound to the store.
+        case refused(WorkerError)
+        /// The last checkpoint is settled: nothing more is taken.
+        case stopped
+        /// A write failed for good (the store): nothing is written from now on.
+        case failed(WorkerError)
+    }
+
+    /// What the loop does.
+    enum Step: Equatable {
+        /// Nothing.
+        case none
+        /// Finish the apply threads, take a checkpoint (their changes, the applied offsets) and report
+        /// ``taken(isEmpty:now:)``.
+        case take
+        /// Hand the checkpoint just taken to the writer.
+        case write
+        /// Nothing to write: the store holds everything applied (the up-to-date gauge moves).
+        case upToDate
+        /// Wait for the writer's answer and report it (``answered(_:)``).
+        case waitForWriter
+        /// Written: the offsets are stored; note them, commit them to the group, tell the lifecycle.
+        case stored([TopicPartition: Int64])
+        /// The store failed: the worker fails with this error.
+        case fail(WorkerError)
+    }
+
+    private(set) var state = State.idle
+    /// How often a checkpoint is taken, at most.
+    let interval: Duration
+    /// When the last checkpoint was taken (or the cycle began).
+    private(set) var lastTaken: ContinuousClock.Instant
+
+    init(interval: Duration, startedAt now: ContinuousClock.Instant) {
+        self.interval = interval
+        lastTaken = now
+    }
+
+    /// A turn of the loop at `now`: a checkpoint is taken once the interval has passed since the last and the writer is
+    /// free.
+    func turn(now: ContinuousClock.Instant) -> Step {
+        guard case .idle = state, now - lastTaken >= interval else { return .none }
+        return .take
+    }
+
+    /// Before an assignment, a revocation, a rewind or the last checkpoint: the one in hand ends first.
+    func settle() -> Step {
+        state == .writing ? .waitForWriter : .none
+    }
+
+    /// Whether a checkpoint may be taken now, out of turn (a revocation's, the last one): the writer is free and
+    /// nothing was refused.
+    var canTake: Bool { state == .idle }
+
+    /// A checkpoint was taken at `now`; `isEmpty` when it covers nothing.
+    mutating func taken(isEmpty: Bool, now: ContinuousClock.Instant) -> Step {
+        guard case .idle = state else {
+            preconditionFailure("a checkpoint taken while the cycle is \(state)")
+        }
+        lastTaken = now
+        if isEmpty { return .upToDate }
+        state = .writing
+        return .write
+    }
+
+    /// The writer answered: the input offsets stored, or why the checkpoint was not written.
+    mutating func answered(_ answer: Result<[TopicPartition: Int64], WorkerError>) -> Step {
+        guard case .writing = state else { preconditionFailure("an answer to no write, the cycle \(state)") }
+        switch answer {
+        case .success(let offsets):
+            state = .idle
+            return .stored(offsets)
+        case .failure(let error) where error.isCheckpointRefusal:
+            state = .refused(error)
+            return .none
+        case .failure(let error):
+            state = .failed(error)
+            return .fail(error)
+        }
+    }
+
+    /// The refusal the loop reports to the lifecycle after the poll (which rewinds), until it has rewound.
+    var refusal: WorkerError? {
+        if case .refused(let error) = state { return error }
+        return nil
+    }
+
+    /// The worker has put its devices and input back as of the store: what was refused is applied and sent again, and
+    /// checkpoints are taken again (the next as soon as it is due: whether deliveries go through again shows early).
+    mutating func rewound() {
+        guard case .refused = state else { return }
+        state = .idle
+    }
+
+    /// The worker stops: nothing more is taken.
+    ///
+    /// With a checkpoint still in hand the stop gave up waiting for it (its deadline passed): whether the writer ends
+    /// it or not, the store holds whole checkpoints only, and a restart replays what it lacks.
+    mutating func stopped() {
+        switch state {
+        case .idle, .writing, .refused: state = .stopped
+        case .stopped, .failed: break
+        }
+    }
+}

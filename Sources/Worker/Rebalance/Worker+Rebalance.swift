@@ -1,0 +1,118 @@
+import Foundation
+import Kafka
+import Logging
+import Metrics
+
+/// The loop's rebalance hooks, given to each poll of the group's consumer and to its close, so that they run inside
+/// the poll, on the loop's thread, with the parts the loop owns.
+///
+/// On an assignment: the checkpoint in hand is written; the lifecycle says whether to take it (a worker that
+/// is starting or leaving does not); ``PartitionHandover`` restores what is behind the changelog and says
+/// where each partition starts; the assigned partitions' devices are loaded (``HeldDevices``) and starts past
+/// the store are stored. On a revocation: a checkpoint is taken and written, committed to the group while the
+/// partitions are still this member's, and the revoked partitions are forgotten by the ledger and the merge.
+///
+/// A hook cannot throw through librdkafka: a failure in one is reported to the lifecycle, whose answer to
+/// the end of the poll (``WorkerLifecycle/polled(now:)``) stops the loop; a refused checkpoint stays with the
+/// ``CheckpointCycle`` and the loop rewinds after the poll.
+extension Worker {
+    /// Leaves the group (its last revocation checkpoints, with the producers still there), then closes the producers.
+    func leave(_ connection: WorkerAssembly.Connection) {
+        connection.consumer.close(onRevoke: { revoke($0, isLost: $1, connection) })
+        connection.clients.close(deliveryWait: areWaitsAbandoned() ? .zero : .seconds(10))
+    }
+
+    /// The assign hook: where each partition starts, or nothing when the worker does not take the assignment.
+    func assign(_ partitions: [TopicPartition], _ connection: WorkerAssembly.Connection) -> [TopicPartition: Int64] {
+        let (lifecycle, devices, consumer) = (parts.lifecycle, parts.devices, connection.consumer)
+        finishApplying()
+        // Where partitions start depends on what the store holds: the checkpoint in hand first. Refused, the loop
+        // rewinds after this poll, to the store as it stands.
+        if settleCheckpoint() != nil { return [:] }
+        guard lifecycle.report({ $0.assigned() }) == .restore else { return [:] }
+        let started = ContinuousClock.now
+        do {
+            let assignment = try parts.handover.assign(
+                partitions,
+                consumer: consumer,
+                held: devices.partitions,
+                storedOffsets: parts.ledger.stored
+            )
+            if assignment.reloadDevices { try devices.load(partitions: Set(partitions.map(\.partition))) }
+            try storeStarts(assignment.advanced)
+            logger.info(
+                "assigned \(partitions.count) partitions",
+                metadata: [
+                    ServiceLogKey.resuming: "\(assignment.resuming)",
+                    ServiceLogKey.devices: "\(devices.holdings.devices)",
+                    ServiceLogKey.restoredRecords: "\(assignment.restored.records.values.reduce(0, +))",
+                    ServiceLogKey.elapsed: "\(ContinuousClock.now - started)",
+                ]
+            )
+            guard lifecycle.report({ $0.restored() }) == .consume else { return [:] }
+            return assignment.starts
+        } catch {
+            abandon(with: error)
+            return [:]
+        }
+    }
+
+    /// The revoke hook: finishes the work in flight for partitions about to go, commits it to the group while
+    /// they are still this member's, and forgets what was read of them.
+    ///
+    /// Partitions already lost (the member was gone past its session) are another member's: what was applied
+    /// since the last checkpoint is dropped, never written (``lose(_:)``).
+    func revoke(_ partitions: [TopicPartition], isLost: Bool, _ connection: WorkerAssembly.Connection) {
+        logger.info("revoking \(partitions.count) partitions", metadata: [ServiceLogKey.lost: "\(isLost)"])
+        if isLost {
+            lose(partitions)
+        } else {
+            // Refused, the loop rewinds after this poll, to the state as last stored; a failure is the lifecycle's.
+            finishApplying()
+            if settleCheckpoint() == nil {
+                takeCheckpoint(connection)
+                _ = settleCheckpoint()
+            }
+            // The group may refuse the commit while it rebalances; the stored offsets are what counts.
+            commitStored(of: partitions, consumer: connection.consumer, waitForAnswer: !areWaitsAbandoned())
+        }
+        for partition in partitions {
+            parts.ledger.forgetRead(partition: partition.partition)
+            // Their next owner, this worker again after an eager rebalance included, reads them again.
+            merge.removeAll(partition: partition.partition)
+        }
+    }
+
+    /// The partitions were lost: another member may be applying their input already.
+    ///
+    /// Nothing more of them is written
+    /// (a checkpoint the writer has in hand meets the ``MembershipCheck``); after the poll the loop rewinds to the
+    /// store without backing off, and the next assignment restores what the others wrote meanwhile.
+    private func lose(_ partitions: [TopicPartition]) {
+        let stored = parts.ledger.stored.filter { partitions.contains($0.key) }
+        logger.error(
+            """
+            lost \(partitions.count) partitions to the group's other members (this instance was gone past its \
+            session); dropping what was applied since the last checkpoint
+            """,
+            metadata: [
+                KafkaLogKey.partitions: "\(partitions.sorted())",
+                ServiceLogKey.storedOffsets: "\(stored.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value)" })",
+            ]
+        )
+        parts.lostAssignments.increment()
+        let action = parts.lifecycle.report {
+            $0.assignmentLost(WorkerError(.fenced, "lost \(partitions.count) partitions"))
+        }
+        assert(action == .none, "a loss is acted on after the poll")
+    }
+
+    /// Reports a failure met in a hook to the lifecycle.
+    ///
+    /// Its action, to fail (or nothing once stopped), is carried out by the loop after the poll: its answer to
+    /// ``WorkerLifecycle/polled(now:)`` says the same.
+    private func abandon(with error: WorkerError) {
+        let action = parts.lifecycle.report { $0.failed(error) }
+        assert(action == .fail(error) || action == .none, "a failure's action is to fail")
+    }
+}
