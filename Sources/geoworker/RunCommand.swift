@@ -131,6 +131,12 @@ struct RunCommand: AsyncParsableCommand {
     var checkpointIntervalMs: Int?
 
     @Option(
+        help:
+            "Milliseconds the local store may lag the changelog; 0 writes it at every checkpoint (env GEOWORKER_STORE_INTERVAL_MS; default 10000)."
+    )
+    var storeIntervalMs: Int?
+
+    @Option(
         help: "Log level: trace, debug, info, notice, warning, error, critical (env GEOWORKER_LOG_LEVEL; default info)."
     )
     var logLevel: String?
@@ -209,6 +215,7 @@ struct RunCommand: AsyncParsableCommand {
                 "untilCaughtUp": untilCaughtUp ? .bool(true) : nil,
                 "mergeWaitMs": mergeWaitMs.map(ConfigContent.int),
                 "checkpointIntervalMs": checkpointIntervalMs.map(ConfigContent.int),
+                "storeIntervalMs": storeIntervalMs.map(ConfigContent.int),
                 "applyThreads": applyThreads.map(ConfigContent.int),
                 "logLevel": logLevel.map(ConfigContent.string),
                 "shutdownTimeoutMs": shutdownTimeoutMs.map(ConfigContent.int),

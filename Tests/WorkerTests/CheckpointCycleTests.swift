@@ -18,8 +18,12 @@ struct CheckpointCycleTests {
     enum Event: CustomStringConvertible {
         /// A turn of the loop, this long after the start.
         case turn(at: Duration)
-        /// A checkpoint taken at this moment, covering something or nothing.
-        case taken(isEmpty: Bool, at: Duration)
+        /// A checkpoint taken at this moment, covering something or nothing; `storing` when the store must hold it.
+        case taken(isEmpty: Bool, at: Duration, storing: Bool = false)
+        /// An assignment or a rewind is about to read the store.
+        case storeNow
+        /// The writer's backlog written to the store, or not, at this moment.
+        case backlogStored(Result<Void, WorkerError>, at: Duration)
         /// The writer's answer.
         case answered(CheckpointWriter.Answer)
         /// An assignment, a revocation, a rewind or a stop asks for the checkpoint in hand.
@@ -32,8 +36,13 @@ struct CheckpointCycleTests {
         var description: String {
             switch self {
             case .turn(let at): "turn at \(at)"
-            case .taken(let isEmpty, let at): "taken (\(isEmpty ? "empty" : "changes")) at \(at)"
-            case .answered(.success(let offsets)): "written \(offsets.values.sorted())"
+            case .taken(let isEmpty, let at, let storing):
+                "taken (\(isEmpty ? "empty" : "changes")\(storing ? ", to be stored" : "")) at \(at)"
+            case .storeNow: "store now"
+            case .backlogStored(.success, let at): "backlog stored at \(at)"
+            case .backlogStored(.failure(let error), _): "backlog not stored: \(error.code)"
+            case .answered(.success(let written)):
+                "written \(written.logged.values.sorted()), stored: \(written.stored != nil)"
             case .answered(.failure(let error)): "answered \(error.code)"
             case .settle: "settle"
             case .rewound: "rewound"
@@ -42,7 +51,9 @@ struct CheckpointCycleTests {
         }
     }
 
-    static let delivered: CheckpointWriter.Answer = .success([positions0: 42])
+    static let delivered: CheckpointWriter.Answer = .success(.init(logged: [positions0: 42], stored: [positions0: 42]))
+    /// Delivered to the changelog, into the backlog: not stored.
+    static let logged: CheckpointWriter.Answer = .success(.init(logged: [positions0: 42], stored: nil))
     static let refusedDelivery = WorkerError(
         .delivery,
         "could not deliver 3 records to events",
@@ -65,6 +76,8 @@ struct CheckpointCycleTests {
         let event: Event
         let step: CheckpointCycle.Step
         let state: CheckpointCycle.State
+        /// The cycle's store interval: nil (the store written at every checkpoint) unless the row says.
+        var storeInterval: Duration? = nil
 
         var testDescription: String { name }
     }
@@ -90,7 +103,7 @@ struct CheckpointCycleTests {
             name: "taken with changes: write",
             given: [.turn(at: .seconds(5))],
             event: .taken(isEmpty: false, at: .seconds(5)),
-            step: .write,
+            step: .write(storing: true),
             state: .writing
         ),
         Transition(
@@ -126,7 +139,7 @@ struct CheckpointCycleTests {
             name: "written (delivered, changelog sent, rows committed): stored offsets",
             given: writing,
             event: .answered(delivered),
-            step: .stored([positions0: 42]),
+            step: .written(.init(logged: [positions0: 42], stored: [positions0: 42])),
             state: .idle
         ),
         Transition(
@@ -200,6 +213,89 @@ struct CheckpointCycleTests {
             step: .none,
             state: .stopped
         ),
+        // The store lagging the changelog (a store interval of 10 s).
+        Transition(
+            name: "store interval not passed: to the changelog only, into the backlog",
+            given: [],
+            event: .taken(isEmpty: false, at: .seconds(5)),
+            step: .write(storing: false),
+            state: .writing,
+            storeInterval: .seconds(10)
+        ),
+        Transition(
+            name: "store interval passed since the last stored: stored with the backlog",
+            given: [.taken(isEmpty: false, at: .seconds(5)), .answered(logged)],
+            event: .taken(isEmpty: false, at: .seconds(10)),
+            step: .write(storing: true),
+            state: .writing,
+            storeInterval: .seconds(10)
+        ),
+        Transition(
+            name: "a revocation's or the last checkpoint: stored whatever the interval",
+            given: [],
+            event: .taken(isEmpty: false, at: .seconds(5), storing: true),
+            step: .write(storing: true),
+            state: .writing,
+            storeInterval: .seconds(10)
+        ),
+        Transition(
+            name: "nothing new, a backlog, the store asked for: the backlog is written",
+            given: [.taken(isEmpty: false, at: .seconds(5)), .answered(logged)],
+            event: .taken(isEmpty: true, at: .seconds(6), storing: true),
+            step: .write(storing: true),
+            state: .writing,
+            storeInterval: .seconds(10)
+        ),
+        Transition(
+            name: "nothing new, a backlog, not due: up to date",
+            given: [.taken(isEmpty: false, at: .seconds(5)), .answered(logged)],
+            event: .taken(isEmpty: true, at: .seconds(6)),
+            step: .upToDate,
+            state: .idle,
+            storeInterval: .seconds(10)
+        ),
+        Transition(
+            name: "the store about to be read, a backlog: store it",
+            given: [.taken(isEmpty: false, at: .seconds(5)), .answered(logged)],
+            event: .storeNow,
+            step: .storeBacklog,
+            state: .idle,
+            storeInterval: .seconds(10)
+        ),
+        Transition(
+            name: "the store about to be read, the last checkpoint stored: nothing",
+            given: writing + [.answered(delivered)],
+            event: .storeNow,
+            step: .none,
+            state: .idle
+        ),
+        Transition(
+            name: "the backlog stored: idle, the store interval counted from then",
+            given: [
+                .taken(isEmpty: false, at: .seconds(5)), .answered(logged),
+                .backlogStored(.success(()), at: .seconds(7)),
+            ],
+            event: .taken(isEmpty: false, at: .seconds(16)),
+            step: .write(storing: false),
+            state: .writing,
+            storeInterval: .seconds(10)
+        ),
+        Transition(
+            name: "the backlog refused (disk full): refused, the rewind goes back to the store as it stands",
+            given: [.taken(isEmpty: false, at: .seconds(5)), .answered(logged)],
+            event: .backlogStored(.failure(diskFull), at: .seconds(7)),
+            step: .none,
+            state: .refused(diskFull),
+            storeInterval: .seconds(10)
+        ),
+        Transition(
+            name: "the backlog's store failing: fail",
+            given: [.taken(isEmpty: false, at: .seconds(5)), .answered(logged)],
+            event: .backlogStored(.failure(storeFailed), at: .seconds(7)),
+            step: .fail(storeFailed),
+            state: .failed(storeFailed),
+            storeInterval: .seconds(10)
+        ),
         Transition(
             name: "failed, stopping: stays failed",
             given: writing + [.answered(.failure(storeFailed))],
@@ -214,7 +310,10 @@ struct CheckpointCycleTests {
     static func apply(_ event: Event, to cycle: inout CheckpointCycle) -> CheckpointCycle.Step {
         switch event {
         case .turn(let at): return cycle.turn(now: start + at)
-        case .taken(let isEmpty, let at): return cycle.taken(isEmpty: isEmpty, now: start + at)
+        case .taken(let isEmpty, let at, let storing):
+            return cycle.taken(isEmpty: isEmpty, now: start + at, storing: storing)
+        case .storeNow: return cycle.storeNow()
+        case .backlogStored(let result, let at): return cycle.backlogStored(result, now: start + at)
         case .answered(let answer): return cycle.answered(answer)
         case .settle: return cycle.settle()
         case .rewound:
@@ -228,7 +327,7 @@ struct CheckpointCycleTests {
 
     @Test("each transition", arguments: table)
     func transition(_ row: Transition) {
-        var cycle = CheckpointCycle(interval: Self.interval, startedAt: Self.start)
+        var cycle = CheckpointCycle(interval: Self.interval, storeInterval: row.storeInterval, startedAt: Self.start)
         for event in row.given { Self.apply(event, to: &cycle) }
         let step = Self.apply(row.event, to: &cycle)
         #expect(step == row.step, "\(row.name): \(row.event)")

@@ -86,7 +86,7 @@ struct CheckpointWriterTests {
             let key = TopicPartition("positions", 0)
             #expect(try store.loadOffsets() == [key: 42])
             #expect(try store.loadDevices().map(\.deviceId) == ["device-a"])
-            #expect(try answer.get() == [key: 42], "the answer is the offsets stored")
+            #expect(try answer.get() == .init(logged: [key: 42], stored: [key: 42]), "the answer is the offsets stored")
             #expect(writer.takeAnswer() == nil, "an answer is taken once")
         }
     }
@@ -99,7 +99,7 @@ struct CheckpointWriterTests {
                 writer.write(checkpoint(producer.send(events(100)), device: "device-\(next)", next: next * 100))
                 let answer = try #require(writer.waitForAnswer()).get()
                 let stored = try store.loadOffsets()[key]
-                #expect(answer == [key: next * 100])
+                #expect(answer == .init(logged: [key: next * 100], stored: [key: next * 100]))
                 #expect(stored == next * 100, "after checkpoint \(next)")
             }
             #expect(try store.loadOffsets() == [TopicPartition("positions", 0): 500])
@@ -154,6 +154,47 @@ struct CheckpointWriterTests {
             let moved = TopicPartition("positions", 1)
             try writer.writeOffsets([moved: 7])
             #expect(try store.loadOffsets()[moved] == 7)
+        }
+    }
+
+    @Test(
+        "the store lagging its changelog: a checkpoint not stored is logged only; the next stored one, or the backlog alone, writes all of it"
+    )
+    func storeLagsChangelog() throws {
+        let changelog = "group-device-state-changelog"
+        try cluster.createTopic(changelog, partitions: 4)
+        try withWriter(deliveryTimeout: .seconds(2)) { store, writer, producer in
+            let sink = DeviceChangelog.Sink(topic: changelog, producer: producer)
+            func taken(_ device: String, _ country: String, next: Int64) -> Checkpoint {
+                var checkpoint = checkpoint(producer.send(events(2)), device: device, next: next)
+                checkpoint.devices = [[DeviceState(deviceId: device, country: country, inputPartition: 3)]]
+                checkpoint.changelog = sink
+                return checkpoint
+            }
+            let key = TopicPartition("positions", 0)
+            writer.write(taken("device-a", "FR", next: 10), storing: false)
+            #expect(try #require(writer.waitForAnswer()).get() == .init(logged: [key: 10], stored: nil))
+            #expect(try store.loadOffsets().isEmpty, "not stored: the store lags")
+            #expect(try store.loadDevices().isEmpty)
+            writer.write(taken("device-a", "DE", next: 20), storing: false)
+            #expect(try #require(writer.waitForAnswer()).get().stored == nil)
+            writer.write(taken("device-b", "IT", next: 30), storing: true)
+            #expect(try #require(writer.waitForAnswer()).get() == .init(logged: [key: 30], stored: [key: 30]))
+            #expect(try store.loadOffsets() == [key: 30])
+            let stored = try store.loadDevices().sorted { $0.deviceId < $1.deviceId }
+            #expect(
+                stored.map(\.country) == ["DE", "IT"],
+                "each device's newest state, the backlog's with the checkpoint's"
+            )
+            #expect(try store.loadChangelogOffsets() == [3: 3], "the three checkpoints' records, one span")
+
+            writer.write(taken("device-c", "ES", next: 40), storing: false)
+            _ = writer.waitForAnswer()
+            #expect(try writer.storeBacklog() == [key: 40])
+            #expect(try store.loadOffsets() == [key: 40])
+            #expect(try store.loadDevices().count == 3)
+            #expect(try store.loadChangelogOffsets() == [3: 4])
+            #expect(try writer.storeBacklog().isEmpty, "written once")
         }
     }
 

@@ -9,14 +9,16 @@ import Kafka
 /// | State | Event | Step | Next state |
 /// |---|---|---|---|
 /// | idle | ``turn(now:)``, interval passed | take | idle |
-/// | idle | ``taken(isEmpty:now:)``, changes | write | writing |
-/// | idle | ``taken(isEmpty:now:)``, nothing | upToDate | idle |
+/// | idle | ``taken(isEmpty:now:storing:)``, changes | write(storing: the store interval passed, or asked) | writing |
+/// | idle | ``taken(isEmpty:now:storing:)``, nothing (no backlog to store) | upToDate | idle |
 /// | writing | ``turn(now:)`` | none (changes gather for the next) | writing |
 /// | writing | ``settle()`` (assignment, revocation, rewind, stop) | waitForWriter | writing |
-/// | writing | ``answered(_:)`` written | stored(offsets) | idle |
+/// | writing | ``answered(_:)`` written (stored, or into the backlog) | written | idle |
+/// | idle | ``storeNow()`` with a backlog (before an assignment or a rewind reads the store) | storeBacklog | idle |
+/// | idle | ``backlogStored(_:now:)``: stored / refused / failed | none / none / fail | idle / refused / failed |
 /// | writing | ``answered(_:)`` refused: delivery, disk full, fenced | none (``refusal`` reported after the poll) | refused |
 /// | writing | ``answered(_:)`` failed (SQLite) | fail | failed |
-/// | refused | ``turn(now:)``, ``taken(isEmpty:now:)`` | none: nothing is taken until the rewind | refused |
+/// | refused | ``turn(now:)``, ``taken(isEmpty:now:storing:)`` | none: nothing is taken until the rewind | refused |
 /// | refused | ``rewound()`` | none | idle |
 /// | idle, refused | ``stopped()`` | none | stopped |
 /// | writing | ``stopped()``: the stop's wait given up | none: the answer is not waited for | stopped |
@@ -47,16 +49,19 @@ struct CheckpointCycle: Equatable {
         /// Nothing.
         case none
         /// Finish the apply threads, take a checkpoint (their changes, the applied offsets) and report
-        /// ``taken(isEmpty:now:)``.
+        /// ``taken(isEmpty:now:storing:)``.
         case take
-        /// Hand the checkpoint just taken to the writer.
-        case write
+        /// Hand the checkpoint just taken to the writer; `storing`: to the store too, with the backlog (else the store
+        /// lags the changelog by it: ``StoreBacklog``).
+        case write(storing: Bool)
         /// Nothing to write: the store holds everything applied (the up-to-date gauge moves).
         case upToDate
         /// Wait for the writer's answer and report it (``answered(_:)``).
         case waitForWriter
-        /// Written: the offsets are stored; note them, commit them to the group, tell the lifecycle.
-        case stored([TopicPartition: Int64])
+        /// Written: note what it covers (logged, and stored when it was), commit to the group, tell the lifecycle.
+        case written(CheckpointWriter.Written)
+        /// Write the backlog to the store before the store is read, and report ``backlogStored(_:now:)``.
+        case storeBacklog
         /// The store failed: the worker fails with this error.
         case fail(WorkerError)
     }
@@ -64,12 +69,20 @@ struct CheckpointCycle: Equatable {
     private(set) var state = State.idle
     /// How often a checkpoint is taken, at most.
     let interval: Duration
+    /// How long the store may lag the changelog; nil when every checkpoint is stored (no changelog to restore from).
+    let storeInterval: Duration?
     /// When the last checkpoint was taken (or the cycle began).
     private(set) var lastTaken: ContinuousClock.Instant
+    /// When the last stored checkpoint was taken (or the cycle began).
+    private(set) var lastStored: ContinuousClock.Instant
+    /// Whether checkpoints were written to the changelog and not yet to the store (the writer's backlog).
+    private(set) var hasBacklog = false
 
-    init(interval: Duration, startedAt now: ContinuousClock.Instant) {
+    init(interval: Duration, storeInterval: Duration? = nil, startedAt now: ContinuousClock.Instant) {
         self.interval = interval
+        self.storeInterval = storeInterval
         lastTaken = now
+        lastStored = now
     }
 
     /// A turn of the loop at `now`: a checkpoint is taken once the interval has passed since the last and the writer is
@@ -88,24 +101,32 @@ struct CheckpointCycle: Equatable {
     /// nothing was refused.
     var canTake: Bool { state == .idle }
 
-    /// A checkpoint was taken at `now`; `isEmpty` when it covers nothing.
-    mutating func taken(isEmpty: Bool, now: ContinuousClock.Instant) -> Step {
+    /// A checkpoint was taken at `now`; `isEmpty` when it covers nothing; `storing` when the store must hold it (a
+    /// revocation's, the last one), else it is stored when the store interval has passed since the last stored.
+    mutating func taken(isEmpty: Bool, now: ContinuousClock.Instant, storing: Bool = false) -> Step {
         guard case .idle = state else {
             preconditionFailure("a checkpoint taken while the cycle is \(state)")
         }
         lastTaken = now
-        if isEmpty { return .upToDate }
+        let storing = storing || storeInterval.map { now - lastStored >= $0 } ?? true
+        if isEmpty && !(storing && hasBacklog) { return .upToDate }
         state = .writing
-        return .write
+        return .write(storing: storing)
     }
 
     /// The writer answered: the input offsets stored, or why the checkpoint was not written.
-    mutating func answered(_ answer: Result<[TopicPartition: Int64], WorkerError>) -> Step {
+    mutating func answered(_ answer: CheckpointWriter.Answer) -> Step {
         guard case .writing = state else { preconditionFailure("an answer to no write, the cycle \(state)") }
         switch answer {
-        case .success(let offsets):
+        case .success(let written):
             state = .idle
-            return .stored(offsets)
+            if written.stored != nil {
+                hasBacklog = false
+                lastStored = lastTaken
+            } else {
+                hasBacklog = true
+            }
+            return .written(written)
         case .failure(let error) where error.isCheckpointRefusal:
             state = .refused(error)
             return .none
@@ -113,6 +134,36 @@ struct CheckpointCycle: Equatable {
             state = .failed(error)
             return .fail(error)
         }
+    }
+
+    /// Before the store is read: the backlog goes to it first.
+    ///
+    /// An assignment loads devices from the store, a rewind goes back to it. Only once the writer is settled.
+    func storeNow() -> Step {
+        guard hasBacklog, state != .writing else { return .none }
+        return .storeBacklog
+    }
+
+    /// The writer wrote its backlog to the store (taken at `now`), or could not; a rewind then drops it (the store as
+    /// it stands is where it goes back to, and applying again logs it again).
+    mutating func backlogStored(_ result: Result<Void, WorkerError>, now: ContinuousClock.Instant) -> Step {
+        switch result {
+        case .success:
+            hasBacklog = false
+            lastStored = now
+            return .none
+        case .failure(let error) where error.isCheckpointRefusal:
+            if state == .idle { state = .refused(error) }
+            return .none
+        case .failure(let error):
+            state = .failed(error)
+            return .fail(error)
+        }
+    }
+
+    /// The worker rewound past the backlog, which the writer dropped.
+    mutating func backlogDropped() {
+        hasBacklog = false
     }
 
     /// The refusal the loop reports to the lifecycle after the poll (which rewinds), until it has rewound.

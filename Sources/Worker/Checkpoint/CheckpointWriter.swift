@@ -15,12 +15,25 @@ import Threads
 /// (``CheckpointDelivery``). So neither the changelog nor the store ever covers a message whose events are
 /// not delivered, and a crash between any two steps replays into the same events with the same ids.
 ///
-/// When to write, and what an answer means, is the ``CheckpointCycle``'s to decide; this type carries a write out.
+/// A checkpoint that is not stored (the store may lag its changelog: ``StoreBacklog``) ends once its changelog records
+/// are delivered; its devices and offsets wait in the backlog for the next one that is stored, or for
+/// ``storeBacklog()``.
+///
+/// When to write and to store, and what an answer means, is the ``CheckpointCycle``'s to decide; this type carries a
+/// write out.
 final class CheckpointWriter: @unchecked Sendable {
-    // @unchecked: `inHand` and `answer` are guarded by `condition`; the rest is immutable.
+    // @unchecked: `inHand` and `answer` are guarded by `condition`; `backlog` is the writing thread's during a write
+    // and the caller's between writes (handed over under `condition`); the rest is immutable.
 
-    /// The input offsets a written checkpoint stored, or why it was not written.
-    typealias Answer = Result<[TopicPartition: Int64], WorkerError>
+    /// What a written checkpoint covers: the input offsets whose events and changelog records are delivered
+    /// (`logged`), and the input offsets now in the store, when it was stored (its backlog's included).
+    struct Written: Equatable {
+        var logged: [TopicPartition: Int64]
+        var stored: [TopicPartition: Int64]?
+    }
+
+    /// What a written checkpoint covers, or why it was not written.
+    typealias Answer = Result<Written, WorkerError>
 
     private let store: StateStore
     /// Behind the apply threads and the loop when the cores are busy: a checkpoint may take longer, an event not.
@@ -34,23 +47,26 @@ final class CheckpointWriter: @unchecked Sendable {
     private var answer: Answer?
     /// How long each checkpoint's writing took, refused or not.
     private let durations: Metrics.Timer
+    /// Delivered to the changelog, not yet written to the store.
+    private var backlog = StoreBacklog()
 
     init(store: StateStore, durations: Metrics.Timer) {
         self.store = store
         self.durations = durations
     }
 
-    /// Hands a checkpoint to the writing thread and returns at once.
+    /// Hands a checkpoint to the writing thread and returns at once; `storing` writes it to the store with the
+    /// backlog, else it joins the backlog once its changelog records are delivered.
     ///
     /// Only once the previous answer was taken.
-    func write(_ checkpoint: Checkpoint) {
+    func write(_ checkpoint: Checkpoint, storing: Bool = true) {
         condition.lock()
         precondition(!inHand && answer == nil, "a checkpoint handed to a writer with one in hand")
         inHand = true
         condition.unlock()
         thread.execute { [self] in
             let started = ContinuousClock.now
-            let result = Answer { () throws(WorkerError) in try persist(checkpoint) }
+            let result = Answer { () throws(WorkerError) in try persist(checkpoint, storing: storing) }
             durations.record(duration: ContinuousClock.now - started)
             condition.lock()
             inHand = false
@@ -94,16 +110,47 @@ final class CheckpointWriter: @unchecked Sendable {
         }
     }
 
+    /// Writes the backlog to the store, while no checkpoint is in hand; returns the input offsets stored.
+    ///
+    /// Before the store is read: an assignment, a rewind.
+    ///
+    /// - Throws: a failure of the store; the backlog stays.
+    func storeBacklog() throws(WorkerError) -> [TopicPartition: Int64] {
+        condition.lock()
+        precondition(!inHand, "the backlog stored beside a checkpoint in hand")
+        condition.unlock()
+        guard !backlog.isEmpty else { return [:] }
+        let pending = backlog
+        do {
+            try store.commit(devices: pending.devices.values, offsets: pending.offsets) { pending.spans }
+        } catch {
+            throw WorkerError(.state, "cannot write state", underlying: error)
+        }
+        backlog = StoreBacklog()
+        return pending.offsets
+    }
+
+    /// Forgets the backlog: the worker rewinds to the store as it stands, and applying again logs it again.
+    func dropBacklog() {
+        condition.lock()
+        precondition(!inHand, "the backlog dropped beside a checkpoint in hand")
+        condition.unlock()
+        backlog = StoreBacklog()
+    }
+
     /// Lets the checkpoint in hand finish, then ends the writer's threads.
     func stop() {
         thread.stop()
         deliveryThread.stop()
     }
 
-    /// Writes the changed devices' rows while the delivery thread waits for the checkpoint's records and then
-    /// sends the changelog's (``CheckpointDelivery``), and commits devices and offsets in one transaction once
-    /// every one was delivered; returns the input offsets.
-    private func persist(_ checkpoint: Checkpoint) throws(WorkerError) -> [TopicPartition: Int64] {
+    /// Writes one checkpoint, stored or into the backlog.
+    ///
+    /// While the delivery thread waits for its records and then sends the changelog's (``CheckpointDelivery``), the
+    /// changed devices' rows, the backlog's with them, go into one transaction, which commits devices and offsets once
+    /// every record was delivered. Not storing, it waits for the deliveries and adds
+    /// the checkpoint to the backlog.
+    private func persist(_ checkpoint: Checkpoint, storing: Bool) throws(WorkerError) -> Written {
         let devices = checkpoint.encodedDevices()
         let delivery = CheckpointDelivery(
             waitingFor: checkpoint.deliveries,
@@ -112,15 +159,23 @@ final class CheckpointWriter: @unchecked Sendable {
             confirming: checkpoint.membership,
             on: deliveryThread
         )
-        guard !devices.isEmpty || !checkpoint.offsets.isEmpty else {
+        guard storing else {
+            backlog.add(devices: devices, offsets: checkpoint.offsets, spans: try delivery.wait())
+            return Written(logged: checkpoint.offsets, stored: nil)
+        }
+        // With no backlog (the store written at every checkpoint) the rows are the checkpoint's own, as they come.
+        let rows =
+            backlog.isEmpty ? devices : Array(backlog.adding(devices: devices, offsets: [:], spans: [:]).devices.values)
+        let offsets = backlog.offsets.merging(checkpoint.offsets) { $1 }
+        guard !rows.isEmpty || !offsets.isEmpty else {
             _ = try delivery.wait()
-            return [:]
+            return Written(logged: [:], stored: [:])
         }
         var refusal: WorkerError?
         do {
-            try store.commit(devices: devices, offsets: checkpoint.offsets) {
+            try store.commit(devices: rows, offsets: offsets) {
                 do throws(WorkerError) {
-                    return try delivery.wait()
+                    return try backlog.adding(devices: [], offsets: [:], spans: delivery.wait()).spans
                 } catch {
                     refusal = error
                     return nil
@@ -130,6 +185,7 @@ final class CheckpointWriter: @unchecked Sendable {
             throw WorkerError(.state, "cannot write state", underlying: error)
         }
         if let refusal { throw refusal }
-        return checkpoint.offsets
+        backlog = StoreBacklog()
+        return Written(logged: checkpoint.offsets, stored: offsets)
     }
 }

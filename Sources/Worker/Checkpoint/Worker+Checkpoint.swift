@@ -21,7 +21,7 @@ extension Worker {
         commitStored(of: assigned, consumer: consumer)
         checkpointMetrics.recordLag(
             highWatermarks: consumer.cachedHighWatermarks(for: assigned),
-            stored: parts.ledger.stored
+            stored: parts.ledger.logged
         )
         checkpointMetrics.recordHoldings(parts.devices.holdings)
         return .consume
@@ -51,9 +51,10 @@ extension Worker {
         return carryOut(checkpoints.answered(answer))
     }
 
-    /// Takes a checkpoint (the apply threads finished first) and hands it to the writer, when the cycle allows one:
-    /// the writer is free and nothing was refused.
-    func takeCheckpoint(_ connection: WorkerAssembly.Connection) {
+    /// Takes a checkpoint (the apply threads finished first) and hands it to the writer, when the cycle allows one.
+    ///
+    /// The writer must be free and nothing refused. `storing`: the store must hold it (a revocation's, the last one).
+    func takeCheckpoint(_ connection: WorkerAssembly.Connection, storing: Bool = false) {
         guard checkpoints.canTake, !areWaitsAbandoned() else { return }
         finishApplying()
         let (consumer, changelog) = (connection.consumer, connection.clients.changelogSink)
@@ -66,11 +67,11 @@ extension Worker {
                 ? nil
                 : MembershipCheck(
                     consumer: consumer,
-                    storedOffsets: parts.ledger.stored.filter { assigned.contains($0.key) }
+                    storedOffsets: parts.ledger.logged.filter { assigned.contains($0.key) }
                 )
         )
-        switch checkpoints.taken(isEmpty: checkpoint.isEmpty, now: clock.now) {
-        case .write: parts.writer.write(checkpoint)
+        switch checkpoints.taken(isEmpty: checkpoint.isEmpty, now: clock.now, storing: storing) {
+        case .write(let storing): parts.writer.write(checkpoint, storing: storing)
         case .upToDate: checkpointMetrics.recordUpToDate()
         case let step: preconditionFailure("a checkpoint taken, then \(step)")
         }
@@ -86,7 +87,7 @@ extension Worker {
         finishApplying()
         let keepWaiting = { [self] in !areWaitsAbandoned() }
         if let failed = settleCheckpoint(while: keepWaiting) { return failed }
-        takeCheckpoint(connection)
+        takeCheckpoint(connection, storing: true)
         if let failed = settleCheckpoint(while: keepWaiting) { return failed }
         if let refusal = checkpoints.refusal {
             let afterRefusal = lifecycle.report { $0.checkpointFailed(refusal, now: clock.now) }
@@ -107,16 +108,35 @@ extension Worker {
         switch step {
         case .none:
             return nil
-        case .stored(let offsets):
-            parts.ledger.noteStored(offsets)
+        case .written(let written):
+            parts.ledger.noteLogged(written.logged)
+            if let stored = written.stored { parts.ledger.noteStored(stored) }
             checkpointMetrics.recordUpToDate()
             _ = parts.lifecycle.report { $0.checkpointWritten() }
             return nil
         case .fail(let error):
             return parts.lifecycle.report { $0.failed(error) }
-        case .take, .write, .upToDate, .waitForWriter:
+        case .take, .write, .upToDate, .waitForWriter, .storeBacklog:
             preconditionFailure("\(step) does not follow an answer")
         }
+    }
+
+    /// Before the store is read, the writer's backlog written to it (``CheckpointCycle/storeNow()``).
+    ///
+    /// An assignment loads devices from the store, a rewind goes back to it. A refusal (the disk full) stays with the
+    /// cycle.
+    ///
+    /// - Returns: the lifecycle's answer to a failure of the store; nil otherwise.
+    func storeBacklogFirst() -> WorkerLifecycle.Action? {
+        guard checkpoints.storeNow() == .storeBacklog else { return nil }
+        let result: Result<Void, WorkerError>
+        do {
+            parts.ledger.noteStored(try parts.writer.storeBacklog())
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        return carryOut(checkpoints.backlogStored(result, now: clock.now))
     }
 
     /// Writes the start offsets of an assignment that the group moved past the store, so that a rewind or a group

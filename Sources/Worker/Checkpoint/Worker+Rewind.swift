@@ -42,6 +42,13 @@ extension Worker {
         finishApplying()
         // After a loss the writer may still have a checkpoint in hand: it ends (written, or refused by the group).
         if case .fail(let error)? = settleCheckpoint() { throw error }
+        // What reached the changelog goes to the store first, so that going back repeats as little as it can; a store
+        // that refuses it is gone back to as it stands.
+        if case .fail(let error)? = storeBacklogFirst() { throw error }
+        if checkpoints.hasBacklog {
+            parts.writer.dropBacklog()
+            checkpoints.backlogDropped()
+        }
         ledger.discardUnstored()
         let consumer = connection.consumer
         try connection.clients.replaceProducers()

@@ -8,7 +8,7 @@ extension WorkerConfiguration {
     ///
     /// Keys (a config file nests them by their dots; environment variables are `GEOWORKER_` plus the key in
     /// upper snake case once the executable scopes the reader):
-    /// `brokers`, `groupId`, `groupInstanceId`, `stateDir`, `resetState`, `mergeWaitMs`, `checkpointIntervalMs`, `maxBatch`, `applyThreads`,
+    /// `brokers`, `groupId`, `groupInstanceId`, `stateDir`, `resetState`, `mergeWaitMs`, `checkpointIntervalMs`, `storeIntervalMs`, `maxBatch`, `applyThreads`,
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
@@ -35,6 +35,13 @@ extension WorkerConfiguration {
                     "checkpointIntervalMs",
                     default: defaults.checkpointInterval.wholeMilliseconds,
                     in: 1...3_600_000
+                )
+            ),
+            storeInterval: .milliseconds(
+                try config.integer(
+                    "storeIntervalMs",
+                    default: defaults.storeInterval.wholeMilliseconds,
+                    in: 0...3_600_000
                 )
             ),
             maxBatch: try config.integer("maxBatch", default: defaults.maxBatch, in: 1...1_000_000),

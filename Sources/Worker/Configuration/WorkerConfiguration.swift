@@ -78,6 +78,14 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// Longer means fewer SQLite writes and a longer replay after a crash (with the same event ids). Default: 1 s.
     public var checkpointInterval: Duration
+    /// How long the local store may lag the changelog: a checkpoint is written to SQLite when this long has passed
+    /// since the last one that was (and at every revocation, assignment, rewind and stop); the others end once their
+    /// events and changelog records are delivered.
+    ///
+    /// A steady stream changes most devices every second, and their rows are most of a checkpoint's cost. A restart
+    /// after a crash restores up to this much of the changelog into the store. Zero, or no changelog, writes the store at
+    /// every checkpoint. Default: 10 s.
+    public var storeInterval: Duration
     /// Most messages taken from librdkafka per poll.
     ///
     /// Default: 10,000.
@@ -123,6 +131,7 @@ public struct WorkerConfiguration: Sendable {
         resetState: Bool = false,
         mergeWait: Duration = .milliseconds(200),
         checkpointInterval: Duration = .seconds(1),
+        storeInterval: Duration = .seconds(10),
         maxBatch: Int = 10_000,
         applyThreads: Int = WorkerConfiguration.defaultApplyThreads,
         untilCaughtUp: Bool = false,
@@ -142,6 +151,7 @@ public struct WorkerConfiguration: Sendable {
         self.resetState = resetState
         self.mergeWait = mergeWait
         self.checkpointInterval = checkpointInterval
+        self.storeInterval = storeInterval
         self.maxBatch = maxBatch
         self.applyThreads = applyThreads
         self.untilCaughtUp = untilCaughtUp

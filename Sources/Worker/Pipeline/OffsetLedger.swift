@@ -10,13 +10,17 @@ import Kafka
 ///   finished (``noteReleased(_:inRound:)``);
 /// - **applied**: every shard applied that round and every round before it (``noteApplied(throughRound:)``):
 ///   what the next checkpoint may store (``takeApplied()``);
-/// - **stored**: a written checkpoint holds it, or an assignment moved the store up to it (``noteStored(_:)``):
-///   what a restart and a rewind resume from;
-/// - **committed**: the consumer group acknowledged it; the ledger says which stored offsets the group
+/// - **logged**: a written checkpoint's events and changelog records are delivered (``noteLogged(_:)``): what a
+///   restart resumes from, restoring from the changelog what the store lacks, and what the group may be sent;
+/// - **stored**: the store holds it (a stored checkpoint, its backlog, or an assignment that moved the store up to
+///   it: ``noteStored(_:)``): what a rewind goes back to;
+/// - **committed**: the consumer group acknowledged it; the ledger says which logged offsets the group
 ///   lacks (``uncommitted(of:acknowledged:)``).
 ///
+/// Without a changelog, or when the store is written at every checkpoint, logged and stored are the same.
+///
 /// Offsets only move forward through the stages, and a later stage never passes an earlier one: a checkpoint
-/// stores only applied offsets, and the group is sent only stored ones. A rewind forgets what was released
+/// logs only applied offsets, the store holds only logged ones, and the group is sent only logged ones. A rewind forgets what was released
 /// and applied but not stored (``discardUnstored()``); a revocation forgets what was read
 /// (``forgetRead(partition:)``).
 ///
@@ -36,6 +40,8 @@ final class OffsetLedger {
     private var releasedRounds: [(round: Int, offsets: [TopicPartition: Int64])] = []
     /// Applied since the last ``takeApplied()``.
     private(set) var applied: [TopicPartition: Int64] = [:]
+    /// What the changelog (or the store) covers: events and changelog records delivered.
+    private(set) var logged: [TopicPartition: Int64]
     /// What the store holds.
     private(set) var stored: [TopicPartition: Int64]
 
@@ -45,6 +51,7 @@ final class OffsetLedger {
     init(topics: WorkerConfiguration.Topics, stored: [TopicPartition: Int64]) {
         self.topics = topics
         self.stored = stored
+        logged = stored
     }
 
     // MARK: Read
@@ -129,19 +136,25 @@ final class OffsetLedger {
 
     // MARK: Stored and committed
 
-    /// The store holds these next offsets now (a written checkpoint's, or an assignment's starts).
-    func noteStored(_ offsets: [TopicPartition: Int64]) {
-        stored.merge(offsets) { $1 }
+    /// A written checkpoint's events and changelog records are delivered up to these next offsets.
+    func noteLogged(_ offsets: [TopicPartition: Int64]) {
+        logged.merge(offsets) { max($0, $1) }
     }
 
-    /// The stored offset of each of `partitions` that the group has not acknowledged.
+    /// The store holds these next offsets now (a stored checkpoint's or backlog's, or an assignment's starts).
+    func noteStored(_ offsets: [TopicPartition: Int64]) {
+        stored.merge(offsets) { $1 }
+        noteLogged(offsets)
+    }
+
+    /// The logged offset of each of `partitions` that the group has not acknowledged.
     func uncommitted(
         of partitions: some Sequence<TopicPartition>,
         acknowledged: [TopicPartition: Int64]
     ) -> [TopicPartition: Int64] {
         var offsets: [TopicPartition: Int64] = [:]
         for partition in partitions {
-            if let offset = stored[partition], acknowledged[partition] != offset { offsets[partition] = offset }
+            if let offset = logged[partition], acknowledged[partition] != offset { offsets[partition] = offset }
         }
         return offsets
     }

@@ -63,7 +63,12 @@ public final class Worker: @unchecked Sendable {
         metrics = WorkerMetrics(factory: metricsFactory)
         merge = InputMerge(topics: configuration.topics, mergeWait: configuration.mergeWait)
         parts = try WorkerAssembly(configuration, health: health, logger: logger, metricsFactory: metricsFactory)
-        checkpoints = CheckpointCycle(interval: configuration.checkpointInterval, startedAt: clock.now)
+        checkpoints = CheckpointCycle(
+            interval: configuration.checkpointInterval,
+            storeInterval: configuration.changelog.enabled && configuration.storeInterval > .zero
+                ? configuration.storeInterval : nil,
+            startedAt: clock.now
+        )
         checkpointMetrics = CheckpointMetrics(factory: metricsFactory)
     }
 

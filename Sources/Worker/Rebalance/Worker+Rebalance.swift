@@ -26,9 +26,9 @@ extension Worker {
     func assign(_ partitions: [TopicPartition], _ connection: WorkerAssembly.Connection) -> [TopicPartition: Int64] {
         let (lifecycle, devices, consumer) = (parts.lifecycle, parts.devices, connection.consumer)
         finishApplying()
-        // Where partitions start depends on what the store holds: the checkpoint in hand first. Refused, the loop
-        // rewinds after this poll, to the store as it stands.
-        if settleCheckpoint() != nil { return [:] }
+        // Where partitions start and what is loaded depend on what the store holds: the checkpoint in hand and the
+        // backlog first. Refused, the loop rewinds after this poll, to the store as it stands.
+        if settleCheckpoint() != nil || storeBacklogFirst() != nil { return [:] }
         guard lifecycle.report({ $0.assigned() }) == .restore else { return [:] }
         let started = ContinuousClock.now
         do {
@@ -70,7 +70,7 @@ extension Worker {
             // Refused, the loop rewinds after this poll, to the state as last stored; a failure is the lifecycle's.
             finishApplying()
             if settleCheckpoint() == nil {
-                takeCheckpoint(connection)
+                takeCheckpoint(connection, storing: true)
                 _ = settleCheckpoint()
             }
             // The group may refuse the commit while it rebalances; the stored offsets are what counts.
