@@ -179,6 +179,23 @@ func percentiles(_ values: [Int64]) -> String {
     return "p50 \(at(0.5)), p90 \(at(0.9)), p99 \(at(0.99)), max \(sorted.last!)"
 }
 
+/// A worker that keeps running on `topics`, once it has joined and been assigned every partition.
+///
+/// librdkafka's mock broker answers a fetch that found nothing only after fetch.wait.max.ms (500 ms by default), even
+/// when data arrives meanwhile (a real broker answers as soon as data is there): a short wait keeps the mock from
+/// adding up to half a second to every hop.
+func startLiveWorker(_ topics: WorkerConfiguration.Topics, partitions: Int, state: String) -> BackgroundProcess {
+    let worker = startWorker(topics, partitions: partitions, state: state, ["--kafka", "consumer.fetch.wait.max.ms=5"])
+    let joinDeadline = ContinuousClock.now + .seconds(60)
+    while !worker.errors.contains("assigned \(2 * partitions) partitions") {
+        guard ContinuousClock.now < joinDeadline, worker.isRunning else {
+            fail("the worker did not start:\n\(worker.errors.suffix(2000))")
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+    return worker
+}
+
 /// Produce-to-event latency with `partitions` partitions per topic: the floor first, then the worker.
 func measureLatency(partitions: Int) {
     // The floor: the same stream read by a bare consumer, no worker. The worker's path is two such hops (positions
@@ -203,22 +220,7 @@ func measureLatency(partitions: Int) {
     let latencyTopics = makeTopics("latency-\(partitions)", partitions: partitions)
     let pinTime = nowMilliseconds() - 60_000
     produceAll((0..<options.devices).map { trackCommand(latencyTopics, device: $0, pin: 0, radius: 200, at: pinTime) })
-    // librdkafka's mock broker answers a fetch that found nothing only after fetch.wait.max.ms (500 ms by
-    // default), even when data arrives meanwhile (a real broker answers as soon as data is there): a short
-    // wait keeps the mock from adding up to half a second to every hop.
-    let live = startWorker(
-        latencyTopics,
-        partitions: partitions,
-        state: stateRoot + "/latency-\(partitions)",
-        ["--kafka", "consumer.fetch.wait.max.ms=5"]
-    )
-    let joinDeadline = ContinuousClock.now + .seconds(60)
-    while !live.errors.contains("assigned \(2 * partitions) partitions") {
-        guard ContinuousClock.now < joinDeadline, live.isRunning else {
-            fail("the worker did not start:\n\(live.errors.suffix(2000))")
-        }
-        Thread.sleep(forTimeInterval: 0.05)
-    }
+    let live = startLiveWorker(latencyTopics, partitions: partitions, state: stateRoot + "/latency-\(partitions)")
     let probe = startProbe(topic: latencyTopics.events, readsEvents: true, partitions: partitions)
     let cpuBefore = childrenCPUSeconds()
     let idleBefore = machineIdleSeconds()

@@ -2,7 +2,8 @@
 //
 //   swift run -c release service-bench [--devices N] [--positions N] [--rate N] [--seconds S]
 //                                      [--latency-partitions N] [--restore-devices N]
-//                                      [--only throughput|first|compare|restore|startup|latency|geocode]
+//                                      [--steady-devices N] [--steady-seconds S]
+//                                      [--only throughput|first|compare|restore|startup|latency|steady|geocode]
 //                                      [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]...
 //
 // Throughput: preloads 3 pins per device and the positions (64 partitions: the mock keeps only about 5 MB
@@ -26,6 +27,8 @@
 // whole process: start-up, reading the country index, every line and the output written to a file.
 // Start-up: from process start to the first event, less the group join, with an empty store and with the
 // restored store of --restore-devices devices.
+// Steady (Steady.swift): a fleet of --steady-devices reporting once a second without events, the worker's CPU per
+// position while it keeps up.
 // Latency: a worker runs while positions are produced at a steady rate, each stamped with its produce time
 // and each crossing its device's pin; the time from produce to the resulting event's arrival at a consumer
 // is taken for every event, beside the same stream read by a bare consumer (the floor). On 8 and then 64
@@ -51,6 +54,9 @@ struct Options {
     /// The partition counts the latency part runs on, one after the other.
     var latencyPartitions = [8, 64]
     var restoreDevices = 1_000_000
+    /// The steady part's fleet, each device reporting once a second, and how long it is measured.
+    var steadyDevices = 20_000
+    var steadySeconds = 30
     /// The one part to run, or nil for all.
     var only: String?
     /// Another build's geoworker to alternate with this one's in the throughput runs.
@@ -78,11 +84,13 @@ struct Options {
             case ("--seconds", let value?): seconds = value
             case ("--latency-partitions", let value?): latencyPartitions = [value]
             case ("--restore-devices", let value?): restoreDevices = value
+            case ("--steady-devices", let value?): steadyDevices = value
+            case ("--steady-seconds", let value?): steadySeconds = value
             case ("--pairs", let value?) where value > 0: pairs = value
             default:
                 fail(
                     "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N] "
-                        + "[--restore-devices N] [--only throughput|compare|restore|startup|latency|geocode] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]..."
+                        + "[--restore-devices N] [--steady-devices N] [--steady-seconds S] [--only throughput|compare|restore|startup|latency|steady|geocode] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]..."
                 )
             }
         }
@@ -392,3 +400,5 @@ if options.runs("startup") {
 if options.runs("latency") {
     for partitions in options.latencyPartitions { measureLatency(partitions: partitions) }
 }
+
+if options.runs("steady") { measureSteadyStream() }

@@ -163,9 +163,7 @@ final class CheckpointWriter: @unchecked Sendable {
             backlog.add(devices: devices, offsets: checkpoint.offsets, spans: try delivery.wait())
             return Written(logged: checkpoint.offsets, stored: nil)
         }
-        // With no backlog (the store written at every checkpoint) the rows are the checkpoint's own, as they come.
-        let rows =
-            backlog.isEmpty ? devices : Array(backlog.adding(devices: devices, offsets: [:], spans: [:]).devices.values)
+        let rows = backlog.rows(updatedBy: devices)
         let offsets = backlog.offsets.merging(checkpoint.offsets) { $1 }
         guard !rows.isEmpty || !offsets.isEmpty else {
             _ = try delivery.wait()
@@ -175,7 +173,7 @@ final class CheckpointWriter: @unchecked Sendable {
         do {
             try store.commit(devices: rows, offsets: offsets) {
                 do throws(WorkerError) {
-                    return try backlog.adding(devices: [], offsets: [:], spans: delivery.wait()).spans
+                    return try backlog.spans(followedBy: delivery.wait())
                 } catch {
                     refusal = error
                     return nil

@@ -22,7 +22,24 @@ struct StoreBacklog {
     mutating func add(devices changed: [EncodedDevice], offsets: [TopicPartition: Int64], spans: [Int32: OffsetSpan]) {
         for device in changed { devices[device.deviceId] = device }
         self.offsets.merge(offsets) { $1 }
-        self.spans.merge(spans) { earlier, later in
+        self.spans = self.spans(followedBy: spans)
+    }
+
+    /// The rows one store write covers: `newer` (a checkpoint's devices), and the backlog's devices it does not hold.
+    ///
+    /// Without copying the backlog's table: a stored checkpoint every few seconds would copy every device held.
+    func rows(updatedBy newer: [EncodedDevice]) -> [EncodedDevice] {
+        guard !devices.isEmpty else { return newer }
+        let updated = Set(newer.map(\.deviceId))
+        var rows = newer
+        rows.reserveCapacity(newer.count + devices.count)
+        for (deviceId, device) in devices where !updated.contains(deviceId) { rows.append(device) }
+        return rows
+    }
+
+    /// The backlog's changelog spans with a later checkpoint's after them: one span per partition over both.
+    func spans(followedBy later: [Int32: OffsetSpan]) -> [Int32: OffsetSpan] {
+        spans.merging(later) { earlier, later in
             // Contiguous only while nobody else wrote between the checkpoints' records either.
             OffsetSpan(
                 first: min(earlier.first, later.first),
@@ -30,13 +47,5 @@ struct StoreBacklog {
                 count: earlier.count + later.count
             )
         }
-    }
-
-    /// The backlog with a checkpoint's devices, offsets and spans on top: what one store write covers.
-    func adding(devices changed: [EncodedDevice], offsets: [TopicPartition: Int64], spans: [Int32: OffsetSpan]) -> Self
-    {
-        var combined = self
-        combined.add(devices: changed, offsets: offsets, spans: spans)
-        return combined
     }
 }
