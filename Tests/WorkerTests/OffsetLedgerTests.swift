@@ -57,4 +57,23 @@ struct OffsetLedgerTests {
         #expect(ledger.stored == [a: 8, c: 3])
         #expect(ledger.uncommitted(of: [a], acknowledged: [a: 5]) == [a: 8])
     }
+
+    @Test("logged offsets (the changelog covers them) go to the group; a rewind goes back only to the stored ones")
+    func loggedAheadOfStored() {
+        let a = TopicPartition("positions", 0)
+        let ledger = OffsetLedger(topics: topics, stored: [a: 5])
+        ledger.noteLogged([a: 9])
+        #expect(ledger.stored == [a: 5], "logged is not stored: the store lags its changelog")
+        #expect(
+            ledger.uncommitted(of: [a], acknowledged: [a: 5]) == [a: 9],
+            "the group may have what the changelog covers"
+        )
+        #expect(ledger.rewindTargets(assigned: [a]) == [a: 5], "a rewind goes back to what the store holds")
+        ledger.noteStored([a: 9])
+        #expect(ledger.rewindTargets(assigned: [a]) == [a: 9])
+        ledger.noteStored([a: 12])
+        #expect(ledger.logged == [a: 12], "what is stored is logged")
+        ledger.noteLogged([a: 10])
+        #expect(ledger.logged == [a: 12], "logged never goes back")
+    }
 }
