@@ -319,6 +319,10 @@ struct WorkerLifecycleTests {
         #expect(unreachable.clientsReady() == .consume)
         #expect(unreachable.assignmentLost(lost) == .none)
         #expect(unreachable.polled(now: start) == .rewind(reason: lost, refusals: 0, delay: .zero))
+        #expect(
+            unreachable.checkpointWritten() == .none,
+            "the checkpoint in hand at the loss, written during the rewind, shows nothing of the group taking it back"
+        )
         #expect(unreachable.backoffElapsed(now: start + .seconds(5)) == .consume, "the rewind took 5 s")
         #expect(unreachable.polled(now: start + .seconds(34)) == .consume, "29 s since it resumed")
         let first = try #require(
