@@ -113,6 +113,13 @@ struct WorkerInProcessTests {
         return outcome
     }
 
+    /// Asks `worker` to stop and waits until its run has returned, without an error.
+    func stop(_ worker: Worker, _ outcome: RunOutcome) throws {
+        worker.stop()
+        #expect(eventually { outcome.hasEnded }, "run returns after a stop")
+        try outcome.get()
+    }
+
     /// The ids of the events on the events topic.
     func eventIDs(on cluster: MockCluster) throws -> Set<String> {
         let consumer = try Consumer(
@@ -161,9 +168,7 @@ struct WorkerInProcessTests {
         #expect(try store.loadDevices().count == devices)
         #expect(try store.loadChangelogOffsets().values.reduce(0, +) == Int64(devices), "one changelog record each")
 
-        worker.stop()
-        #expect(eventually { outcome.hasEnded }, "run returns after a stop")
-        try outcome.get()
+        try stop(worker, outcome)
         #expect(worker.health.phase == .stopped)
         #expect(worker.counters.positions == devices, "nothing applied twice")
     }
@@ -194,9 +199,7 @@ struct WorkerInProcessTests {
         clock.advance(by: .seconds(3600))
         #expect(try eventually { try store.loadOffsets().values.reduce(0, +) == Int64(devices) })
 
-        worker.stop()
-        #expect(eventually { outcome.hasEnded }, "run returns after a stop")
-        try outcome.get()
+        try stop(worker, outcome)
         // Applied twice (refused, then again from the checkpoint), each event under the same id both times.
         let produced = worker.counters.events.values.reduce(0, +)
         let ids = try eventIDs(on: cluster)
@@ -220,9 +223,7 @@ struct WorkerInProcessTests {
         )
         let outcome = start(worker)
         #expect(eventually { worker.counters.positions == devices })
-        worker.stop()
-        #expect(eventually { outcome.hasEnded }, "run returns after a stop")
-        try outcome.get()
+        try stop(worker, outcome)
         let timed = try metrics.expectTimer(MetricName.batchDuration).values.count
         // One message per poll: a round has one, or a few when the merge held some back for the other topic at first.
         #expect(timed >= devices - 10, "\(timed) rounds timed for \(devices) positions read one per poll")

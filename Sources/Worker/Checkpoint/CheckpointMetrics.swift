@@ -32,12 +32,12 @@ struct CheckpointMetrics {
         pins.record(holdings.pins)
     }
 
-    /// Sets the lag of each partition: its high watermark minus the next offset stored for it, what a restart
-    /// would still have to read (partitions with nothing stored yet are left out until their first
+    /// Sets the lag of each partition: its high watermark minus the next offset logged for it, what a restart
+    /// would still have to read (partitions with nothing logged yet are left out until their first
     /// checkpoint).
-    mutating func recordLag(highWatermarks: [TopicPartition: Int64], stored: [TopicPartition: Int64]) {
+    mutating func recordLag(highWatermarks: [TopicPartition: Int64], logged: [TopicPartition: Int64]) {
         for (partition, high) in highWatermarks {
-            guard let next = stored[partition] else { continue }
+            guard let next = logged[partition] else { continue }
             if lag[partition] == nil {
                 lag[partition] = Gauge(
                     label: MetricName.lag,

@@ -6,14 +6,14 @@ import Kafka
 /// An instance paused past its session (a VM paused, CPU throttled, a long fsync) has lost its partitions to
 /// the others without knowing; when it runs again it must not write what it had in hand to the changelog, where the
 /// partitions' new owner, or a later restore, would read it. The coordinator takes an offset commit only from a
-/// member of its current generation, so the check commits offsets already stored (a real commit, and a harmless
-/// one) and waits for the answer (``Consumer/confirmMembership(committing:)``). The window it leaves, between the
+/// member of its current generation, so the check commits offsets the changelog already
+/// covers (a real commit, and a harmless one) and waits for the answer (``Consumer/confirmMembership(committing:)``). The window it leaves, between the
 /// answer and the records' arrival at the broker, is in docs/ARCHITECTURE.md.
 struct MembershipCheck: Sendable {
     /// The group's consumer.
     let consumer: Consumer
-    /// Offsets of assigned partitions that the store holds: committing them says nothing new.
-    let storedOffsets: [TopicPartition: Int64]
+    /// Logged offsets of assigned partitions (their changelog records delivered): committing them says nothing new.
+    let loggedOffsets: [TopicPartition: Int64]
 
     /// Asks the coordinator.
     ///
@@ -21,10 +21,10 @@ struct MembershipCheck: Sendable {
     ///   of the current generation; `delivery` when no answer came (the coordinator unreachable), which backs off
     ///   and retries like a refused delivery.
     func confirm() throws(WorkerError) {
-        guard !storedOffsets.isEmpty else { return }
+        guard !loggedOffsets.isEmpty else { return }
         let membership: Consumer.Membership
         do {
-            membership = try consumer.confirmMembership(committing: storedOffsets)
+            membership = try consumer.confirmMembership(committing: loggedOffsets)
         } catch {
             throw WorkerError(
                 .delivery,

@@ -21,7 +21,7 @@ extension Worker {
         commitStored(of: assigned, consumer: consumer)
         checkpointMetrics.recordLag(
             highWatermarks: consumer.cachedHighWatermarks(for: assigned),
-            stored: parts.ledger.logged
+            logged: parts.ledger.logged
         )
         checkpointMetrics.recordHoldings(parts.devices.holdings)
         return .consume
@@ -67,7 +67,7 @@ extension Worker {
                 ? nil
                 : MembershipCheck(
                     consumer: consumer,
-                    storedOffsets: parts.ledger.logged.filter { assigned.contains($0.key) }
+                    loggedOffsets: parts.ledger.logged.filter { assigned.contains($0.key) }
                 )
         )
         switch checkpoints.taken(isEmpty: checkpoint.isEmpty, now: clock.now, storing: storing) {
