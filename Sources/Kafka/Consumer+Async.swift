@@ -65,6 +65,6 @@ extension Consumer {
     ///
     /// See ``close()``.
     public func close() async {
-        try? await thread.run { [self] () throws(KafkaError) in closeNow() }
+        _ = try? await thread.run { [self] () throws(KafkaError) in closeNow() }
     }
 }

@@ -25,10 +25,17 @@ extension Consumer {
 
     /// ``close()`` with a revocation hook of its own: the last revocation, which leaving the group serves, runs
     /// `onRevoke` instead of the consumer's handler (see ``poll(maxMessages:timeout:onAssign:onRevoke:)``).
+    ///
+    /// The close gives up when `giveUp` says so (asked every 0.1 s) or after the session timeout.
+    /// - Returns: whether the consumer left its group cleanly.
     @available(*, noasync, message: "blocks the calling thread while the consumer leaves its group")
-    public func close(onRevoke: ([TopicPartition], _ isLost: Bool) -> Void) {
+    @discardableResult
+    public func close(
+        giveUpWhen giveUp: () -> Bool = { false },
+        onRevoke: ([TopicPartition], _ isLost: Bool) -> Void
+    ) -> Bool {
         withoutActuallyEscaping(onRevoke) { revoke in
-            state.withHooks(RebalanceHooks(assign: { _ in [:] }, revoke: revoke)) { closeNow() }
+            state.withHooks(RebalanceHooks(assign: { _ in [:] }, revoke: revoke)) { closeNow(giveUpWhen: giveUp) }
         }
     }
 }

@@ -25,10 +25,12 @@ public final class Consumer: Sendable {
 
     let handle: KafkaHandle
     let state: ConsumerState
-    private let logger: Logger
+    let logger: Logger
     /// The consumer's own thread, where the async API runs the blocking calls (``Consumer+Async.swift``).
     let thread: DedicatedThread
-    private let isClosed = AtomicFlag(false)
+    let isClosed = AtomicFlag(false)
+    /// How long a close waits for the group to answer (``close(giveUpWhen:)``): the session timeout.
+    let closeLimit: Duration
 
     /// Creates a consumer and subscribes it.
     ///
@@ -48,6 +50,7 @@ public final class Consumer: Sendable {
         let state = ConsumerState()
         self.state = state
         self.logger = logger
+        self.closeLimit = configuration.effectiveSessionTimeout
         let context = ClientContext(
             logger: logger,
             rebalance: { handle, err, partitions in
@@ -238,15 +241,6 @@ public final class Consumer: Sendable {
         try handle.partitionCount(topic: topic, timeout: timeout)
     }
 
-    /// Leaves the group (the revoke hook runs for the partitions held), commits nothing by itself, and stops the
-    /// consumer.
-    ///
-    /// Later polls throw `invalidState`.
-    @available(*, noasync, message: "blocks the calling thread; use the async close")
-    public func close() {
-        closeNow()
-    }
-
     // MARK: Non-blocking
 
     /// Stops fetching from `partitions` until ``resume(_:)``; their position is kept.
@@ -351,14 +345,6 @@ public final class Consumer: Sendable {
 
     // MARK: Internals
 
-    func closeNow() {
-        guard !isClosed.exchange(true) else { return }
-        let err = rd_kafka_consumer_close(handle.pointer)
-        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            logger.warning("Consumer close reported an error", metadata: [KafkaLogKey.kafkaError: "\(KafkaError(err))"])
-        }
-    }
-
     /// Keeps the data messages (compacted to the front), turns partition ends and errors into batch
     /// information, and releases those messages.
     private func sortOut(
@@ -434,7 +420,7 @@ private func offsetCommitCallback(
 }
 
 /// librdkafka's rebalance callback, run inside a poll on the polling thread.
-private func rebalanceCallback(
+func rebalanceCallback(
     handle: OpaquePointer?,
     err: rd_kafka_resp_err_t,
     partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,

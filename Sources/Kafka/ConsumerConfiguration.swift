@@ -69,6 +69,11 @@ public struct ConsumerConfiguration: Sendable {
         self.properties = properties
     }
 
+    /// The session timeout in effect: a raw `session.timeout.ms` property wins over ``sessionTimeout``.
+    var effectiveSessionTimeout: Duration {
+        properties["session.timeout.ms"].flatMap { Int($0) }.map { .milliseconds($0) } ?? sessionTimeout
+    }
+
     /// The librdkafka properties these settings stand for, in the order they are applied.
     var librdkafkaProperties: [(String, String)] {
         var result: [(String, String)] = [

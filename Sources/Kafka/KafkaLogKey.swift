@@ -11,4 +11,6 @@ public enum KafkaLogKey {
     public static let rdkafkaFacility: Logger.Metadata.Key = "rdkafka_facility"
     /// Topic partitions, as `topic[partition]` each.
     public static let partitions: Logger.Metadata.Key = "partitions"
+    /// How long something was waited for.
+    public static let waited: Logger.Metadata.Key = "waited"
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Synchronization
 import Testing
 
 @Suite("Broker outage", .timeLimit(.minutes(5)))
@@ -46,5 +47,62 @@ struct BrokerOutageTests {
         await reader.close()
         await consumer.close()
         await producer.close()
+    }
+}
+
+@Suite("Closing without a broker", .timeLimit(.minutes(5)))
+struct CloseWithoutBrokerTests {
+    @Test(
+        "a group member that lost its partitions in an outage closes while its broker is still down: it gives up at the session timeout and its client is destroyed"
+    )
+    func closeWithoutBroker() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("close-down", partitions: 2)
+        let producer = try cluster.producer()
+        _ = await producer.sendAll([ProducerRecord(topic: topic, key: "k", value: "v")])
+        await producer.close()
+        let consumer = Mutex<Consumer?>(try cluster.consumer(subscription: .group(topics: [topic])))
+        _ = try await consumer.withLock { $0! }.receive(1)
+        // A commit sent and never answered, as a checkpoint's when the broker goes down: the unassignment at the
+        // loss, and the close after it, wait for it.
+        try cluster.cluster.setRoundTripDelay(of: 1, to: .seconds(2))
+        try consumer.withLock { $0! }.commitInBackground([TopicPartition(topic, 0): 1])
+        try await Task.sleep(for: .milliseconds(500))
+        try cluster.cluster.takeBrokerDown(1)
+        defer { try? cluster.cluster.bringBrokerUp(1) }
+
+        // Polled past its session (6 s) with no broker, the member loses its partitions and looks for a coordinator
+        // to rejoin through; the close, and the last release, run on this thread of their own: a close that never
+        // returns must fail this test, not hang it.
+        struct Outcome { var lost: [TopicPartition], leftCleanly: Bool, destroyed: Bool }
+        let outcome = Mutex<Outcome?>(nil)
+        Thread.detachNewThread {
+            var held = consumer.withLock { taken in
+                defer { taken = nil }
+                return taken
+            }
+            var lost: [TopicPartition] = []
+            let pollingEnds = ContinuousClock.now + .seconds(9)
+            while ContinuousClock.now < pollingEnds {
+                _ = try? held!.poll(
+                    timeout: .milliseconds(100),
+                    onAssign: { _ in [:] },
+                    onRevoke: { partitions, isLost in if isLost { lost += partitions } }
+                )
+            }
+            let left = held!.close(onRevoke: { _, _ in })
+            outcome.withLock { $0 = Outcome(lost: lost, leftCleanly: left, destroyed: false) }
+            held = nil
+            outcome.withLock { $0?.destroyed = true }
+        }
+        let deadline = ContinuousClock.now + .seconds(70)
+        while outcome.withLock({ $0?.destroyed != true }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let seen = outcome.withLock { $0 }
+        #expect(seen?.lost.count == 2, "the member lost both partitions while the broker was down")
+        #expect(seen != nil, "the close returned (session timeout 6 s; waited 60 s after the polls)")
+        #expect(seen?.destroyed == true, "the client was destroyed after the close")
+        #expect(seen?.leftCleanly == false, "no broker answered: the close says it did not leave the group")
     }
 }

@@ -18,7 +18,9 @@ import Metrics
 extension Worker {
     /// Leaves the group (its last revocation checkpoints, with the producers still there), then closes the producers.
     func leave(_ connection: WorkerAssembly.Connection) {
-        connection.consumer.close(onRevoke: { revoke($0, isLost: $1, connection) })
+        // A cancelled stop does not wait for a group that does not answer; the group takes the partitions back at the
+        // session timeout.
+        connection.consumer.close(giveUpWhen: { areWaitsAbandoned() }, onRevoke: { revoke($0, isLost: $1, connection) })
         connection.clients.close(deliveryWait: areWaitsAbandoned() ? .zero : .seconds(10))
     }
 
