@@ -16,13 +16,14 @@ extension Consumer {
     /// The coordinator takes an offset commit only from a member of its current generation (the request carries the
     /// member id and generation), so an accepted commit proves membership at the moment of the answer. Commit only
     /// offsets that may be committed anyway (ones already stored): the commit is real. Safe from any thread:
-    /// librdkafka waits for the answer on a queue of its own.
+    /// the answer comes to a queue of this call's own.
     ///
     /// - Parameter offsets: the next offset to read, per partition; at least one, or nothing is asked.
     /// - Returns: ``Membership/confirmed``, or ``Membership/lost(_:)`` with the answer that said otherwise
     ///   (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS, or librdkafka's own
     ///   knowledge that the assignment was lost).
-    /// - Throws: ``KafkaError`` when no answer came (the coordinator unreachable) or the commit failed otherwise.
+    /// - Throws: ``KafkaError`` `timedOut` when no answer came within the session timeout (the coordinator
+    ///   unreachable), or the commit's error when it failed otherwise.
     @available(*, noasync, message: "blocks the calling thread")
     public func confirmMembership(committing offsets: [TopicPartition: Int64]) throws(KafkaError) -> Membership {
         precondition(!offsets.isEmpty, "a membership check commits at least one offset")

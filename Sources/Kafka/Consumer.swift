@@ -29,8 +29,9 @@ public final class Consumer: Sendable {
     /// The consumer's own thread, where the async API runs the blocking calls (``Consumer+Async.swift``).
     let thread: DedicatedThread
     let isClosed = AtomicFlag(false)
-    /// How long a close waits for the group to answer (``close(giveUpWhen:)``): the session timeout.
-    let closeLimit: Duration
+    /// How long a commit or a close waits for the group to answer: the session timeout, after which the group would
+    /// have dropped a member it had not heard from anyway.
+    let groupAnswerLimit: Duration
 
     /// Creates a consumer and subscribes it.
     ///
@@ -50,7 +51,7 @@ public final class Consumer: Sendable {
         let state = ConsumerState()
         self.state = state
         self.logger = logger
-        self.closeLimit = configuration.effectiveSessionTimeout
+        self.groupAnswerLimit = configuration.effectiveSessionTimeout
         let context = ClientContext(
             logger: logger,
             rebalance: { handle, err, partitions in
@@ -148,23 +149,20 @@ public final class Consumer: Sendable {
     /// Commits offsets to the consumer group and waits for the broker's answer: `offsets` when given
     /// (the next offset to read, per partition), else the offsets stored with ``storeOffsets(_:)``.
     ///
-    /// - Throws: ``KafkaError`` when the commit failed, for the whole request or for some partitions.
+    /// Waits at most the session timeout (see ``Consumer+Commit.swift``): librdkafka's own wait has no bound, and a
+    /// commit sent to a coordinator that went down before answering is never answered.
+    /// - Throws: ``KafkaError`` when the commit failed, for the whole request or for some partitions, or `timedOut`
+    ///   when no answer came.
     @available(*, noasync, message: "blocks the calling thread; use the async commit")
     public func commit(_ offsets: [TopicPartition: Int64]? = nil) throws(KafkaError) {
         guard let offsets else {
-            let err = rd_kafka_commit(handle.pointer, nil, 0)
-            // Nothing stored since the last commit is not a failure.
-            guard err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET else {
-                throw KafkaError(err, "commit stored offsets")
-            }
+            try commitWaitingForAnswer(nil, operation: "commit stored offsets")
             return
         }
         guard !offsets.isEmpty else { return }
         let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        let err = rd_kafka_commit(handle.pointer, list, 0)
-        if err == RD_KAFKA_RESP_ERR_NO_ERROR { state.didCommit(list) }
-        try Self.check(err, list: list, operation: "commit offsets")
+        try commitWaitingForAnswer(list, operation: "commit offsets")
     }
 
     /// Sends a commit of `offsets` (the next offset to read, per partition) to the consumer group and returns without
@@ -387,7 +385,7 @@ public final class Consumer: Sendable {
         return batch
     }
 
-    private static func check(
+    static func check(
         _ err: rd_kafka_resp_err_t,
         list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>,
         operation: String

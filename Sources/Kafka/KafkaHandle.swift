@@ -60,18 +60,12 @@ final class KafkaHandle: @unchecked Sendable {
         }
     }
 
-    /// A consumer's close was given up (its group did not answer): destroying the client must not start it again.
-    private let skipsConsumerClose = AtomicFlag(false)
-
     deinit {
         if let consumerQueue { rd_kafka_queue_destroy(consumerQueue) }
         // Blocks until librdkafka's own threads are gone; `context` is released only afterwards,
         // so no callback can outlive it.
-        rd_kafka_destroy_flags(pointer, skipsConsumerClose.value ? RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE : 0)
+        rd_kafka_destroy(pointer)
     }
-
-    /// Destroy the client without the consumer's close, which was tried and given up.
-    func skipConsumerCloseOnDestroy() { skipsConsumerClose.set(true) }
 
     /// The number of partitions of `topic`, from a metadata request.
     ///

@@ -18,8 +18,8 @@ struct MembershipCheck: Sendable {
     /// Asks the coordinator.
     ///
     /// - Throws: ``WorkerError`` `fenced` when the coordinator (or librdkafka) says this instance is no longer a member
-    ///   of the current generation; `delivery` when no answer came (the coordinator unreachable), which backs off
-    ///   and retries like a refused delivery.
+    ///   of the current generation; `delivery` when no answer came within the session timeout (the coordinator
+    ///   unreachable), which backs off and retries like a refused delivery.
     func confirm() throws(WorkerError) {
         guard !loggedOffsets.isEmpty else { return }
         let membership: Consumer.Membership
