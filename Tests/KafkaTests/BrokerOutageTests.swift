@@ -52,15 +52,21 @@ struct BrokerOutageTests {
 
 @Suite("A group coordinator that never answers", .timeLimit(.minutes(5)))
 struct UnansweredGroupTests {
-    @Test("a commit sent just before the only broker goes down throws timedOut at the session timeout")
-    func commitWithoutAnswer() async throws {
+    /// A cluster of one broker, a topic of two partitions, and a group member that has read the topic's one record.
+    private func joinedMember(_ prefix: String) async throws -> (TestCluster, String, Consumer) {
         let cluster = try TestCluster()
-        let topic = try cluster.makeTopic("commit-down", partitions: 2)
+        let topic = try cluster.makeTopic(prefix, partitions: 2)
         let producer = try cluster.producer()
         _ = await producer.sendAll([ProducerRecord(topic: topic, key: "k", value: "v")])
         await producer.close()
         let consumer = try cluster.consumer(subscription: .group(topics: [topic]))
         _ = try await consumer.receive(1)
+        return (cluster, topic, consumer)
+    }
+
+    @Test("a commit sent just before the only broker goes down throws timedOut at the session timeout")
+    func commitWithoutAnswer() async throws {
+        let (cluster, topic, consumer) = try await joinedMember("commit-down")
         try cluster.cluster.setRoundTripDelay(of: 1, to: .seconds(2))
         defer { try? cluster.cluster.bringBrokerUp(1) }
 
@@ -89,13 +95,9 @@ struct UnansweredGroupTests {
         "a group member that lost its partitions in an outage closes while its broker is still down: its close returns at the session timeout and letting it go does not block"
     )
     func closeWithoutBroker() async throws {
-        let cluster = try TestCluster()
-        let topic = try cluster.makeTopic("close-down", partitions: 2)
-        let producer = try cluster.producer()
-        _ = await producer.sendAll([ProducerRecord(topic: topic, key: "k", value: "v")])
-        await producer.close()
-        let consumer = Mutex<Consumer?>(try cluster.consumer(subscription: .group(topics: [topic])))
-        _ = try await consumer.withLock { $0! }.receive(1)
+        let (cluster, topic, member) = try await joinedMember("close-down")
+        // The thread below lets go of the last reference.
+        let consumer = Mutex<Consumer?>(consume member)
         // A commit sent and never answered, as a checkpoint's when the broker goes down: the unassignment at the
         // loss, and the close after it, wait for it.
         try cluster.cluster.setRoundTripDelay(of: 1, to: .seconds(2))
