@@ -40,7 +40,7 @@ extension Consumer {
         while rd_kafka_consumer_closed(handle.pointer) == 0 {
             guard ContinuousClock.now - started < groupAnswerLimit, !giveUp() else {
                 logger.warning(
-                    "Consumer closing in the background: its group did not answer",
+                    "Consumer closing in the background: its group did not answer in time, or the stop was cancelled",
                     metadata: [KafkaLogKey.waited: "\(ContinuousClock.now - started)"]
                 )
                 Self.finishInBackground(handle, queue: UnsafeQueue(pointer: queue))
