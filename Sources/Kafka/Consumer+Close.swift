@@ -1,6 +1,6 @@
 import CRdKafka
-import Foundation
 import Logging
+import Threads
 
 /// Closing a consumer: the last revocation, leaving the group, within a bound.
 ///
@@ -55,14 +55,15 @@ extension Consumer {
     /// Serves the close's events on a thread of its own until the consumer is closed; the client is destroyed there
     /// when its last reference goes.
     private static func finishInBackground(_ handle: KafkaHandle, queue: UnsafeQueue) {
-        let thread = Thread {
+        let thread = DedicatedThread(name: "kafka-close")
+        thread.execute {
             while rd_kafka_consumer_closed(handle.pointer) == 0 {
                 serveCloseEvent(from: queue.pointer, handle: handle, timeoutMs: 1_000)
             }
             rd_kafka_queue_destroy(queue.pointer)
+            // Its only job done, the thread ends (a job may stop its own thread without waiting for itself).
+            thread.stop()
         }
-        thread.name = "kafka-close"
-        thread.start()
     }
 
     /// A rebalance met while closing goes to the consumer's rebalance callback, as in a poll; anything else the close
