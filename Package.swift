@@ -232,7 +232,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Kafka", "TestSupport", "Threads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -47,17 +47,33 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The client instance can no longer be used (for example the idempotent producer lost its
     /// guarantees); the only way on is a new instance.
     public let isFatal: Bool
+    /// A transaction's operation failed and the transaction must be aborted before the producer goes on (the
+    /// client is not fatal: ``Producer/abortTransaction(timeout:)``, then a new transaction).
+    public let requiresAbort: Bool
 
-    public init(code: Code, message: String, isRetriable: Bool? = nil, isFatal: Bool = false) {
+    public init(
+        code: Code,
+        message: String,
+        isRetriable: Bool? = nil,
+        isFatal: Bool = false,
+        requiresAbort: Bool = false
+    ) {
         self.code = code
         self.message = message
         self.isRetriable = isRetriable ?? Self.retriableCodes.contains(code)
         self.isFatal = isFatal
+        self.requiresAbort = requiresAbort
     }
 
     public var description: String {
         var text = "Kafka error \(code.name) (\(code.rawValue)): \(message)"
-        if isFatal { text += " [fatal]" } else if isRetriable { text += " [retriable]" }
+        if isFatal {
+            text += " [fatal]"
+        } else if requiresAbort {
+            text += " [abort the transaction]"
+        } else if isRetriable {
+            text += " [retriable]"
+        }
         return text
     }
 
@@ -97,7 +113,8 @@ extension KafkaError {
             code: Code(rawValue: rd_kafka_error_code(error).rawValue),
             message: String(cString: rd_kafka_error_string(error)),
             isRetriable: rd_kafka_error_is_retriable(error) != 0,
-            isFatal: rd_kafka_error_is_fatal(error) != 0
+            isFatal: rd_kafka_error_is_fatal(error) != 0,
+            requiresAbort: rd_kafka_error_txn_requires_abort(error) != 0
         )
     }
 

@@ -10,7 +10,7 @@ import Threads
 /// messages and never blocks unless librdkafka's local queue is full; a dedicated thread serves the
 /// delivery reports. Call ``close(timeout:)`` to deliver what is queued before the producer goes away.
 public final class Producer: Sendable {
-    private let handle: KafkaHandle
+    let handle: KafkaHandle
     private let logger: Logger
     private let pollThread: DedicatedThread
     private let isPolling = AtomicFlag(true)

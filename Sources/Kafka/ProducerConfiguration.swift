@@ -22,6 +22,11 @@ public struct ProducerConfiguration: Sendable {
     ///
     /// Default: 300 s.
     public var deliveryTimeout: Duration
+    /// Makes the producer transactional (`transactional.id`): records are sent only inside transactions
+    /// (``Producer/beginTransaction()``), and a newer producer with the same id fences this one.
+    ///
+    /// Default: nil, no transactions.
+    public var transactionalId: String?
     /// Raw librdkafka properties, applied after the typed settings so they can override them.
     ///
     /// Values are never logged: they may hold credentials.
@@ -33,6 +38,7 @@ public struct ProducerConfiguration: Sendable {
         isIdempotent: Bool = true,
         linger: Duration = .milliseconds(5),
         deliveryTimeout: Duration = .seconds(300),
+        transactionalId: String? = nil,
         properties: [String: String] = [:]
     ) {
         self.bootstrapServers = bootstrapServers
@@ -40,6 +46,7 @@ public struct ProducerConfiguration: Sendable {
         self.isIdempotent = isIdempotent
         self.linger = linger
         self.deliveryTimeout = deliveryTimeout
+        self.transactionalId = transactionalId
         self.properties = properties
     }
 
@@ -53,6 +60,7 @@ public struct ProducerConfiguration: Sendable {
             ("message.timeout.ms", String(deliveryTimeout.wholeMilliseconds)),
         ]
         if isIdempotent { result.append(("acks", "all")) }
+        if let transactionalId { result.append(("transactional.id", transactionalId)) }
         result += properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         return result
     }
