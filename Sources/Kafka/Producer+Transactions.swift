@@ -21,7 +21,9 @@ extension Producer {
         try Self.check(rd_kafka_init_transactions(handle.pointer, Self.milliseconds(timeout)), "init_transactions")
     }
 
-    /// Starts a transaction: what is sent from now on belongs to it. Local: no request goes out.
+    /// Starts a transaction: what is sent from now on belongs to it.
+    ///
+    /// Local: no request goes out.
     public func beginTransaction() throws(KafkaError) {
         try Self.check(rd_kafka_begin_transaction(handle.pointer), "begin_transaction")
     }

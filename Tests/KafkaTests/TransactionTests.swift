@@ -34,7 +34,10 @@ struct TransactionTests {
         let committed = try reader(broker, output, isolation: "read_committed")
         let seen = try await committed.receive(2).map(\.value)
         let more = try await committed.nextBatch(timeout: .seconds(2))
-        #expect(seen == ["committed", "after the fence"] && more.isEmpty, "read_committed saw \(seen), then \(more.count)")
+        #expect(
+            seen == ["committed", "after the fence"] && more.isEmpty,
+            "read_committed saw \(seen), then \(more.count)"
+        )
         let everything = try reader(broker, output, isolation: "read_uncommitted")
         #expect(
             try await everything.receive(4).map(\.value) == ["committed", "aborted", "left open", "after the fence"]
@@ -47,6 +50,7 @@ struct TransactionTests {
     }
 
     /// Commits a transaction with `offsets`, aborts one, leaves one open; then a producer with the same id commits one.
+    ///
     /// Returns what the first producer's commit after the fence threw.
     private func runTransactions(
         _ broker: NoidaBroker,
