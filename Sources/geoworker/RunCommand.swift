@@ -137,6 +137,12 @@ struct RunCommand: AsyncParsableCommand {
     var storeIntervalMs: Int?
 
     @Option(
+        help:
+            "at-least-once, or exactly-once: each checkpoint one Kafka transaction, read with isolation.level=read_committed; needs --group-instance-id (env GEOWORKER_PROCESSING_GUARANTEE; default at-least-once)."
+    )
+    var processingGuarantee: String?
+
+    @Option(
         help: "Log level: trace, debug, info, notice, warning, error, critical (env GEOWORKER_LOG_LEVEL; default info)."
     )
     var logLevel: String?
@@ -216,6 +222,7 @@ struct RunCommand: AsyncParsableCommand {
                 "mergeWaitMs": mergeWaitMs.map(ConfigContent.int),
                 "checkpointIntervalMs": checkpointIntervalMs.map(ConfigContent.int),
                 "storeIntervalMs": storeIntervalMs.map(ConfigContent.int),
+                "processingGuarantee": processingGuarantee.map(ConfigContent.string),
                 "applyThreads": applyThreads.map(ConfigContent.int),
                 "logLevel": logLevel.map(ConfigContent.string),
                 "shutdownTimeoutMs": shutdownTimeoutMs.map(ConfigContent.int),

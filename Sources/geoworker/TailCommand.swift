@@ -11,7 +11,9 @@ struct TailCommand: AsyncParsableCommand {
         abstract: "Print the events topic, one readable line per event (or the raw CloudEvents with --json).",
         discussion: """
             Reads every partition outside any consumer group, so it never takes partitions from a worker or \
-            moves committed offsets. Follows new events until interrupted, unless --until-end.
+            moves committed offsets. Follows new events until interrupted, unless --until-end. Reads committed \
+            events only (isolation.level=read_committed): under exactly-once an event shows once its checkpoint's \
+            transaction commits; --uncommitted shows those of open and aborted transactions too.
             """
     )
 
@@ -29,6 +31,12 @@ struct TailCommand: AsyncParsableCommand {
     @Flag(help: "Print each event's CloudEvents JSON as it is on the topic, one per line.")
     var json = false
 
+    @Flag(
+        help:
+            "Show events of open and aborted transactions too (isolation.level=read_uncommitted); by default only committed ones."
+    )
+    var uncommitted = false
+
     func run() async throws {
         let settings = try await connection.configuration(
             ["topics.events": topic.map(ConfigContent.string)],
@@ -36,7 +44,12 @@ struct TailCommand: AsyncParsableCommand {
         )
         let brokers = settings.brokers
         let topic = settings.topics.events
-        let configuration = settings.consumerConfiguration(groupId: "geoworker-tail")
+        var configuration = settings.consumerConfiguration(groupId: "geoworker-tail")
+        if uncommitted {
+            configuration.properties["isolation.level"] = "read_uncommitted"
+        } else if configuration.properties["isolation.level"] == nil {
+            configuration.properties["isolation.level"] = "read_committed"
+        }
         let lookup = try Consumer(configuration: configuration, subscription: .partitions([:]))
         let partitions: Int
         do {

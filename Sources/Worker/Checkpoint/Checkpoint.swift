@@ -19,19 +19,23 @@ struct Checkpoint: Sendable {
     /// What proves, before the changelog records are sent, that the partitions are still this instance's; nil
     /// when nobody asks (no group, or nothing stored to commit yet).
     var membership: MembershipCheck?
+    /// Under exactly-once, the open transaction, committed with ``offsets`` once everything is delivered into it.
+    var transaction: CheckpointTransaction?
 
     init(
         deliveries: [DeliveryBatch] = [],
         devices: [[DeviceState]] = [],
         offsets: [TopicPartition: Int64] = [:],
         changelog: DeviceChangelog.Sink? = nil,
-        membership: MembershipCheck? = nil
+        membership: MembershipCheck? = nil,
+        transaction: CheckpointTransaction? = nil
     ) {
         self.deliveries = deliveries
         self.devices = devices
         self.offsets = offsets
         self.changelog = changelog
         self.membership = membership
+        self.transaction = transaction
     }
 
     /// The shards' changes, the applied offsets, the changelog and the membership check, as one checkpoint.
@@ -39,14 +43,16 @@ struct Checkpoint: Sendable {
         shards: [DeviceShard.Changes],
         offsets: [TopicPartition: Int64],
         changelog: DeviceChangelog.Sink?,
-        membership: MembershipCheck?
+        membership: MembershipCheck?,
+        transaction: CheckpointTransaction? = nil
     ) {
         self.init(
             deliveries: shards.flatMap(\.deliveries),
             devices: shards.map(\.devices),
             offsets: offsets,
             changelog: changelog,
-            membership: membership
+            membership: membership,
+            transaction: transaction
         )
     }
 

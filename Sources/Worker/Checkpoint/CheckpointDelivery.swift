@@ -9,6 +9,9 @@ import Threads
 /// are delivered too, and where they landed.
 ///
 /// Before it sends them it asks the group whether this instance still holds its partitions (``MembershipCheck``).
+/// Under exactly-once it then commits the checkpoint's transaction with the input offsets it covers
+/// (``CheckpointTransaction``): the events, dead letters and changelog records become visible to `read_committed`
+/// readers together, and the rows are committed to SQLite only after that.
 ///
 /// Two threads because at the end of a catch-up the checkpoint is all that runs: waiting for the events,
 /// sending the changelog records and writing the rows one after another on one core would leave the other
@@ -20,20 +23,32 @@ final class CheckpointDelivery: @unchecked Sendable {
     private var outcome: Result<DeliveryBatch?, WorkerError>?
 
     /// Starts on `thread`: waits for `deliveries`, then, once `membership` is confirmed, sends each of `devices` to
-    /// the changelog (when there is one and they are delivered).
+    /// the changelog (when there is one and they are delivered); with a `transaction`, commits it with `offsets` once
+    /// those are delivered too.
     init(
         waitingFor deliveries: [DeliveryBatch],
         thenSending devices: [EncodedDevice],
         to changelog: DeviceChangelog.Sink?,
         confirming membership: MembershipCheck?,
+        committing transaction: CheckpointTransaction? = nil,
+        offsets: [TopicPartition: Int64] = [:],
         on thread: DedicatedThread
     ) {
         thread.execute { [self] in
             let sent = Result { () throws(WorkerError) -> DeliveryBatch? in
                 for batch in deliveries { try Self.checkDelivered(batch) }
-                guard let changelog, !devices.isEmpty else { return nil }
-                try membership?.confirm()
-                return changelog.producer.send(changelog.records(for: devices))
+                var records: DeliveryBatch?
+                if let changelog, !devices.isEmpty {
+                    try membership?.confirm()
+                    records = changelog.producer.send(changelog.records(for: devices))
+                } else if transaction != nil {
+                    try membership?.confirm()
+                }
+                if let transaction {
+                    if let records { try Self.checkDelivered(records) }
+                    try transaction.commit(offsets)
+                }
+                return records
             }
             condition.lock()
             outcome = sent

@@ -30,6 +30,9 @@ final class CheckpointWriter: @unchecked Sendable {
     struct Written: Equatable {
         var logged: [TopicPartition: Int64]
         var stored: [TopicPartition: Int64]?
+        /// Under exactly-once, why the store could not be written after the transaction committed: the checkpoint
+        /// stays in the backlog (the changelog holds it), and the next stored checkpoint tries again.
+        var storeFailure: WorkerError?
     }
 
     /// What a written checkpoint covers, or why it was not written.
@@ -157,6 +160,8 @@ final class CheckpointWriter: @unchecked Sendable {
             thenSending: devices,
             to: checkpoint.changelog,
             confirming: checkpoint.membership,
+            committing: checkpoint.transaction,
+            offsets: checkpoint.offsets,
             on: deliveryThread
         )
         guard storing else {
@@ -170,17 +175,24 @@ final class CheckpointWriter: @unchecked Sendable {
             return Written(logged: [:], stored: [:])
         }
         var refusal: WorkerError?
+        var delivered: [Int32: OffsetSpan]?
         do {
             try store.commit(devices: rows, offsets: offsets) {
                 do throws(WorkerError) {
-                    return try backlog.spans(followedBy: delivery.wait())
+                    delivered = try delivery.wait()
+                    return backlog.spans(followedBy: delivered!)
                 } catch {
                     refusal = error
                     return nil
                 }
             }
         } catch {
-            throw WorkerError(.state, "cannot write state", underlying: error)
+            let failure = WorkerError(.state, "cannot write state", underlying: error)
+            // Committed in Kafka, the checkpoint is the truth whatever the disk says: going back to the store would
+            // send its events again.
+            guard checkpoint.transaction != nil, let delivered, failure.isStorageFailure else { throw failure }
+            backlog.add(devices: devices, offsets: checkpoint.offsets, spans: delivered)
+            return Written(logged: checkpoint.offsets, stored: nil, storeFailure: failure)
         }
         if let refusal { throw refusal }
         backlog = StoreBacklog()

@@ -1,5 +1,6 @@
 import Kafka
 import Logging
+import Metrics
 
 /// The loop's checkpoint steps: it asks its ``CheckpointCycle`` what to do and carries the answer out with the parts it
 /// owns (the apply threads, the ledger, the devices, the ``CheckpointWriter``).
@@ -16,6 +17,13 @@ extension Worker {
             return .consume
         }
         takeCheckpoint(connection)
+        if connection.clients.isTransactional {
+            // What the apply threads send next belongs to the next transaction: nothing is sent while this one commits.
+            if let failed = settleCheckpoint() { return failed }
+            if let refusal = checkpoints.refusal {
+                return parts.lifecycle.report { $0.checkpointFailed(refusal, now: clock.now) }
+            }
+        }
         metrics.publish(counters)
         let (consumer, assigned) = (connection.consumer, connection.consumer.assignment)
         commitStored(of: assigned, consumer: consumer)
@@ -57,7 +65,8 @@ extension Worker {
     func takeCheckpoint(_ connection: WorkerAssembly.Connection, storing: Bool = false) {
         guard checkpoints.canTake, !areWaitsAbandoned() else { return }
         finishApplying()
-        let (consumer, changelog) = (connection.consumer, connection.clients.changelogSink)
+        let (consumer, clients) = (connection.consumer, connection.clients)
+        let changelog = clients.changelogSink
         let assigned = consumer.assignment
         let checkpoint = Checkpoint(
             shards: parts.applyThreads.takeChanges(of: parts.devices.shards),
@@ -68,7 +77,8 @@ extension Worker {
                 : MembershipCheck(
                     consumer: consumer,
                     loggedOffsets: parts.ledger.logged.filter { assigned.contains($0.key) }
-                )
+                ),
+            transaction: clients.transaction(committingFor: consumer)
         )
         switch checkpoints.taken(isEmpty: checkpoint.isEmpty, now: clock.now, storing: storing) {
         case .write(let storing): parts.writer.write(checkpoint, storing: storing)
@@ -109,6 +119,13 @@ extension Worker {
         case .none:
             return nil
         case .written(let written):
+            if let failure = written.storeFailure {
+                parts.stateWriteFailures.increment()
+                logger.warning(
+                    "the transaction committed, the store could not be written; it is written with a later checkpoint",
+                    metadata: [ServiceLogKey.error: "\(failure)"]
+                )
+            }
             parts.ledger.noteLogged(written.logged)
             if let stored = written.stored { parts.ledger.noteStored(stored) }
             checkpointMetrics.recordUpToDate()
@@ -154,11 +171,15 @@ extension Worker {
     /// Asked at every checkpoint, with or without new input, so a commit the group refused (while it rebalanced) or one
     /// that never came (a partition just assigned, with nothing new to read) is made good. Without `waitForAnswer` the
     /// commit goes out in the background and the loop does not wait a round trip.
+    ///
+    /// Never under exactly-once: the group's offsets are committed with each transaction, and the store, which lags
+    /// them, would move them back.
     func commitStored(
         of partitions: some Sequence<TopicPartition>,
         consumer: Consumer,
         waitForAnswer: Bool = false
     ) {
+        guard configuration.transactionalId == nil else { return }
         let offsets = parts.ledger.uncommitted(of: partitions, acknowledged: consumer.acknowledgedCommits)
         guard !offsets.isEmpty else { return }
         do {

@@ -6,12 +6,15 @@ import Logging
 /// `--kafka` properties override): the producer of events and dead letters, and the changelog's producer;
 /// and the settings of its consumers (the group's, which the loop polls with its rebalance hooks, and the restore's).
 ///
+/// Under exactly-once one transactional producer sends all three (a transaction is one producer's), with a
+/// transaction always open between checkpoints (``transaction(committingFor:)``).
+///
 /// The one holder of the producers: a rewind replaces them here (``replaceProducers()``), and whoever sends
 /// asks for the current ones (``producer``, ``changelogSink``). Owned by the loop's thread.
 final class KafkaClients {
     /// Replaced after a refused delivery (``replaceProducers()``): the old one's queue is purged with it.
     private(set) var producer: Producer
-    /// The changelog's own producer; nil without a changelog.
+    /// The changelog's own producer; nil without a changelog, and under exactly-once (``producer`` sends it).
     ///
     /// A checkpoint sends every changed device at once: on the events' producer those records would hold up the
     /// events queued behind them on its connection, and every event's latency with them. Replaced with ``producer``.
@@ -47,8 +50,11 @@ final class KafkaClients {
         self.logger = logger
         producer = try Self.makeProducer(configuration, logger: logger)
         do {
-            changelogProducer =
-                configuration.changelog.enabled ? try Self.makeProducer(configuration, logger: logger) : nil
+            if configuration.transactionalId != nil {
+                try Self.startTransactions(producer, configuration)
+            } else if configuration.changelog.enabled {
+                changelogProducer = try Self.makeProducer(configuration, logger: logger)
+            }
         } catch {
             producer.close()
             throw error
@@ -64,7 +70,21 @@ final class KafkaClients {
 
     /// Where checkpoints send changed devices: the changelog's current producer; nil without a changelog.
     var changelogSink: DeviceChangelog.Sink? {
-        changelogProducer.map { DeviceChangelog.Sink(topic: configuration.changelogTopic, producer: $0) }
+        let sender = isTransactional ? producer : changelogProducer
+        return sender.map { DeviceChangelog.Sink(topic: configuration.changelogTopic, producer: $0) }
+    }
+
+    /// Whether the producer is transactional (exactly-once).
+    var isTransactional: Bool { configuration.transactionalId != nil }
+
+    /// The open transaction, which a checkpoint commits with the offsets it covers; nil under at-least-once.
+    func transaction(committingFor consumer: Consumer) -> CheckpointTransaction? {
+        guard isTransactional else { return nil }
+        return CheckpointTransaction(
+            producer: producer,
+            consumer: consumer,
+            timeout: Self.transactionTimeout(configuration)
+        )
     }
 
     /// The group consumer's settings: the worker's brokers, group and consumer properties.
@@ -111,11 +131,61 @@ final class KafkaClients {
     /// a refused record reaches the broker later) and starts new ones.
     ///
     /// - Throws: ``WorkerError`` `kafka` when a new producer cannot start.
+    ///
+    /// Under exactly-once the open transaction is aborted instead (what it sent is purged or marked aborted) and a new
+    /// one begun; only a producer that can go on no more is replaced, a new one fencing it.
     func replaceProducers() throws(WorkerError) {
+        if isTransactional {
+            do {
+                try producer.abortTransaction()
+                try producer.beginTransaction()
+                return
+            } catch {
+                logger.warning(
+                    "cannot abort the transaction; starting a new transactional producer",
+                    metadata: [ServiceLogKey.error: "\(error)"]
+                )
+            }
+            producer.close(timeout: .zero)
+            producer = try Self.makeProducer(configuration, logger: logger)
+            try Self.startTransactions(producer, configuration)
+            return
+        }
         producer.close(timeout: .zero)
         changelogProducer?.close(timeout: .zero)
         producer = try Self.makeProducer(configuration, logger: logger)
         if changelogProducer != nil { changelogProducer = try Self.makeProducer(configuration, logger: logger) }
+    }
+
+    /// Registers the transactional producer with its coordinator (a predecessor with the same id is fenced, and the
+    /// transaction it left open aborted) and begins the first transaction.
+    ///
+    /// - Throws: ``WorkerError`` `kafka` naming the setting when the brokers take no transactions.
+    private static func startTransactions(
+        _ producer: Producer,
+        _ configuration: WorkerConfiguration
+    ) throws(WorkerError) {
+        do {
+            try producer.initTransactions(timeout: transactionTimeout(configuration))
+            try producer.beginTransaction()
+        } catch {
+            producer.close(timeout: .zero)
+            throw WorkerError(
+                .kafka,
+                """
+                processingGuarantee exactly-once: cannot start transactions at \(configuration.brokers) (the brokers \
+                must offer Kafka transactions; else choose processingGuarantee at-least-once)
+                """,
+                underlying: error
+            )
+        }
+    }
+
+    /// The producer's `transaction.timeout.ms` (librdkafka's default: 60 s): how long the coordinator keeps a
+    /// transaction open, and the longest a record of one may wait for its delivery.
+    static func transactionTimeout(_ configuration: WorkerConfiguration) -> Duration {
+        let set = configuration.kafkaProperties(for: .producer)["transaction.timeout.ms"].flatMap { Int($0) }
+        return .milliseconds(set ?? 60_000)
     }
 
     private static func makeProducer(
@@ -131,7 +201,11 @@ final class KafkaClients {
                     linger: .milliseconds(1),
                     // Deliveries wait out broker outages (0 = no timeout): progress pauses, nothing is lost. A
                     // catch-up run's time out, so that an outage counts towards its retry budget.
-                    deliveryTimeout: configuration.deliveryTimeout ?? .zero,
+                    // Under exactly-once a record waits no longer than its transaction may stay open: past that the
+                    // transaction is aborted, and the checkpoint with it.
+                    deliveryTimeout: configuration.deliveryTimeout
+                        ?? (configuration.transactionalId == nil ? .zero : transactionTimeout(configuration)),
+                    transactionalId: configuration.transactionalId,
                     properties: configuration.kafkaProperties(for: .producer)
                 ),
                 logger: logger

@@ -80,6 +80,21 @@ extension ConfigReader {
         return value
     }
 
+    /// The value at `key` among `Choice`'s raw values, or `defaultValue` when no source sets it.
+    ///
+    /// - Throws: ``WorkerError`` naming the key and the values it takes.
+    package func choice<Choice: RawRepresentable & CaseIterable>(
+        _ key: ConfigKey,
+        default defaultValue: Choice
+    ) throws(WorkerError) -> Choice where Choice.RawValue == String {
+        guard let text = try optionalText(key) else { return defaultValue }
+        guard let value = Choice(rawValue: text) else {
+            let allowed = Choice.allCases.map(\.rawValue).joined(separator: " or ")
+            throw WorkerError(.configuration, "\(key) must be \(allowed) (got \(text))")
+        }
+        return value
+    }
+
     /// The non-empty string at `key`, or nil when no source sets it.
     package func optionalText(_ key: ConfigKey) throws(WorkerError) -> String? {
         guard let value = string(forKey: key) else { return nil }

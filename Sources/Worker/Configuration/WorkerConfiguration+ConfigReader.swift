@@ -8,7 +8,8 @@ extension WorkerConfiguration {
     ///
     /// Keys (a config file nests them by their dots; environment variables are `GEOWORKER_` plus the key in
     /// upper snake case once the executable scopes the reader):
-    /// `brokers`, `groupId`, `groupInstanceId`, `stateDir`, `resetState`, `mergeWaitMs`, `checkpointIntervalMs`, `storeIntervalMs`, `maxBatch`, `applyThreads`,
+    /// `brokers`, `groupId`, `groupInstanceId`, `stateDir`, `resetState`, `mergeWaitMs`, `checkpointIntervalMs`, `storeIntervalMs`,
+    /// `processingGuarantee` (`at-least-once` or `exactly-once`), `maxBatch`, `applyThreads`,
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
@@ -44,6 +45,7 @@ extension WorkerConfiguration {
                     in: 0...3_600_000
                 )
             ),
+            processingGuarantee: try config.choice("processingGuarantee", default: defaults.processingGuarantee),
             maxBatch: try config.integer("maxBatch", default: defaults.maxBatch, in: 1...1_000_000),
             applyThreads: try config.integer("applyThreads", default: defaults.applyThreads, in: 1...256),
             untilCaughtUp: try config.flag("untilCaughtUp", default: defaults.untilCaughtUp),
@@ -75,6 +77,7 @@ extension WorkerConfiguration {
             },
             kafkaProperties: kafkaProperties
         )
+        try processingGuarantee.check(groupInstanceId: groupInstanceId, changelogEnabled: changelog.enabled)
     }
 
     /// The producer's `message.max.bytes` among the `--kafka` properties, else librdkafka's default.

@@ -78,6 +78,10 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// Longer means fewer SQLite writes and a longer replay after a crash (with the same event ids). Default: 1 s.
     public var checkpointInterval: Duration
+    /// What the worker promises its readers across crashes and rebalances: ``ProcessingGuarantee``.
+    ///
+    /// Default: at-least-once.
+    public var processingGuarantee: ProcessingGuarantee
     /// How long the local store may lag the changelog: a checkpoint is written to SQLite when this long has passed
     /// since the last one that was (and at every revocation, assignment, rewind and stop); the others end once their
     /// events and changelog records are delivered.
@@ -132,6 +136,7 @@ public struct WorkerConfiguration: Sendable {
         mergeWait: Duration = .milliseconds(200),
         checkpointInterval: Duration = .seconds(1),
         storeInterval: Duration = .seconds(10),
+        processingGuarantee: ProcessingGuarantee = .atLeastOnce,
         maxBatch: Int = 10_000,
         applyThreads: Int = WorkerConfiguration.defaultApplyThreads,
         untilCaughtUp: Bool = false,
@@ -152,6 +157,7 @@ public struct WorkerConfiguration: Sendable {
         self.mergeWait = mergeWait
         self.checkpointInterval = checkpointInterval
         self.storeInterval = storeInterval
+        self.processingGuarantee = processingGuarantee
         self.maxBatch = maxBatch
         self.applyThreads = applyThreads
         self.untilCaughtUp = untilCaughtUp
@@ -162,6 +168,11 @@ public struct WorkerConfiguration: Sendable {
         self.changelog = changelog
         self.places = places
         self.kafkaProperties = kafkaProperties
+    }
+
+    /// The producer's `transactional.id` under exactly-once (``ProcessingGuarantee/transactionalId(groupId:groupInstanceId:)``).
+    public var transactionalId: String? {
+        processingGuarantee.transactionalId(groupId: groupId, groupInstanceId: groupInstanceId)
     }
 
     /// The changelog topic's name: ``Topics/changelog``, else `<groupId>-device-state-changelog`.
