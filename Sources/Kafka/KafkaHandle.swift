@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import Synchronization
 
 /// Owns one librdkafka client instance (`rd_kafka_t *`) and the Swift state its callbacks reach.
 ///
@@ -112,6 +113,8 @@ final class ClientContext: Sendable {
         (@Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
     /// The consumer's record of the broker's answer to an offset commit, called from inside a poll.
     let committed: (@Sendable (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
+    /// How many times the client reported a connection to a broker lost, or every broker down.
+    let connectionLosses = Atomic<Int>(0)
 
     init(
         logger: Logger,
@@ -170,6 +173,7 @@ private func kafkaErrorCallback(
 ) {
     guard let context = ClientContext.of(handle) else { return }
     let code = KafkaError.Code(rawValue: err)
+    if code == .transport || code == .allBrokersDown { context.connectionLosses.add(1, ordering: .relaxed) }
     let isFatal = code == .fatal
     context.logger.log(
         level: isFatal ? .critical : .warning,

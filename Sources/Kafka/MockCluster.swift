@@ -91,6 +91,17 @@ public final class MockCluster: @unchecked Sendable {
     public enum Request: Int16, Sendable {
         case produce = 0
         case offsetCommit = 8
+        case initProducerId = 22
+        case addPartitionsToTxn = 24
+        case addOffsetsToTxn = 25
+        case endTxn = 26
+        case txnOffsetCommit = 28
+    }
+
+    /// Makes the brokers answer as ones that do not know `requests` at all (their ApiVersions leave them out): a
+    /// broker without transactions, for instance.
+    public func withdraw(_ requests: [Request]) {
+        for request in requests { rd_kafka_mock_set_apiversion(cluster, request.rawValue, -1, -1) }
     }
 
     /// Makes the next `count` requests of one kind fail with `error`, whichever broker they reach, as a real

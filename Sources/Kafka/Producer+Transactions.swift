@@ -1,4 +1,5 @@
 import CRdKafka
+import Synchronization
 
 /// Kafka transactions, on a producer with a `transactional.id` (``ProducerConfiguration/transactionalId``).
 ///
@@ -26,6 +27,19 @@ extension Producer {
     /// Local: no request goes out.
     public func beginTransaction() throws(KafkaError) {
         try Self.check(rd_kafka_begin_transaction(handle.pointer), "begin_transaction")
+        connectionLossesAtBegin.store(connectionLosses, ordering: .relaxed)
+    }
+
+    /// Whether the producer lost a connection to a broker (or had every broker down) since the transaction began.
+    ///
+    /// A broker that restarted meanwhile may not have kept the transaction's state: noida-db 0.2.3 answers the commit
+    /// of such a transaction as done and hides what was sent before the restart. Aborting it is always safe.
+    public var lostConnectionDuringTransaction: Bool {
+        connectionLosses > connectionLossesAtBegin.load(ordering: .relaxed)
+    }
+
+    private var connectionLosses: Int {
+        ClientContext.of(handle.pointer)?.connectionLosses.load(ordering: .relaxed) ?? 0
     }
 
     /// Makes `offsets` (the next offset to read of each input partition) the group's committed offsets when, and only

@@ -17,6 +17,8 @@ public final class Producer: Sendable {
     private let isClosed = AtomicFlag(false)
     /// librdkafka topic handles, made once per topic name and kept until the producer goes.
     private let topicHandles = Mutex<[String: TopicHandle]>([:])
+    /// The client's connection losses when the current transaction began (``lostConnectionDuringTransaction``).
+    let connectionLossesAtBegin = Atomic<Int>(0)
 
     /// Creates a producer and starts serving its delivery reports.
     ///

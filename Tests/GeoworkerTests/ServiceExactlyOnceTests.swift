@@ -6,7 +6,7 @@ import Worker
 
 /// `--processing-guarantee exactly-once` on noida-db, the test broker that writes transaction markers: whatever happens
 /// to the worker, a `read_committed` reader of the events topic (the bed's reader) sees each event of a clean run once.
-@Suite("exactly-once on noida-db", .timeLimit(.minutes(10)))
+@Suite("exactly-once, on noida-db and the mock", .timeLimit(.minutes(10)))
 struct ServiceExactlyOnceTests {
     static let exactlyOnce = ["--processing-guarantee", "exactly-once"]
 
@@ -38,6 +38,97 @@ struct ServiceExactlyOnceTests {
         let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
         await ServiceScaleOutTests.stop(last)
         Self.expectExactlyOnce(events, as: reference)
+    }
+
+    @Test("scale out: a second instance joins mid-stream and takes half the partitions: every event exactly once")
+    func scaleOut() async throws {
+        let bed = try await ServiceRealBrokerTests.bed()
+        let traffic = BorderTraffic(devices: 200, positionsPerDevice: 90, topics: bed.topics)
+        let thirds = ServiceScaleOutTests.thirds(traffic.positions())
+        try await bed.produce(traffic.commands() + thirds[0])
+        let (a, b) = (ServiceScaleOutTests.member(bed, "a"), ServiceScaleOutTests.member(bed, "b"))
+        let first = try bed.start(Self.exactlyOnce + ["--group-instance-id", "a"], as: a)
+        defer { first.send(SIGKILL) }
+        try await ServiceScaleOutTests.waitForLog(first, "assigned 8 partitions")
+
+        let joiner = try bed.start(Self.exactlyOnce + ["--group-instance-id", "b"], as: b)
+        defer { joiner.send(SIGKILL) }
+        try await bed.produce(thirds[1])
+        try await ServiceScaleOutTests.waitForLog(joiner, "restored partition")
+        try await bed.produce(thirds[2])
+
+        let reference = try await bed.referenceEvents()
+        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
+        await ServiceScaleOutTests.stop(joiner)
+        await ServiceScaleOutTests.stop(first)
+        Self.expectExactlyOnce(events, as: reference)
+    }
+
+    /// On the mock, whose sessions expire: a static member that leaves keeps its partitions until its session times
+    /// out (static members send no LeaveGroup), and noida-db never expires one. The mock writes no transaction markers,
+    /// so its readers see aborted records too: once here also says no transaction was aborted on the way.
+    @Test("scale in: one of two instances stops with SIGTERM, the other takes its partitions: every event once")
+    func scaleIn() async throws {
+        let bed = try await ServiceRealBrokerTests.bed(on: .mock)
+        let traffic = BorderTraffic(devices: 200, positionsPerDevice: 90, topics: bed.topics)
+        let thirds = ServiceScaleOutTests.thirds(traffic.positions())
+        try await bed.produce(traffic.commands() + thirds[0])
+        let (a, b) = (ServiceScaleOutTests.member(bed, "a"), ServiceScaleOutTests.member(bed, "b"))
+        let first = try bed.start(Self.exactlyOnce + ["--group-instance-id", "a"], as: a)
+        defer { first.send(SIGKILL) }
+        let second = try bed.start(Self.exactlyOnce + ["--group-instance-id", "b"], as: b)
+        defer { second.send(SIGKILL) }
+        try await ServiceScaleOutTests.waitForLog(second, "assigned [1-9]")
+        try await bed.produce(thirds[1])
+        await ServiceScaleOutTests.stop(second)
+        try await ServiceScaleOutTests.waitForLog(first, "assigned 8 partitions")
+        try await bed.produce(thirds[2])
+
+        let reference = try await bed.referenceEvents()
+        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
+        await ServiceScaleOutTests.stop(first)
+        Self.expectExactlyOnce(events, as: reference)
+    }
+
+    @Test("the Kafka service stopped with a transaction open and started 15 s later: aborted, applied again, once")
+    func kafkaStoppedMidTransaction() async throws {
+        let bed = try await ServiceRealBrokerTests.bed()
+        guard case .noida(let broker) = bed.broker else { preconditionFailure("a noida-db bed") }
+        let traffic = BorderTraffic(devices: 40, positionsPerDevice: 40, topics: bed.topics)
+        let positions = traffic.positions()
+        let half = positions.count / 2
+        try await bed.produce(traffic.commands() + positions.prefix(half))
+        // Checkpoints 5 s apart: the first half's events wait in an open transaction when the service stops.
+        let worker = try bed.start(
+            Self.exactlyOnce + ["--group-instance-id", "a", "--checkpoint-interval-ms", "5000"]
+        )
+        defer { worker.send(SIGKILL) }
+        try await waitUntilConsumed(try await listeningPort(of: worker), positions: half)
+        try await broker.stopKafka()
+        try await Task.sleep(for: .seconds(15))
+        #expect(worker.isRunning, "an outage is waited out: \(worker.errors.suffix(2000))")
+        try await broker.startKafka()
+        try await bed.produce(Array(positions.suffix(from: half)))
+
+        let reference = try await bed.referenceEvents()
+        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
+        await ServiceScaleOutTests.stop(worker)
+        Self.expectExactlyOnce(events, as: reference)
+    }
+
+    @Test("a broker without transactions: the start is refused, naming the setting; a start without an instance id too")
+    func brokerWithoutTransactions() async throws {
+        let bed = try await ServiceRealBrokerTests.bed(on: .mock)
+        guard case .mock(let cluster) = bed.broker else { preconditionFailure("a mock bed") }
+        cluster.withdraw([.initProducerId, .addPartitionsToTxn, .addOffsetsToTxn, .endTxn, .txnOffsetCommit])
+        let refused = try bed.start(Self.exactlyOnce + ["--group-instance-id", "a"])
+        let ending = await refused.waitForExit(timeout: .seconds(60))
+        #expect(ending != nil && ending != .exited(0), "\(refused.errors.suffix(2000))")
+        #expect(refused.errors.contains("processingGuarantee exactly-once"), "\(refused.errors.suffix(2000))")
+
+        let anonymous = try bed.start(Self.exactlyOnce)
+        #expect(await anonymous.waitForExit(timeout: .seconds(30)) != .exited(0))
+        #expect(anonymous.errors.contains("needs groupInstanceId"), "\(anonymous.errors.suffix(2000))")
     }
 
     /// Every event of `reference` once in `events`, with the same content, and nothing else.

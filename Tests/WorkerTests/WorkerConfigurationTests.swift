@@ -217,6 +217,33 @@ struct WorkerConfigurationTests {
         #expect(!error.message.contains("hunter2"), "a Kafka property's value may be a password")
     }
 
+    @Test("processingGuarantee: at-least-once by default; exactly-once with an instance id and the changelog only")
+    func processingGuarantee() throws {
+        #expect(try WorkerConfiguration(config: ConfigReader.inMemory([:])).processingGuarantee == .atLeastOnce)
+        #expect(try WorkerConfiguration(config: ConfigReader.inMemory([:])).transactionalId == nil)
+        let exactlyOnce = try WorkerConfiguration(
+            config: ConfigReader.inMemory([
+                "processingGuarantee": "exactly-once", "groupId": "fleet", "groupInstanceId": "worker-3",
+            ])
+        )
+        #expect(exactlyOnce.processingGuarantee == .exactlyOnce)
+        #expect(exactlyOnce.transactionalId == "geoworker-fleet-worker-3", "the same for every run of the instance")
+        let refusals: [([AbsoluteConfigKey: ConfigValue], String)] = [
+            (["processingGuarantee": "exactly-once"], "processingGuarantee exactly-once needs groupInstanceId"),
+            (
+                ["processingGuarantee": "exactly-once", "groupInstanceId": "a", "changelog.enabled": false],
+                "processingGuarantee exactly-once needs the changelog"
+            ),
+            (["processingGuarantee": "exactly_once"], "processingGuarantee must be at-least-once or exactly-once"),
+        ]
+        for (values, message) in refusals {
+            let error = try #require(throws: WorkerError.self) {
+                try WorkerConfiguration(config: ConfigReader.inMemory(values))
+            }
+            #expect(error.code == .configuration && error.message.contains(message), "\(error.message)")
+        }
+    }
+
     @Test("the operations port: defaults, both keys, and a port out of range")
     func operationsPort() throws {
         #expect(try OperationsServer.Configuration(config: ConfigReader.inMemory([:])).port == 8080)

@@ -21,6 +21,15 @@ struct CheckpointTransaction: Sendable {
     /// - Throws: ``WorkerError`` `delivery` when the transaction did not commit (it must be aborted, and the worker
     ///   rewinds), `kafka` when the producer is done for (fenced by a newer instance with the same transactional id).
     func commit(_ offsets: [TopicPartition: Int64]) throws(WorkerError) {
+        guard !producer.lostConnectionDuringTransaction else {
+            throw WorkerError(
+                .delivery,
+                """
+                the connection to the brokers was lost during this checkpoint's transaction: it is aborted and \
+                applied again, not committed (a broker that restarted may not have kept what the transaction holds)
+                """
+            )
+        }
         let deadline = ContinuousClock.now + timeout
         do {
             try retrying(until: deadline) { () throws(KafkaError) in

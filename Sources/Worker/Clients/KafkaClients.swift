@@ -51,7 +51,7 @@ final class KafkaClients {
         producer = try Self.makeProducer(configuration, logger: logger)
         do {
             if configuration.transactionalId != nil {
-                try Self.startTransactions(producer, configuration)
+                try Self.startTransactions(producer, configuration, logger: logger)
             } else if configuration.changelog.enabled {
                 changelogProducer = try Self.makeProducer(configuration, logger: logger)
             }
@@ -137,7 +137,9 @@ final class KafkaClients {
     func replaceProducers() throws(WorkerError) {
         if isTransactional {
             do {
-                try producer.abortTransaction()
+                try Self.repeatingWhileRetriable("abort the transaction", logger: logger) { () throws(KafkaError) in
+                    try producer.abortTransaction(timeout: .seconds(10))
+                }
                 try producer.beginTransaction()
                 return
             } catch {
@@ -148,7 +150,7 @@ final class KafkaClients {
             }
             producer.close(timeout: .zero)
             producer = try Self.makeProducer(configuration, logger: logger)
-            try Self.startTransactions(producer, configuration)
+            try Self.startTransactions(producer, configuration, logger: logger)
             return
         }
         producer.close(timeout: .zero)
@@ -161,12 +163,16 @@ final class KafkaClients {
     /// transaction it left open aborted) and begins the first transaction.
     ///
     /// - Throws: ``WorkerError`` `kafka` naming the setting when the brokers take no transactions.
+    /// Brokers that cannot be reached are waited for (the coordinator asked again every 10 s), as every start waits.
     private static func startTransactions(
         _ producer: Producer,
-        _ configuration: WorkerConfiguration
+        _ configuration: WorkerConfiguration,
+        logger: Logger
     ) throws(WorkerError) {
         do {
-            try producer.initTransactions(timeout: transactionTimeout(configuration))
+            try repeatingWhileRetriable("start transactions", logger: logger) { () throws(KafkaError) in
+                try producer.initTransactions(timeout: .seconds(10))
+            }
             try producer.beginTransaction()
         } catch {
             producer.close(timeout: .zero)
@@ -178,6 +184,21 @@ final class KafkaClients {
                 """,
                 underlying: error
             )
+        }
+    }
+
+    /// Calls `operation` again for as long as it fails with a retriable error (the coordinator unreachable).
+    private static func repeatingWhileRetriable(
+        _ what: String,
+        logger: Logger,
+        _ operation: () throws(KafkaError) -> Void
+    ) throws(KafkaError) {
+        while true {
+            do {
+                return try operation()
+            } catch where error.isRetriable && !error.isFatal && !error.requiresAbort {
+                logger.warning("cannot \(what) yet; asking again", metadata: [ServiceLogKey.error: "\(error)"])
+            }
         }
     }
 
