@@ -20,10 +20,9 @@ struct ServiceExactlyOnceTests {
             Array(positions[(positions.count * part / parts)..<(positions.count * (part + 1) / parts)])
         }
         try await bed.produce(traffic.commands())
-        let member = ServiceScaleOutTests.member(bed, "a")
         var generator = SystemRandomNumberGenerator()
         for slice in slices {
-            let worker = try bed.start(Self.exactlyOnce + ["--group-instance-id", "a"], as: member)
+            let worker = try Self.start("a", on: bed)
             defer { worker.send(SIGKILL) }
             try await ServiceScaleOutTests.waitForLog(worker, "geoworker running")
             try await bed.produce(slice)
@@ -32,12 +31,9 @@ struct ServiceExactlyOnceTests {
             worker.send(SIGKILL)
             _ = await worker.waitForExit(timeout: .seconds(10))
         }
-        let last = try bed.start(Self.exactlyOnce + ["--group-instance-id", "a"], as: member)
+        let last = try Self.start("a", on: bed)
         defer { last.send(SIGKILL) }
-        let reference = try await bed.referenceEvents()
-        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
-        await ServiceScaleOutTests.stop(last)
-        Self.expectExactlyOnce(events, as: reference)
+        try await Self.expectEveryEventOnce(bed, stopping: [last])
     }
 
     @Test("scale out: a second instance joins mid-stream and takes half the partitions: every event exactly once")
@@ -46,26 +42,22 @@ struct ServiceExactlyOnceTests {
         let traffic = BorderTraffic(devices: 200, positionsPerDevice: 90, topics: bed.topics)
         let thirds = ServiceScaleOutTests.thirds(traffic.positions())
         try await bed.produce(traffic.commands() + thirds[0])
-        let (a, b) = (ServiceScaleOutTests.member(bed, "a"), ServiceScaleOutTests.member(bed, "b"))
-        let first = try bed.start(Self.exactlyOnce + ["--group-instance-id", "a"], as: a)
+        let first = try Self.start("a", on: bed)
         defer { first.send(SIGKILL) }
         try await ServiceScaleOutTests.waitForLog(first, "assigned 8 partitions")
 
-        let joiner = try bed.start(Self.exactlyOnce + ["--group-instance-id", "b"], as: b)
+        let joiner = try Self.start("b", on: bed)
         defer { joiner.send(SIGKILL) }
         try await bed.produce(thirds[1])
         try await ServiceScaleOutTests.waitForLog(joiner, "restored partition")
         try await bed.produce(thirds[2])
-
-        let reference = try await bed.referenceEvents()
-        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
-        await ServiceScaleOutTests.stop(joiner)
-        await ServiceScaleOutTests.stop(first)
-        Self.expectExactlyOnce(events, as: reference)
+        try await Self.expectEveryEventOnce(bed, stopping: [joiner, first])
     }
 
-    /// On the mock, whose sessions expire: a static member that leaves keeps its partitions until its session times
-    /// out (static members send no LeaveGroup), and noida-db never expires one. The mock writes no transaction markers,
+    /// On the mock, whose sessions expire.
+    ///
+    /// A static member that leaves keeps its partitions until its session times out (static members send no
+    /// LeaveGroup), and noida-db never expires one. The mock writes no transaction markers,
     /// so its readers see aborted records too: once here also says no transaction was aborted on the way.
     @Test("scale in: one of two instances stops with SIGTERM, the other takes its partitions: every event once")
     func scaleIn() async throws {
@@ -73,21 +65,16 @@ struct ServiceExactlyOnceTests {
         let traffic = BorderTraffic(devices: 200, positionsPerDevice: 90, topics: bed.topics)
         let thirds = ServiceScaleOutTests.thirds(traffic.positions())
         try await bed.produce(traffic.commands() + thirds[0])
-        let (a, b) = (ServiceScaleOutTests.member(bed, "a"), ServiceScaleOutTests.member(bed, "b"))
-        let first = try bed.start(Self.exactlyOnce + ["--group-instance-id", "a"], as: a)
+        let first = try Self.start("a", on: bed)
         defer { first.send(SIGKILL) }
-        let second = try bed.start(Self.exactlyOnce + ["--group-instance-id", "b"], as: b)
+        let second = try Self.start("b", on: bed)
         defer { second.send(SIGKILL) }
         try await ServiceScaleOutTests.waitForLog(second, "assigned [1-9]")
         try await bed.produce(thirds[1])
         await ServiceScaleOutTests.stop(second)
         try await ServiceScaleOutTests.waitForLog(first, "assigned 8 partitions")
         try await bed.produce(thirds[2])
-
-        let reference = try await bed.referenceEvents()
-        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
-        await ServiceScaleOutTests.stop(first)
-        Self.expectExactlyOnce(events, as: reference)
+        try await Self.expectEveryEventOnce(bed, stopping: [first])
     }
 
     @Test("the Kafka service stopped with a transaction open and started 15 s later: aborted, applied again, once")
@@ -99,9 +86,7 @@ struct ServiceExactlyOnceTests {
         let half = positions.count / 2
         try await bed.produce(traffic.commands() + positions.prefix(half))
         // Checkpoints 5 s apart: the first half's events wait in an open transaction when the service stops.
-        let worker = try bed.start(
-            Self.exactlyOnce + ["--group-instance-id", "a", "--checkpoint-interval-ms", "5000"]
-        )
+        let worker = try Self.start("a", on: bed, ["--checkpoint-interval-ms", "5000"])
         defer { worker.send(SIGKILL) }
         try await waitUntilConsumed(try await listeningPort(of: worker), positions: half)
         try await broker.stopKafka()
@@ -109,11 +94,7 @@ struct ServiceExactlyOnceTests {
         #expect(worker.isRunning, "an outage is waited out: \(worker.errors.suffix(2000))")
         try await broker.startKafka()
         try await bed.produce(Array(positions.suffix(from: half)))
-
-        let reference = try await bed.referenceEvents()
-        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
-        await ServiceScaleOutTests.stop(worker)
-        Self.expectExactlyOnce(events, as: reference)
+        try await Self.expectEveryEventOnce(bed, stopping: [worker])
     }
 
     @Test("a broker without transactions: the start is refused, naming the setting; a start without an instance id too")
@@ -129,6 +110,19 @@ struct ServiceExactlyOnceTests {
         let anonymous = try bed.start(Self.exactlyOnce)
         #expect(await anonymous.waitForExit(timeout: .seconds(30)) != .exited(0))
         #expect(anonymous.errors.contains("needs groupInstanceId"), "\(anonymous.errors.suffix(2000))")
+    }
+
+    /// Starts the instance `name` under exactly-once: its instance id and a state directory of its own.
+    static func start(_ name: String, on bed: ServiceTestBed, _ extra: [String] = []) throws -> BackgroundProcess {
+        try bed.start(exactlyOnce + ["--group-instance-id", name] + extra, as: ServiceScaleOutTests.member(bed, name))
+    }
+
+    /// Waits for a clean run's events, stops `instances` with SIGTERM and expects each of those events once.
+    static func expectEveryEventOnce(_ bed: ServiceTestBed, stopping instances: [BackgroundProcess]) async throws {
+        let reference = try await bed.referenceEvents()
+        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
+        for instance in instances { await ServiceScaleOutTests.stop(instance) }
+        expectExactlyOnce(events, as: reference)
     }
 
     /// Every event of `reference` once in `events`, with the same content, and nothing else.

@@ -196,7 +196,7 @@ final class KafkaClients {
         while true {
             do {
                 return try operation()
-            } catch where error.isRetriable && !error.isFatal && !error.requiresAbort {
+            } catch  where error.isRetriable && !error.isFatal && !error.requiresAbort {
                 logger.warning("cannot \(what) yet; asking again", metadata: [ServiceLogKey.error: "\(error)"])
             }
         }
