@@ -35,7 +35,10 @@ struct MembershipCheck: Sendable {
         if case .lost(let answer) = membership {
             throw WorkerError(
                 .fenced,
-                "the group had given this instance's partitions to another member; the checkpoint in hand is dropped",
+                """
+                the group had given this instance's partitions to another member; the checkpoint in hand is dropped \
+                (the worker's own fence: whatever the broker checks, nothing of it is written or committed)
+                """,
                 underlying: answer
             )
         }

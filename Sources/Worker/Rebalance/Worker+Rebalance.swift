@@ -95,7 +95,8 @@ extension Worker {
         logger.error(
             """
             lost \(partitions.count) partitions to the group's other members (this instance was gone past its \
-            session); dropping what was applied since the last checkpoint
+            session); dropping what was applied since the last checkpoint (the worker's own fence: whatever the broker \
+            checks, nothing of it is written or committed)
             """,
             metadata: [
                 KafkaLogKey.partitions: "\(partitions.sorted())",
