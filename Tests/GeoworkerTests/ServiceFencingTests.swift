@@ -140,8 +140,10 @@ struct ServiceFencingTests {
         try await stallOne(of: 2, stopAfter: .milliseconds(stopAfterMilliseconds))
     }
 
+    /// What refuses the stalled member here is the worker's own check.
+    ///
     /// The mock's coordinator takes transactional offsets of an old generation (it reads the generation and ignores
-    /// it), so what refuses the stalled member here is the worker's own check. The mock writes no transaction markers:
+    /// it). The mock writes no transaction markers:
     /// what the events topic shows is what any reader sees, aborted transactions included.
     @Test("exactly-once: one of two static members stopped past its session is refused by the worker's own fence")
     func stalledUnderExactlyOnce() async throws {
