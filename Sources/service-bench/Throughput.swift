@@ -89,6 +89,7 @@ func measureThroughput() {
             state: stateRoot + "/throughput-\(UUID())",
             executable: baseline ? options.baseline! : geoworker,
             ["--until-caught-up"] + threads + (changelog ? [] : ["--no-changelog"])
+                + (baseline ? options.baselineArguments : [])
         )
         let ending = worker.waitUntilExit()
         let wall = (ContinuousClock.now - workerStart).seconds

@@ -5,6 +5,7 @@
 //                                      [--steady-devices N] [--steady-seconds S]
 //                                      [--only throughput|first|compare|restore|startup|latency|steady|geocode]
 //                                      [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]...
+//                                      [--baseline-arg ARG]... [--broker mock|noida]
 //
 // Throughput: preloads 3 pins per device and the positions (64 partitions: the mock keeps only about 5 MB
 // per partition), then three rounds on that one preload, each a fresh `geoworker run --until-caught-up`
@@ -18,8 +19,11 @@
 // that is not counted; `--only compare` runs those alternating catch-ups and nothing else. `--only first`
 // catches up four fresh preloads twice each (plain librdkafka reading every other one first): what the first
 // catch-up of a preload pays for.
-// --worker-arg passes an argument to every `geoworker run`; --worker measures another geoworker than the one
-// built beside the benchmark.
+// --baseline-arg passes one to the baseline's runs only (the same build as baseline, another setting:
+// `--baseline-arg --processing-guarantee --baseline-arg exactly-once ...`); --worker-arg passes an argument to every
+// `geoworker run`; --worker measures another geoworker than the one
+// built beside the benchmark. --broker noida runs on noida-db instead of the mock (BenchBroker.swift): its latency
+// figures only, its consumers spin.
 // Restore: a changelog of --restore-devices devices (3 pins each, 64 partitions) is restored by a worker
 // with an empty state directory, as a new instance would on its first assignment: records per second into
 // SQLite, then the time to load them into memory, and the changelog's bytes per device.
@@ -65,8 +69,12 @@ struct Options {
     var pairs = 3
     /// The geoworker to measure, instead of the one built beside this benchmark.
     var worker: String?
+    /// The broker: `mock` (librdkafka's mock cluster, in this process) or `noida` (``BenchBroker``).
+    var broker = "mock"
     /// Added to every `geoworker run`.
     var workerArguments: [String] = []
+    /// Arguments of the baseline's runs alone.
+    var baselineArguments: [String] = []
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -77,7 +85,9 @@ struct Options {
             case ("--only", _) where text != nil: only = text
             case ("--baseline", _) where text != nil: baseline = text
             case ("--worker", _) where text != nil: worker = text
+            case ("--broker", _) where text != nil: broker = text!
             case ("--worker-arg", _) where text != nil: workerArguments.append(text!)
+            case ("--baseline-arg", _) where text != nil: baselineArguments.append(text!)
             case ("--devices", let value?): devices = value
             case ("--positions", let value?): positions = value
             case ("--rate", let value?): rate = value
@@ -90,7 +100,7 @@ struct Options {
             default:
                 fail(
                     "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N] "
-                        + "[--restore-devices N] [--steady-devices N] [--steady-seconds S] [--only throughput|compare|restore|startup|latency|steady|geocode] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]..."
+                        + "[--restore-devices N] [--steady-devices N] [--steady-seconds S] [--only throughput|compare|restore|startup|latency|steady|geocode] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]... [--baseline-arg ARG]... [--broker mock|noida]"
                 )
             }
         }
@@ -115,12 +125,7 @@ let logger: Logger = {
     logger.logLevel = .error
     return logger
 }()
-let cluster: MockCluster
-do {
-    cluster = try MockCluster(brokers: 1, logger: logger)
-} catch {
-    fail("mock cluster: \(error)")
-}
+let cluster = BenchBroker.start(options.broker)
 let geoworker = options.worker ?? ChildProcess.builtExecutable("geoworker")
 guard FileManager.default.isExecutableFile(atPath: geoworker) else { fail("build geoworker first: \(geoworker)") }
 
@@ -222,7 +227,7 @@ func startWorker(
     _ arguments: [String]
 ) -> BackgroundProcess {
     do {
-        if !changelogExists {
+        if !changelogExists && !cluster.createsChangelogs {
             try cluster.createTopic(DeviceChangelog.defaultTopic(groupId: group), partitions: partitions)
         }
         return try BackgroundProcess(

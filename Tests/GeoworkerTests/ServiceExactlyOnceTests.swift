@@ -57,8 +57,10 @@ struct ServiceExactlyOnceTests {
     /// On the mock, whose sessions expire.
     ///
     /// A static member that leaves keeps its partitions until its session times out (static members send no
-    /// LeaveGroup), and noida-db never expires one. The mock writes no transaction markers,
-    /// so its readers see aborted records too: once here also says no transaction was aborted on the way.
+    /// LeaveGroup), and noida-db never expires one. The mock writes no transaction markers, so its readers see aborted
+    /// records too: where neither instance aborted a transaction (rewound), every event is seen once; where one did
+    /// (its membership check met the rebalance), what it aborted shows again here, as it would to a read_uncommitted
+    /// reader of a real broker, and every event is still there with its content.
     @Test("scale in: one of two instances stops with SIGTERM, the other takes its partitions: every event once")
     func scaleIn() async throws {
         let bed = try await ServiceRealBrokerTests.bed(on: .mock)
@@ -74,7 +76,14 @@ struct ServiceExactlyOnceTests {
         await ServiceScaleOutTests.stop(second)
         try await ServiceScaleOutTests.waitForLog(first, "assigned 8 partitions")
         try await bed.produce(thirds[2])
-        try await Self.expectEveryEventOnce(bed, stopping: [first])
+        let reference = try await bed.referenceEvents()
+        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
+        await ServiceScaleOutTests.stop(first)
+        if [first, second].contains(where: { $0.errors.contains("rewinding to the last checkpoint") }) {
+            ServiceScaleOutTests.expectSameEvents(events, as: reference)
+        } else {
+            Self.expectExactlyOnce(events, as: reference)
+        }
     }
 
     @Test("the Kafka service stopped with a transaction open and started 15 s later: aborted, applied again, once")

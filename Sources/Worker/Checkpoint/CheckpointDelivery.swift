@@ -57,6 +57,13 @@ final class CheckpointDelivery: @unchecked Sendable {
         }
     }
 
+    /// Waits until the deliveries, and under exactly-once the transaction's commit, are over, refused or not.
+    func waitUntilOver() {
+        condition.lock()
+        while outcome == nil { condition.wait() }
+        condition.unlock()
+    }
+
     /// Waits until the checkpoint's records and then its changelog records are delivered; returns, for each
     /// changelog partition written to, where they landed.
     ///

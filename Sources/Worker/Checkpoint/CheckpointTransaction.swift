@@ -19,7 +19,8 @@ struct CheckpointTransaction: Sendable {
     /// begins the next.
     ///
     /// - Throws: ``WorkerError`` `delivery` when the transaction did not commit (it must be aborted, and the worker
-    ///   rewinds), `kafka` when the producer is done for (fenced by a newer instance with the same transactional id).
+    ///   rewinds), `kafka` when the producer is done for (fenced by a newer instance with the same transactional id)
+    ///   or the next transaction cannot begin.
     func commit(_ offsets: [TopicPartition: Int64]) throws(WorkerError) {
         guard !producer.lostConnectionDuringTransaction else {
             throw WorkerError(
@@ -36,9 +37,14 @@ struct CheckpointTransaction: Sendable {
                 try producer.sendOffsetsToTransaction(offsets, of: consumer, timeout: timeout)
             }
             try retrying(until: deadline) { () throws(KafkaError) in try producer.commitTransaction(timeout: timeout) }
-            try producer.beginTransaction()
         } catch {
             throw Self.failure(error)
+        }
+        do {
+            try producer.beginTransaction()
+        } catch {
+            // Committed, so not a refusal to go back from: the worker stops, and a restart restores the commit.
+            throw WorkerError(.kafka, "cannot begin the transaction after a commit", underlying: error)
         }
     }
 

@@ -48,6 +48,8 @@ final class CheckpointWriter: @unchecked Sendable {
     private var inHand = false
     /// The answer to the last write, until the loop takes it.
     private var answer: Answer?
+    /// The delivery half of the write in hand, once the writing thread has started it.
+    private var delivery: CheckpointDelivery?
     /// How long each checkpoint's writing took, refused or not.
     private let durations: Metrics.Timer
     /// Delivered to the changelog, not yet written to the store.
@@ -73,6 +75,7 @@ final class CheckpointWriter: @unchecked Sendable {
             durations.record(duration: ContinuousClock.now - started)
             condition.lock()
             inHand = false
+            delivery = nil
             answer = result
             condition.broadcast()
             condition.unlock()
@@ -85,6 +88,17 @@ final class CheckpointWriter: @unchecked Sendable {
         defer { condition.unlock() }
         defer { answer = nil }
         return answer
+    }
+
+    /// Waits until the write in hand is delivered (under exactly-once: its transaction committed and the next begun, or
+    /// refused), not for its store: what the loop sends from then on is the next checkpoint's. Returns at once with
+    /// nothing in hand.
+    func waitForDeliveries() {
+        condition.lock()
+        while inHand && delivery == nil { condition.wait() }
+        let inFlight = delivery
+        condition.unlock()
+        inFlight?.waitUntilOver()
     }
 
     /// Waits for the answer to the write in hand, as long as `keepWaiting` says (asked every 100 ms): nil when it gave
@@ -164,6 +178,10 @@ final class CheckpointWriter: @unchecked Sendable {
             offsets: checkpoint.offsets,
             on: deliveryThread
         )
+        condition.lock()
+        self.delivery = delivery
+        condition.broadcast()
+        condition.unlock()
         guard storing else {
             backlog.add(devices: devices, offsets: checkpoint.offsets, spans: try delivery.wait())
             return Written(logged: checkpoint.offsets, stored: nil)

@@ -19,10 +19,8 @@ extension Worker {
         takeCheckpoint(connection)
         if connection.clients.isTransactional {
             // What the apply threads send next belongs to the next transaction: nothing is sent while this one commits.
-            if let failed = settleCheckpoint() { return failed }
-            if let refusal = checkpoints.refusal {
-                return parts.lifecycle.report { $0.checkpointFailed(refusal, now: clock.now) }
-            }
+            // The store is written meanwhile; a refusal is the answer's, taken after the next poll.
+            parts.writer.waitForDeliveries()
         }
         metrics.publish(counters)
         let (consumer, assigned) = (connection.consumer, connection.consumer.assignment)
