@@ -90,9 +90,10 @@ final class CheckpointWriter: @unchecked Sendable {
         return answer
     }
 
-    /// Waits until the write in hand is delivered (under exactly-once: its transaction committed and the next begun, or
-    /// refused), not for its store: what the loop sends from then on is the next checkpoint's. Returns at once with
-    /// nothing in hand.
+    /// Waits until the write in hand is delivered, not for its store.
+    ///
+    /// Under exactly-once: its transaction committed and the next begun, or refused, so that what the loop sends from
+    /// then on is the next checkpoint's. Returns at once with nothing in hand.
     func waitForDeliveries() {
         condition.lock()
         while inHand && delivery == nil { condition.wait() }
