@@ -243,7 +243,21 @@ final class KafkaClients {
     ///
     /// - Parameter deliveryWait: how long each producer may take to deliver what it holds (nothing for a cancelled
     ///   stop: what it held is not covered by a stored checkpoint, and a restart sends it again).
+    ///
+    /// Under exactly-once the transaction still open (begun after the last commit, or not committed) is aborted first:
+    /// left open, it would hold back every read_committed reader of its partitions until this instance starts again or
+    /// the broker's transaction timeout passes.
     func close(deliveryWait: Duration = .seconds(10)) {
+        if isTransactional {
+            do {
+                try producer.abortTransaction(timeout: max(deliveryWait, .seconds(1)))
+            } catch {
+                logger.warning(
+                    "cannot abort the open transaction; the next start of this instance aborts it",
+                    metadata: [ServiceLogKey.error: "\(error)"]
+                )
+            }
+        }
         producer.close(timeout: deliveryWait)
         changelogProducer?.close(timeout: deliveryWait)
     }
