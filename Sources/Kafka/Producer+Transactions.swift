@@ -81,6 +81,27 @@ extension Producer {
         try Self.check(rd_kafka_abort_transaction(handle.pointer, Self.milliseconds(timeout)), "abort_transaction")
     }
 
+    /// Calls a transactional `operation` again while it fails with an error librdkafka says may be retried.
+    ///
+    /// A timeout is such an error: the call continues where the last left off. Until `deadline` if there is one;
+    /// `onRetry` hears each such failure. An error that requires an abort, or is fatal, is thrown at once.
+    public static func repeatingWhileRetriable(
+        until deadline: ContinuousClock.Instant? = nil,
+        onRetry: (KafkaError) -> Void = { _ in },
+        _ operation: () throws(KafkaError) -> Void
+    ) throws(KafkaError) {
+        while true {
+            do {
+                return try operation()
+            } catch
+                where error.isRetriable && !error.requiresAbort && !error.isFatal
+                && deadline.map({ ContinuousClock.now < $0 }) ?? true
+            {
+                onRetry(error)
+            }
+        }
+    }
+
     private static func check(_ error: OpaquePointer?, _ operation: String) throws(KafkaError) {
         guard let error else { return }
         let failure = KafkaError(consuming: error)

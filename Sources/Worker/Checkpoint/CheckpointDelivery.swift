@@ -37,13 +37,11 @@ final class CheckpointDelivery: @unchecked Sendable {
         thread.execute { [self] in
             let sent = Result { () throws(WorkerError) -> DeliveryBatch? in
                 for batch in deliveries { try Self.checkDelivered(batch) }
+                let sendsRecords = changelog != nil && !devices.isEmpty
+                // Asked before anything of the checkpoint is written or committed.
+                if sendsRecords || transaction != nil { try membership?.confirm() }
                 var records: DeliveryBatch?
-                if let changelog, !devices.isEmpty {
-                    try membership?.confirm()
-                    records = changelog.producer.send(changelog.records(for: devices))
-                } else if transaction != nil {
-                    try membership?.confirm()
-                }
+                if let changelog, sendsRecords { records = changelog.producer.send(changelog.records(for: devices)) }
                 if let transaction {
                     if let records { try Self.checkDelivered(records) }
                     try transaction.commit(offsets)

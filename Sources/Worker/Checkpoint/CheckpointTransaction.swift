@@ -33,10 +33,12 @@ struct CheckpointTransaction: Sendable {
         }
         let deadline = ContinuousClock.now + timeout
         do {
-            try retrying(until: deadline) { () throws(KafkaError) in
+            try Producer.repeatingWhileRetriable(until: deadline) { () throws(KafkaError) in
                 try producer.sendOffsetsToTransaction(offsets, of: consumer, timeout: timeout)
             }
-            try retrying(until: deadline) { () throws(KafkaError) in try producer.commitTransaction(timeout: timeout) }
+            try Producer.repeatingWhileRetriable(until: deadline) { () throws(KafkaError) in
+                try producer.commitTransaction(timeout: timeout)
+            }
         } catch {
             throw Self.failure(error)
         }
@@ -45,21 +47,6 @@ struct CheckpointTransaction: Sendable {
         } catch {
             // Committed, so not a refusal to go back from: the worker stops, and a restart restores the commit.
             throw WorkerError(.kafka, "cannot begin the transaction after a commit", underlying: error)
-        }
-    }
-
-    /// Calls `operation` again while it fails with a retriable error (a timeout: librdkafka continues where it was)
-    /// and `deadline` has not passed.
-    private func retrying(
-        until deadline: ContinuousClock.Instant,
-        _ operation: () throws(KafkaError) -> Void
-    ) throws(KafkaError) {
-        while true {
-            do {
-                return try operation()
-            } catch  where error.isRetriable && !error.requiresAbort && !error.isFatal && .now < deadline {
-                continue
-            }
         }
     }
 

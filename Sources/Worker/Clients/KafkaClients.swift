@@ -187,19 +187,16 @@ final class KafkaClients {
         }
     }
 
-    /// Calls `operation` again for as long as it fails with a retriable error (the coordinator unreachable).
+    /// Calls a transactional `operation` again while the coordinator cannot be reached, saying so each time.
     private static func repeatingWhileRetriable(
         _ what: String,
         logger: Logger,
         _ operation: () throws(KafkaError) -> Void
     ) throws(KafkaError) {
-        while true {
-            do {
-                return try operation()
-            } catch  where error.isRetriable && !error.isFatal && !error.requiresAbort {
-                logger.warning("cannot \(what) yet; asking again", metadata: [ServiceLogKey.error: "\(error)"])
-            }
-        }
+        try Producer.repeatingWhileRetriable(
+            onRetry: { logger.warning("cannot \(what) yet; asking again", metadata: [ServiceLogKey.error: "\($0)"]) },
+            operation
+        )
     }
 
     /// The producer's `transaction.timeout.ms` (librdkafka's default: 60 s): how long the coordinator keeps a
