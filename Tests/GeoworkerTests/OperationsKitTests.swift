@@ -132,7 +132,7 @@ struct OperationsKitTests {
             let healthy = try await get(port, "health").status == 200
             // A rewind's replays count again: at least the first half.
             return
-                (Self.counter("geoworker_positions_consumed_total", in: metrics) >= 150
+                (counter("geoworker_positions_consumed_total", in: metrics) >= 150
                 && metrics.contains("geoworker_delivery_failures_total{") && healthy) || !child.isRunning
         }
         #expect(child.isRunning, "\(child.errors.suffix(2000))")
@@ -149,10 +149,10 @@ struct OperationsKitTests {
             try await prometheus.query(#"up{job="geoworker"}"#).first?.value == 1
         }
         // Input while Prometheus watches, so that the recorded rate has something to show.
-        let consumed = Self.counter("geoworker_positions_consumed_total", in: try await get(port, "metrics").body)
+        let consumed = counter("geoworker_positions_consumed_total", in: try await get(port, "metrics").body)
         try await bed.produce(Array(positions.suffix(150)))
         try await waitUntil("the second half consumed") {
-            Self.counter("geoworker_positions_consumed_total", in: try await get(port, "metrics").body) >= consumed
+            counter("geoworker_positions_consumed_total", in: try await get(port, "metrics").body) >= consumed
                 + 150
         }
         var rate: Double = 0
@@ -219,12 +219,6 @@ struct OperationsKitTests {
     }
 
     // MARK: Helpers
-
-    /// The value of an unlabelled counter in a /metrics text, 0 when it is not there.
-    private static func counter(_ name: String, in metrics: String) -> Int {
-        metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
-            ?? 0
-    }
 
     private func promtool(_ arguments: [String]) async throws -> ChildProcess.Result {
         try await ChildProcess.run("/usr/bin/env", ["promtool"] + arguments)

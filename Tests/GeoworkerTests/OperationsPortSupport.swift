@@ -54,6 +54,11 @@ func waitUntil(
     Issue.record("timed out waiting until \(what)")
 }
 
+/// The value of an unlabelled counter in a /metrics text, 0 when it is not there.
+func counter(_ name: String, in metrics: String) -> Int {
+    metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+}
+
 /// Waits until the worker on `port` has consumed `positions` positions (its metrics say so).
 func waitUntilConsumed(_ port: Int, positions: Int, timeout: Duration = .seconds(60)) async throws {
     try await waitUntil("every position consumed", timeout: timeout) {
