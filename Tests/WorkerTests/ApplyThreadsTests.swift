@@ -193,7 +193,7 @@ struct ApplyThreadsTests {
     }
 
     @Test(
-        "the shards hand over their changed devices, each once; the checkpoint encodes them, each shard's in device-id order"
+        "the shards hand over their changed devices, each once; the checkpoint encodes every one of them"
     )
     func changesTakenFromTheShards() throws {
         let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
@@ -216,7 +216,6 @@ struct ApplyThreadsTests {
         var runStart = 0
         for states in checkpoint.devices {
             let ids = encoded[runStart..<runStart + states.count].map(\.deviceId)
-            #expect(ids == ids.sorted(), "each shard's devices in device-id order")
             #expect(Set(ids) == Set(states.map(\.deviceId)))
             runStart += states.count
         }

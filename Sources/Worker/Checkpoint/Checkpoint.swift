@@ -60,8 +60,8 @@ struct Checkpoint: Sendable {
         deliveries.isEmpty && devices.allSatisfy(\.isEmpty) && offsets.isEmpty
     }
 
-    /// Every changed device encoded as the store and the changelog keep it, each shard's list in device-id order
-    /// (the store writes rows in key order, and sorted runs merge in one pass).
+    /// Every changed device encoded as the store and the changelog keep it (in no particular order: the store sorts
+    /// the rows it writes, and most checkpoints only log them).
     ///
     /// On the checkpoint's writing thread: the states are the shards' copies, and encoding them here keeps the
     /// shards' stop short.
@@ -69,9 +69,7 @@ struct Checkpoint: Sendable {
         var all: [EncodedDevice] = []
         all.reserveCapacity(devices.reduce(0) { $0 + $1.count })
         for shard in devices {
-            var encoded = shard.map(EncodedDevice.init)
-            encoded.sort { $0.deviceId < $1.deviceId }
-            all += encoded
+            for state in shard { all.append(EncodedDevice(state)) }
         }
         return all
     }

@@ -13,7 +13,7 @@ extension Worker {
         guard checkpoints.turn(now: clock.now) == .take else {
             // The counters are read only while the shards are still: whenever they are (a steady stream leaves
             // them idle between polls), and at every checkpoint (which stops them; a catch-up keeps them busy).
-            if parts.applyThreads.hasFinished { metrics.publish(counters) }
+            if parts.applyThreads.hasFinished { metrics.publishBetweenPolls(counters) }
             return .consume
         }
         takeCheckpoint(connection)

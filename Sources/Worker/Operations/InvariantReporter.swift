@@ -23,10 +23,13 @@ struct InvariantReporter {
     }
 
     /// Logs (error level, with what broke it) and counts `count` breaches of `invariant`; nothing when there are none.
-    func report(_ invariant: Invariant, count: Int, _ metadata: Logger.Metadata) {
+    ///
+    /// `metadata` is an autoclosure: a check runs every round and finds nothing, and building the metadata would cost
+    /// a dictionary and a string each time.
+    func report(_ invariant: Invariant, count: Int, _ metadata: @autoclosure () -> Logger.Metadata) {
         guard count > 0 else { return }
         counters[invariant]?.increment(by: count)
-        var metadata = metadata
+        var metadata = metadata()
         metadata[ServiceLogKey.invariant] = "\(invariant.rawValue)"
         logger.error("invariant broken: \(count) \(invariant.breach)", metadata: metadata)
     }

@@ -4,8 +4,8 @@ import Metrics
 /// the checkpoint's are ``CheckpointMetrics``.
 ///
 /// The hot path only bumps plain integers in ``ProcessingCounters``; ``publish(_:)`` turns their growth into
-/// metric increments whenever the loop finds the shards still (between polls, and at checkpoints), so a
-/// message costs no metric call of its own.
+/// metric increments at checkpoints, and ``publishBetweenPolls(_:)`` between polls where the loop finds the
+/// shards still, so a message costs no metric call of its own.
 struct WorkerMetrics {
     private let factory: any MetricsFactory
     private let positions: Counter
@@ -20,6 +20,10 @@ struct WorkerMetrics {
     private var events: [String: Counter] = [:]
     private var deadLettered: [String: Counter] = [:]
     private var published = ProcessingCounters()
+    private var publishedAt: ContinuousClock.Instant?
+    /// How often the counters are gathered between polls: gathering them walks every shard and builds dictionaries,
+    /// and a steady stream has hundreds of idle turns a second where a scrape comes every few seconds.
+    static let publishingInterval = Duration.milliseconds(100)
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -31,6 +35,15 @@ struct WorkerMetrics {
         alreadyApplied = Counter(label: MetricName.alreadyApplied, factory: factory)
         batchDuration = Metrics.Timer(label: MetricName.batchDuration, factory: factory)
         laggingWaitsGivenUp = Counter(label: MetricName.mergeLaggingWaitsGivenUp, factory: factory)
+    }
+
+    /// ``publish(_:)`` between polls, at most once a ``publishingInterval`` of real time (a cost bound, not a
+    /// schedule: the worker's clock, which tests drive, does not pace it).
+    mutating func publishBetweenPolls(_ counters: @autoclosure () -> ProcessingCounters) {
+        let now = ContinuousClock.now
+        if let publishedAt, now - publishedAt < Self.publishingInterval { return }
+        publish(counters())
+        publishedAt = now
     }
 
     /// Adds what `counters` gained since the last call.
