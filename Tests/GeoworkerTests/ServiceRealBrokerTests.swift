@@ -99,7 +99,14 @@ struct ServiceRealBrokerTests {
         let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
         await ServiceScaleOutTests.stop(restarted)
         await ServiceScaleOutTests.stop(first)
-        ServiceScaleOutTests.expectSameEvents(events, as: reference)
+        // Seen once under the whole suite's load on noida-db: a different state history after the restart. The
+        // members' logs say which partitions moved where, and what the restart restored.
+        ServiceScaleOutTests.expectSameEvents(
+            events,
+            as: reference,
+            logs: "a:\n\(first.errors.suffix(6000))\nb before the kill:\n\(second.errors.suffix(6000))\n"
+                + "b restarted:\n\(restarted.errors.suffix(6000))"
+        )
     }
 
     @Test("the Kafka service stopped for 20 s and started under a running instance: a clean run's events, a clean stop")

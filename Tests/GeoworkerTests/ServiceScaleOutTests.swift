@@ -52,15 +52,24 @@ struct ServiceScaleOutTests {
 
     /// The run's events, deduplicated by id, equal the reference run's: every id, the same content, nothing
     /// else; an id emitted twice carries identical bytes.
-    static func expectSameEvents(_ events: [ServiceTestBed.Event], as reference: [ServiceTestBed.Event]) {
+    ///
+    /// `logs`, read only on a failure, goes with its message.
+    static func expectSameEvents(
+        _ events: [ServiceTestBed.Event],
+        as reference: [ServiceTestBed.Event],
+        logs: @autoclosure () -> String = ""
+    ) {
         let byID = Dictionary(grouping: events, by: \.id)
         let missing = Set(reference.map(\.id)).subtracting(byID.keys)
         let extra = Set(byID.keys).subtracting(reference.map(\.id))
         #expect(
             missing.isEmpty,
-            "\(missing.count) events of the single-instance run missing: \(missing.sorted().prefix(5))"
+            "\(missing.count) events of the single-instance run missing: \(missing.sorted().prefix(5))\n\(logs())"
         )
-        #expect(extra.isEmpty, "\(extra.count) events a single-instance run does not emit: \(extra.sorted().prefix(5))")
+        #expect(
+            extra.isEmpty,
+            "\(extra.count) events a single-instance run does not emit: \(extra.sorted().prefix(5))\n\(logs())"
+        )
         let differing = byID.filter { Set($0.value.map(\.json)).count > 1 }
         #expect(differing.isEmpty, "one id, two different events: \(differing.prefix(2))")
         let referenceByID = Dictionary(uniqueKeysWithValues: reference.map { ($0.id, $0.json) })
