@@ -15,17 +15,10 @@ final class ConsumerState: Sendable {
     struct EndTracker {
         /// Partitions whose last event was "reached the end", by the key their messages carry, with the offset the
         /// event reported (the next to read).
-        private var atEnd: [MessagePartition: TopicPartition] = [:]
-        /// The same partitions by name with their end offsets: what the poller asks after every poll, kept rather
-        /// than rebuilt (a steady stream reaches the end of some partition in almost every fetch).
-        private(set) var endOffsets: [TopicPartition: Int64] = [:]
-        /// Topic names by librdkafka topic handle: an end event names its partition without a new string each time.
-        private var topicNames: [UInt: String] = [:]
+        var atEnd: [MessagePartition: (partition: TopicPartition, end: Int64)] = [:]
         /// The partition of the last message read: a batch holds runs of one partition's messages, and only
         /// the first of a run needs the lookup.
         private var lastRead: MessagePartition?
-
-        var partitionsAtEnd: Set<TopicPartition> { Set(endOffsets.keys) }
 
         mutating func didRead(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
             // Most batches come while no partition is at its end; they skip the lookup.
@@ -33,29 +26,17 @@ final class ConsumerState: Sendable {
             let partition = MessagePartition(message)
             guard partition != lastRead else { return }
             lastRead = partition
-            if let named = atEnd.removeValue(forKey: partition) { endOffsets[named] = nil }
+            atEnd[partition] = nil
         }
 
         mutating func didReachEnd(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> TopicPartition {
-            let key = MessagePartition(message)
-            let topic = topicNames[key.topic] ?? String(cString: rd_kafka_topic_name(message.pointee.rkt))
-            topicNames[key.topic] = topic
-            let partition = TopicPartition(topic, message.pointee.partition)
-            atEnd[key] = partition
-            endOffsets[partition] = message.pointee.offset
+            let partition = TopicPartition(
+                String(cString: rd_kafka_topic_name(message.pointee.rkt)),
+                message.pointee.partition
+            )
+            atEnd[MessagePartition(message)] = (partition, message.pointee.offset)
             lastRead = nil
             return partition
-        }
-
-        mutating func forgetAll() {
-            atEnd = [:]
-            endOffsets = [:]
-        }
-
-        /// Forgets that `partitions` are at their end.
-        mutating func forget(_ partitions: Set<TopicPartition>) {
-            atEnd = atEnd.filter { !partitions.contains($0.value) }
-            endOffsets = endOffsets.filter { !partitions.contains($0.key) }
         }
     }
 
@@ -65,10 +46,12 @@ final class ConsumerState: Sendable {
     nonisolated(unsafe) private var hooksOfCall: RebalanceHooks?
     private let acknowledged = Mutex<[TopicPartition: Int64]>([:])
 
-    var partitionsAtEnd: Set<TopicPartition> { tracker.withLock { $0.partitionsAtEnd } }
+    var partitionsAtEnd: Set<TopicPartition> { tracker.withLock { Set($0.atEnd.values.map(\.partition)) } }
 
     /// The partitions at their end, each with the offset its end-of-partition event reported.
-    var endOffsets: [TopicPartition: Int64] { tracker.withLock { $0.endOffsets } }
+    var endOffsets: [TopicPartition: Int64] {
+        tracker.withLock { Dictionary($0.atEnd.values.map { ($0.partition, $0.end) }) { $1 } }
+    }
 
     func withEndTracking(_ body: (inout EndTracker) -> Void) {
         tracker.withLock { body(&$0) }
@@ -90,14 +73,14 @@ final class ConsumerState: Sendable {
     /// new end-of-partition event says it is at the end again.
     func forgetEnds(of partitions: some Sequence<TopicPartition>) {
         let moved = Set(partitions)
-        tracker.withLock { $0.forget(moved) }
+        tracker.withLock { $0.atEnd = $0.atEnd.filter { !moved.contains($0.value.partition) } }
     }
 
     /// Forgets the end state and the acknowledged commits of partitions the consumer no longer holds (or
     /// holds anew: meanwhile another member may have committed).
     func forget(_ partitions: [TopicPartition]) {
         let forgotten = Set(partitions)
-        tracker.withLock { $0.forget(forgotten) }
+        tracker.withLock { $0.atEnd = $0.atEnd.filter { !forgotten.contains($0.value.partition) } }
         acknowledged.withLock { $0 = $0.filter { !forgotten.contains($0.key) } }
     }
 
@@ -162,7 +145,7 @@ final class ConsumerState: Sendable {
                 metadata: [KafkaLogKey.kafkaError: "\(KafkaError(err))"]
             )
             _ = rd_kafka_assign(handle, nil)
-            tracker.withLock { $0.forgetAll() }
+            tracker.withLock { $0.atEnd = [:] }
         }
     }
 
