@@ -1,10 +1,6 @@
 import CRdKafka
 public import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// An in-process Kafka cluster: librdkafka's mock brokers, serving the real Kafka protocol on loopback TCP.
 ///
 /// For the demo and tests. Any Kafka client can connect to ``bootstrapServers`` (kcat, other languages'
@@ -60,6 +56,10 @@ public final class MockCluster: @unchecked Sendable {
     /// Takes broker `id` down: its connections close and it refuses new ones, as if the process died.
     ///
     /// What it stored is kept for when it comes back.
+    ///
+    /// librdkafka 2.0.2 closes the broker's listener and binds its port again at once (to keep the port), and aborts
+    /// the process when that bind fails: seen once under the whole suite's load. Nothing outside the mock can guard
+    /// that instant.
     public func takeBrokerDown(_ id: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_down(cluster, id)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "take broker \(id) down") }
@@ -86,38 +86,9 @@ public final class MockCluster: @unchecked Sendable {
     }
 
     /// Brings broker `id` back up.
-    ///
-    /// The mock listens on the broker's old port again, and asserts (aborting the process) when it cannot: another
-    /// socket of a busy machine may have taken the port while the broker was down. So this waits, up to 10 s, until
-    /// the port can be bound.
     public func bringBrokerUp(_ id: Int32) throws(KafkaError) {
-        let addresses = bootstrapServers.split(separator: ",")
-        if id >= 1, id <= addresses.count,
-            let port = addresses[Int(id) - 1].split(separator: ":").last.flatMap({ UInt16($0) })
-        {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !Self.canListen(on: port), ContinuousClock.now < deadline { usleep(50_000) }
-        }
         let err = rd_kafka_mock_broker_set_up(cluster, id)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "bring broker \(id) up") }
-    }
-
-    /// Whether a listener could bind `port` on loopback now, as the mock's does (with `SO_REUSEADDR`).
-    private static func canListen(on port: UInt16) -> Bool {
-        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard probe >= 0 else { return true }
-        defer { close(probe) }
-        var reuse: Int32 = 1
-        setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 
     /// Kafka protocol requests the mock cluster can be told to refuse (their ApiKey).
