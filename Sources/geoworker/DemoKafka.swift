@@ -73,7 +73,7 @@ struct DemoKafka {
         let producer = try Producer(configuration: producerConfiguration, logger: logger)
         for (topic, partitions) in all {
             do {
-                try await producer.createTopic(topic, partitions: partitions)
+                try await producer.createTopic(topic, partitions: partitions, configuration: Self.keptTopic)
             } catch {
                 await producer.close(timeout: .zero)
                 throw CommandFailure("geoworker demo: could not create topic \(topic) at \(brokers): \(error)")
@@ -81,6 +81,11 @@ struct DemoKafka {
         }
         await producer.close(timeout: .zero)
     }
+
+    /// The demo's topics on a user's cluster are left there for inspection, and the trace's messages carry the times
+    /// it was recorded at: a broker's time retention (7 days by default) would delete them as soon as they arrive
+    /// once the trace is older than that, and the demo would find nothing to read.
+    static let keptTopic = ["retention.ms": "-1"]
 
     var producerConfiguration: ProducerConfiguration {
         ProducerConfiguration(brokers: brokers, kafkaProperties: kafkaProperties)

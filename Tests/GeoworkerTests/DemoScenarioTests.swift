@@ -145,6 +145,12 @@ struct DemoScenarioTests {
         #expect(topics.output.contains("topic \"\(run)-device-state-changelog\" with 4 partitions"))
         let changelog = try await broker.topicConfiguration("\(run)-device-state-changelog")
         #expect(changelog["cleanup.policy"] == "compact", "\(changelog)")
+        // Kept whatever the trace's age: its messages carry the times it was recorded at (2026-11-21), which a
+        // broker's 7-day retention deleted on arrival from 2026-11-28 on.
+        for role in ["positions", "commands", "events", "dead-letters"] {
+            let kept = try await broker.topicConfiguration("\(run)-\(role)")
+            #expect(kept["retention.ms"] == "-1", "\(role): \(kept)")
+        }
 
         // A second run on the same broker meets none of the first's messages or offsets.
         let second = try await ChildProcess.run(
