@@ -67,7 +67,8 @@ public final class NoidaBroker: @unchecked Sendable {
     /// - Parameters:
     ///   - topic: its name.
     ///   - partitions: how many partitions it gets.
-    ///   - configuration: topic-level settings (`cleanup.policy`, `segment.ms`...).
+    ///   - configuration: topic-level settings (`cleanup.policy`, `segment.ms`...); `retention.ms` is -1 unless given
+    ///     (``keptWhateverTheirAge``).
     /// - Throws: `KafkaError` with the broker's reason.
     public func createTopic(_ topic: String, partitions: Int, configuration: [String: String] = [:]) throws {
         let producer = try Producer(
@@ -75,8 +76,16 @@ public final class NoidaBroker: @unchecked Sendable {
             logger: Self.logger
         )
         defer { producer.close(timeout: .zero) }
-        try producer.createTopic(topic, partitions: partitions, configuration: configuration)
+        try producer.createTopic(
+            topic,
+            partitions: partitions,
+            configuration: Self.keptWhateverTheirAge.merging(configuration) { $1 }
+        )
     }
+
+    /// The suite's traffic carries fixed times (its events' content depends on them), and a broker's default time
+    /// retention (7 days) deletes records stamped longer ago in the background: a topic of the suite keeps them.
+    public static let keptWhateverTheirAge = ["retention.ms": "-1"]
 
     /// The settings of `topic` as the broker reports them (DescribeConfigs).
     public func topicConfiguration(_ topic: String) async throws -> [String: String] {
