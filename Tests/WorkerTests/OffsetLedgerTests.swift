@@ -30,6 +30,22 @@ struct OffsetLedgerTests {
         #expect(ledger.rewindTargets(assigned: [stored, unstored]) == [stored: 120], "a revocation forgets reads")
     }
 
+    @Test("a partition with nothing stored reads again from where its assignment started it, whatever was read since")
+    func rewindToTheAssignmentsStart() {
+        // Seen on noida-db: an assignment and a refusal in one poll; the poll's batch, the partitions' first 1,470
+        // records, was dropped unnoted, and the rewind left them where the consumer was: past those records.
+        let started = TopicPartition("positions", 0)
+        let startedAndRead = TopicPartition("positions", 1)
+        let ledger = OffsetLedger(topics: topics, stored: [:])
+        ledger.noteStarted([started: 0, startedAndRead: 0])
+        ledger.noteRead(partition: 1, kind: .positions, offset: 1530)
+        #expect(ledger.rewindTargets(assigned: [started, startedAndRead]) == [started: 0, startedAndRead: 0])
+        ledger.noteStored([startedAndRead: 1600])
+        #expect(ledger.rewindTargets(assigned: [startedAndRead]) == [startedAndRead: 1600], "the store's offset first")
+        ledger.forgetRead(partition: 0)
+        #expect(ledger.rewindTargets(assigned: [started]).isEmpty, "a revocation forgets where the partition started")
+    }
+
     @Test("released offsets count as applied only through their round, in order; a checkpoint takes them once")
     func releasedThenApplied() {
         let first = TopicPartition("positions", 0)

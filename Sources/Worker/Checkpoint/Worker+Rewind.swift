@@ -19,7 +19,7 @@ extension Worker {
     /// was released or applied since the checkpoint forgotten; the checkpoints writable again. Then no polls
     /// until the back-off is over (the group keeps the member for `max.poll.interval.ms`, longer than the
     /// longest back-off; a stop request ends the wait at once), and each assigned partition is sought back to
-    /// its stored offset, or the first offset it gave since its assignment.
+    /// its stored offset, or where its assignment started it (``OffsetLedger/rewindTargets(assigned:)``).
     ///
     /// - Returns: the lifecycle's next action: consume, or finish when a stop came during the back-off.
     /// - Throws: ``WorkerError`` when a new producer cannot start or the store cannot be read.

@@ -4,8 +4,10 @@ import Kafka
 /// Every input partition's offsets on their way from the consumer to the group, in one place.
 ///
 /// Each stage is the offset of the next message to read after what reached it:
-/// - **read**: the first offset read since the partition was assigned (``noteRead(partition:kind:offset:)``):
-///   where a rewind takes a partition that has nothing stored yet;
+/// - **started**: where the assignment started the partition (``noteStarted(_:)``): where a rewind takes a partition
+///   that has nothing stored yet, whatever was read of it since;
+/// - **read**: the first offset read since the partition was assigned (``noteRead(partition:kind:offset:)``): where a
+///   rewind takes a partition with neither (its start left to the consumer's reset policy);
 /// - **released**: the merge released the messages before it, in a round the apply threads have not all
 ///   finished (``noteReleased(_:inRound:)``);
 /// - **applied**: every shard applied that round and every round before it (``noteApplied(throughRound:)``):
@@ -21,8 +23,8 @@ import Kafka
 ///
 /// Offsets only move forward through the stages, and a later stage never passes an earlier one: a checkpoint
 /// logs only applied offsets, the store holds only logged ones, and the group is sent only logged ones. A rewind forgets what was released
-/// and applied but not stored (``discardUnstored()``); a revocation forgets what was read
-/// (``forgetRead(partition:)``).
+/// and applied but not stored (``discardUnstored()``); a revocation forgets where the partition started and what was
+/// read of it (``forgetRead(partition:)``).
 ///
 /// Owned by the loop's thread: the loop, the checkpoint, the rebalance hooks (inside the poll) and the
 /// recovery from a refused delivery all run there, and all ask this type.
@@ -34,6 +36,8 @@ final class OffsetLedger {
     @exclusivity(unchecked) private var firstRead: [(positions: Int64?, commands: Int64?)] = []
     /// The last offset read per side since assignment or rewind, for the read-order check (``Invariant/readOrder``).
     @exclusivity(unchecked) private var lastRead: [(positions: Int64?, commands: Int64?)] = []
+    /// Where the current assignment started each partition it gave a start to.
+    private var started: [TopicPartition: Int64] = [:]
     /// Records read again or out of order since ``takeReadOrderBreaches()``.
     private var readOrderBreaches = BreachSample<String>()
     /// Released offsets per round, oldest first, until the round is applied.
@@ -98,8 +102,15 @@ final class OffsetLedger {
         return result
     }
 
-    /// The pair's partitions were revoked: what is read from them next is read anew.
+    /// An assignment starts these partitions at these offsets (the next to read).
+    func noteStarted(_ offsets: [TopicPartition: Int64]) {
+        started.merge(offsets) { $1 }
+    }
+
+    /// The pair's partitions were revoked: where they start and what is read from them next is the next assignment's.
     func forgetRead(partition: Int32) {
+        started[TopicPartition(topics.positions, partition)] = nil
+        started[TopicPartition(topics.commands, partition)] = nil
         guard Int(partition) < firstRead.count else { return }
         firstRead[Int(partition)] = (nil, nil)
         lastRead[Int(partition)] = (nil, nil)
@@ -159,15 +170,17 @@ final class OffsetLedger {
         return offsets
     }
 
-    /// Where each of the `assigned` partitions reads again from after a rewind: its stored offset, else (nothing stored
-    /// for it yet) the first offset read from it since it was assigned.
+    /// Where each of the `assigned` partitions reads again from after a rewind: its stored offset, which the devices
+    /// put back from the store reflect; else (nothing stored for it yet: the store reflects none of its messages) where
+    /// the assignment started it; else the first offset read from it since.
     ///
-    /// A partition with neither has given nothing, and its position is still where it started.
+    /// Not "where the consumer is now": the batches the consumer gave since may never have reached the ledger (the
+    /// loop drops a poll's batch when a refusal or a loss ends the poll), and the position moved past them.
     func rewindTargets(assigned: Set<TopicPartition>) -> [TopicPartition: Int64] {
         let read = read
         var offsets: [TopicPartition: Int64] = [:]
         for partition in assigned {
-            if let offset = stored[partition] ?? read[partition] { offsets[partition] = offset }
+            if let offset = stored[partition] ?? started[partition] ?? read[partition] { offsets[partition] = offset }
         }
         return offsets
     }

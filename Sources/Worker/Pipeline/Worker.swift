@@ -149,14 +149,14 @@ public final class Worker: @unchecked Sendable {
         } catch { return lifecycle.report { $0.failed(WorkerError(.kafka, "consumer failed", underlying: error)) } }
         // A rebalance hook inside the poll may have met a failure or lost the partitions.
         let afterPoll = lifecycle.report { $0.polled(now: clock.now) }
-        guard afterPoll == .consume else { return afterPoll }
+        guard afterPoll == .consume else { return dropping(batch, afterPoll) }
         let afterAnswer = takeCheckpointAnswer()
-        guard afterAnswer == .consume else { return afterAnswer }
+        guard afterAnswer == .consume else { return dropping(batch, afterAnswer) }
         let polledAt = clock.now
         if firstMessage == nil && !batch.isEmpty { firstMessage = polledAt }
         let ledger = parts.ledger
         for record in batch {
-            let kind: InputKind = record.topic == configuration.topics.commands ? .commands : .positions
+            let kind = inputKind(of: record)
             ledger.noteRead(partition: record.partition, kind: kind, offset: record.offset)
             merge.append(record, kind: kind)
         }
@@ -190,6 +190,19 @@ public final class Worker: @unchecked Sendable {
         )
         ledger.noteReleased(merge.takeReleasedOffsets(), inRound: round)
         return next
+    }
+
+    /// A batch the loop does not apply (a refusal or a loss ended its poll: the loop rewinds, fails or stops) still moved
+    /// the consumer past it: its reads are noted, so that a rewind takes a partition it began back before it.
+    private func dropping(_ batch: ConsumerBatch, _ action: WorkerLifecycle.Action) -> WorkerLifecycle.Action {
+        for record in batch {
+            parts.ledger.noteRead(partition: record.partition, kind: inputKind(of: record), offset: record.offset)
+        }
+        return action
+    }
+
+    private func inputKind(of record: ConsumerRecord) -> InputKind {
+        record.topic == configuration.topics.commands ? .commands : .positions
     }
 
     /// Waits until the apply threads have applied everything handed to them, and notes the rounds applied: what

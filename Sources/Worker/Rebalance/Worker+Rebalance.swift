@@ -52,6 +52,7 @@ extension Worker {
                 ]
             )
             guard lifecycle.report({ $0.restored() }) == .consume else { return [:] }
+            parts.ledger.noteStarted(assignment.starts)
             return assignment.starts
         } catch {
             abandon(with: error)
