@@ -214,14 +214,23 @@ struct ServiceOperationsTests {
         let child = try bed.start()
         let port = try await listeningPort(of: child)
 
-        var refusal: String?
+        // /health answers 503 only while the worker backs off (a second or two): asked on its own, every 20 ms, not
+        // between the event counts, each of which takes a consumer's start-up (over a second under a suite's load).
+        let watcher = Task { () -> String? in
+            while !Task.isCancelled {
+                if let health = try? await get(port, "health"), health.status == 503 { return health.body }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return nil
+        }
         var eventCount: Int64 = 0
         try await waitUntil("refused, then recovered with every event", timeout: .seconds(90)) {
-            let health = try await get(port, "health")
-            if health.status == 503 { refusal = refusal ?? health.body }
             eventCount = try await bed.messageCount(bed.topics.events, partitions: bed.partitions)
-            return (refusal != nil && health.status == 200 && eventCount >= 80) || !child.isRunning
+            let recovered = try await get(port, "health").status == 200 && eventCount >= 80
+            return (recovered && child.errors.contains("delivery refused")) || !child.isRunning
         }
+        watcher.cancel()
+        let refusal = await watcher.value
         #expect(child.isRunning, "the worker never exits: \(child.errors.suffix(2000))")
         let reason = try #require(refusal, "/health went 503 while backing off")
         #expect(reason.hasPrefix("backingOff\n") && reason.contains("TOPIC_AUTHORIZATION_FAILED"), "\(reason)")
