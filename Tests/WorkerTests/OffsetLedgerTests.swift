@@ -26,7 +26,7 @@ struct OffsetLedgerTests {
         #expect(ledger.read == [stored: 100, unstored: 40, revoked: 3], "the first read per partition")
         let targets = ledger.rewindTargets(assigned: [stored, unstored, untouched])
         #expect(targets == [stored: 120, unstored: 40], "a partition that gave nothing keeps its position")
-        ledger.forgetRead(partition: 0)
+        ledger.forgetAssignment(partition: 0)
         #expect(ledger.rewindTargets(assigned: [stored, unstored]) == [stored: 120], "a revocation forgets reads")
     }
 
@@ -42,7 +42,7 @@ struct OffsetLedgerTests {
         #expect(ledger.rewindTargets(assigned: [started, startedAndRead]) == [started: 0, startedAndRead: 0])
         ledger.noteStored([startedAndRead: 1600])
         #expect(ledger.rewindTargets(assigned: [startedAndRead]) == [startedAndRead: 1600], "the store's offset first")
-        ledger.forgetRead(partition: 0)
+        ledger.forgetAssignment(partition: 0)
         #expect(ledger.rewindTargets(assigned: [started]).isEmpty, "a revocation forgets where the partition started")
     }
 

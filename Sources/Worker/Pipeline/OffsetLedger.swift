@@ -24,7 +24,7 @@ import Kafka
 /// Offsets only move forward through the stages, and a later stage never passes an earlier one: a checkpoint
 /// logs only applied offsets, the store holds only logged ones, and the group is sent only logged ones. A rewind forgets what was released
 /// and applied but not stored (``discardUnstored()``); a revocation forgets where the partition started and what was
-/// read of it (``forgetRead(partition:)``).
+/// read of it (``forgetAssignment(partition:)``).
 ///
 /// Owned by the loop's thread: the loop, the checkpoint, the rebalance hooks (inside the poll) and the
 /// recovery from a refused delivery all run there, and all ask this type.
@@ -108,7 +108,7 @@ final class OffsetLedger {
     }
 
     /// The pair's partitions were revoked: where they start and what is read from them next is the next assignment's.
-    func forgetRead(partition: Int32) {
+    func forgetAssignment(partition: Int32) {
         started[TopicPartition(topics.positions, partition)] = nil
         started[TopicPartition(topics.commands, partition)] = nil
         guard Int(partition) < firstRead.count else { return }

@@ -80,7 +80,7 @@ extension Worker {
             commitStored(of: partitions, consumer: connection.consumer, waitForAnswer: !areWaitsAbandoned())
         }
         for partition in partitions {
-            parts.ledger.forgetRead(partition: partition.partition)
+            parts.ledger.forgetAssignment(partition: partition.partition)
             // Their next owner, this worker again after an eager rebalance included, reads them again.
             merge.removeAll(partition: partition.partition)
         }
