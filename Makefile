@@ -28,7 +28,7 @@ test:
 	@$(MAKE) --no-print-directory places
 	@$(MAKE) --no-print-directory lint
 	GEOWORKER_WARNINGS_AS_ERRORS=1 swift build --build-tests
-	GEOWORKER_WARNINGS_AS_ERRORS=1 swift test --skip-build
+	GEOWORKER_WARNINGS_AS_ERRORS=1 scripts/run-tests.sh
 
 lint:
 	swift format lint --strict --recursive $(SWIFT_FORMAT_PATHS)

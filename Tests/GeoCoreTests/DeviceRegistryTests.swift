@@ -38,6 +38,47 @@ struct DeviceRegistryTests {
         #expect(registry.takeChanges().isEmpty, "changes are forgotten once taken")
     }
 
+    @Test(
+        "a take of the eventful changes hands out the devices that sent an event, and keeps the fix-only ones for a take of all"
+    )
+    func eventfulChanges() {
+        var registry = DeviceRegistry(tracker: Self.tracker)
+        var events: [DeviceEvent] = []
+        var offset: Int64 = 0
+        func fix(_ id: String, longitude: Double, at seconds: Int64) {
+            let position = Position(
+                deviceId: id,
+                coordinate: Coordinate(latitude: 0.5, longitude: longitude)!,
+                timestamp: 1_795_000_000_000 + seconds * 1000
+            )
+            events.removeAll()
+            offset += 1
+            let origin = MessageOrigin(topic: "p", partition: 0, offset: offset, timestamp: 0)
+            #expect(registry.apply(position, origin: origin, events: &events) == .tracked(.applied))
+        }
+        fix("a", longitude: 0.5, at: 1)
+        fix("b", longitude: 0.5, at: 1)
+        #expect(registry.takeChanges(.eventful).map(\.deviceId) == ["a", "b"], "a first fix names a country")
+        #expect(registry.takeChanges(.eventful).isEmpty)
+        fix("a", longitude: 0.6, at: 2)
+        #expect(events.isEmpty, "the same country: a fix only")
+        fix("b", longitude: 0.6, at: 2)
+        fix("b", longitude: 1.5, at: 3)
+        #expect(!events.isEmpty, "another country")
+        let eventful = registry.takeChanges(.eventful)
+        #expect(eventful.map(\.deviceId) == ["b"])
+        #expect(eventful.first?.lastFix?.coordinate.longitude == 1.5, "as it is now, its fixes before included")
+        let all = registry.takeChanges(.all)
+        #expect(all.map(\.deviceId) == ["a"], "b was logged as it is; a's fix waited for a take of all")
+        #expect(all.first?.lastFix?.coordinate.longitude == 0.6)
+        #expect(registry.takeChanges(.all).isEmpty)
+        var command: [DeviceEvent] = []
+        let untrack = DeviceCommand.untrackAll(deviceId: "a")
+        let origin = MessageOrigin(topic: "c", partition: 0, offset: 1, timestamp: 0)
+        _ = registry.apply(untrack, origin: origin, events: &command)
+        #expect(registry.takeChanges(.eventful).map(\.deviceId) == ["a"], "a command is eventful, events or not")
+    }
+
     @Test("a registry built from stored states continues them; stale positions change nothing")
     func restoredStates() {
         let stored = DeviceState(

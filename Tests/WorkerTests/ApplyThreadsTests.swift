@@ -269,7 +269,7 @@ struct ApplyThreadsTests {
         var sends = 0
         var delivered = 0
         for shard in shards.shards {
-            let changes = shard.takeChanges()
+            let changes = shard.takeChanges(.all)
             sends += changes.deliveries.count
             let reports = changes.deliveries.flatMap { $0.wait() }
             #expect(reports.allSatisfy { $0.isDelivered })

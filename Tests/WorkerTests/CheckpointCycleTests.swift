@@ -78,6 +78,9 @@ struct CheckpointCycleTests {
         let state: CheckpointCycle.State
         /// The cycle's store interval: nil (the store written at every checkpoint) unless the row says.
         var storeInterval: Duration? = nil
+        /// Whether the checkpoints between stored ones log the eventful changes only (at-least-once), unless the row
+        /// says.
+        var eventfulBetweenStores = false
 
         var testDescription: String { name }
     }
@@ -296,6 +299,34 @@ struct CheckpointCycleTests {
             state: .failed(storeFailed),
             storeInterval: .seconds(10)
         ),
+        // At-least-once: between two stored checkpoints only the eventful changes are logged.
+        Transition(
+            name: "eventful between stores, with eventful changes: to the changelog only",
+            given: [],
+            event: .taken(isEmpty: false, at: .seconds(5)),
+            step: .write(storing: false),
+            state: .writing,
+            storeInterval: .seconds(10),
+            eventfulBetweenStores: true
+        ),
+        Transition(
+            name: "eventful between stores, nothing eventful: no write, not up to date",
+            given: [],
+            event: .taken(isEmpty: true, at: .seconds(5)),
+            step: .none,
+            state: .idle,
+            storeInterval: .seconds(10),
+            eventfulBetweenStores: true
+        ),
+        Transition(
+            name: "eventful between stores, the store interval passed: complete and stored",
+            given: [.taken(isEmpty: false, at: .seconds(5)), .answered(logged)],
+            event: .taken(isEmpty: true, at: .seconds(10)),
+            step: .write(storing: true),
+            state: .writing,
+            storeInterval: .seconds(10),
+            eventfulBetweenStores: true
+        ),
         Transition(
             name: "failed, stopping: stays failed",
             given: writing + [.answered(.failure(storeFailed))],
@@ -311,7 +342,7 @@ struct CheckpointCycleTests {
         switch event {
         case .turn(let at): return cycle.turn(now: start + at)
         case .taken(let isEmpty, let at, let storing):
-            return cycle.taken(isEmpty: isEmpty, now: start + at, storing: storing)
+            return cycle.taken(isEmpty: isEmpty, now: start + at, scope: cycle.scope(now: start + at, storing: storing))
         case .storeNow: return cycle.storeNow()
         case .backlogStored(let result, let at): return cycle.backlogStored(result, now: start + at)
         case .answered(let answer): return cycle.answered(answer)
@@ -327,11 +358,34 @@ struct CheckpointCycleTests {
 
     @Test("each transition", arguments: table)
     func transition(_ row: Transition) {
-        var cycle = CheckpointCycle(interval: Self.interval, storeInterval: row.storeInterval, startedAt: Self.start)
+        var cycle = CheckpointCycle(
+            interval: Self.interval,
+            storeInterval: row.storeInterval,
+            logsEventfulBetweenStores: row.eventfulBetweenStores,
+            startedAt: Self.start
+        )
         for event in row.given { Self.apply(event, to: &cycle) }
         let step = Self.apply(row.event, to: &cycle)
         #expect(step == row.step, "\(row.name): \(row.event)")
         #expect(cycle.state == row.state, "\(row.name): \(row.event)")
+    }
+
+    @Test("a checkpoint is complete when it is stored, and between stores only under exactly-once")
+    func scopes() {
+        let start = Self.start
+        let atLeastOnce = CheckpointCycle(
+            interval: Self.interval,
+            storeInterval: .seconds(10),
+            logsEventfulBetweenStores: true,
+            startedAt: start
+        )
+        #expect(atLeastOnce.scope(now: start + .seconds(5)) == .eventful)
+        #expect(atLeastOnce.scope(now: start + .seconds(5), storing: true) == .complete(storing: true))
+        #expect(atLeastOnce.scope(now: start + .seconds(10)) == .complete(storing: true))
+        let exactlyOnce = CheckpointCycle(interval: Self.interval, storeInterval: .seconds(10), startedAt: start)
+        #expect(exactlyOnce.scope(now: start + .seconds(5)) == .complete(storing: false))
+        let everyStored = CheckpointCycle(interval: Self.interval, logsEventfulBetweenStores: true, startedAt: start)
+        #expect(everyStored.scope(now: start + .seconds(5)) == .complete(storing: true))
     }
 
     @Test("a refusal is a refusal until the rewind; a failure of the store is not one")

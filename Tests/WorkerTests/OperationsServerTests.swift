@@ -68,7 +68,7 @@ struct OperationsServerTests {
         let partition = TopicPartition("positions", 2)
         checkpointMetrics.recordLag(
             highWatermarks: [partition: 120, TopicPartition("positions", 3): 50],
-            logged: [partition: 100]
+            applied: [partition: 100]
         )
 
         try await withServer(WorkerHealth(), registry: registry) { client in

@@ -26,19 +26,31 @@ struct WorkerInProcessTests {
     let group = "in-process"
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("worker-\(UUID())").path
 
-    /// Positions of `devices` devices in Paris, keyed by device id, each with its Kafka timestamp.
-    func positions(devices: Int, from first: Int = 0) -> [ProducerRecord] {
+    /// Positions of `devices` devices in Paris at `timestamp`, keyed by device id, each with its Kafka timestamp.
+    func positions(devices: Int, from first: Int = 0, timestamp: Int64 = 1_795_000_000_000) -> [ProducerRecord] {
         (first..<first + devices).map { device in
             ProducerRecord(
                 topic: topics.positions,
                 key: Array("device-\(device)".utf8),
                 value: Array(
-                    #"{"deviceId":"device-\#(device)","lat":48.85,"lon":2.35,"timestamp":1795000000000,"accuracy":5}"#
+                    #"{"deviceId":"device-\#(device)","lat":48.85,"lon":2.35,"timestamp":\#(timestamp),"accuracy":5}"#
                         .utf8
                 ),
-                timestampMilliseconds: 1_795_000_000_000
+                timestampMilliseconds: timestamp
             )
         }
+    }
+
+    /// How many records the changelog's partitions hold.
+    func changelogRecords(on cluster: MockCluster) throws -> Int64 {
+        let reader = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "watermarks"),
+            subscription: .partitions([:]),
+            logger: Self.quiet
+        )
+        defer { reader.close() }
+        let changelog = DeviceChangelog.defaultTopic(groupId: group)
+        return try (0..<2).reduce(0) { $0 + (try reader.watermarks(of: TopicPartition(changelog, Int32($1))).high) }
     }
 
     /// Waits up to 30 s for `condition`, checking every 20 ms.
@@ -175,6 +187,42 @@ struct WorkerInProcessTests {
         try stop(worker, outcome)
         #expect(worker.health.phase == .stopped)
         #expect(worker.counters.positions == devices, "nothing applied twice")
+    }
+
+    @Test(
+        "between stored checkpoints a device is logged when it sent an event; a fix alone, and the offsets, wait for the next stored one"
+    )
+    func fixOnlyChangesWaitForTheStoredCheckpoint() throws {
+        let devices = 20
+        let cluster = try clusterWithPositions(devices: devices)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = ManualClock()
+        let worker = try worker(on: cluster, clock: clock, checkpointInterval: .seconds(1))
+        let outcome = start(worker)
+        #expect(eventually { worker.health.isReady && worker.counters.positions == devices })
+        let store = try StateStore(directory: directory)
+
+        clock.advance(by: .seconds(1))
+        let logged = try eventually { try changelogRecords(on: cluster) == Int64(devices) }
+        #expect(logged, "each first fix named a country")
+        #expect(try store.loadOffsets().isEmpty, "the store lags the changelog (10 s)")
+
+        // The same place a minute later: each device's last fix moves, and nothing else.
+        let firstEvents = worker.counters.events
+        try produce(positions(devices: devices, timestamp: 1_795_000_060_000), on: cluster)
+        #expect(eventually { worker.counters.positions == 2 * devices })
+        #expect(worker.counters.events == firstEvents, "no event: the same country, region and time zone")
+        clock.advance(by: .seconds(1))
+        #expect(loopTurns(20, on: clock))
+        #expect(try changelogRecords(on: cluster) == Int64(devices), "a fix alone is not logged between stored ones")
+
+        clock.advance(by: .seconds(10))
+        let stored = try eventually { try store.loadOffsets().values.reduce(0, +) == Int64(2 * devices) }
+        #expect(stored, "the stored checkpoint covers every position applied")
+        #expect(try changelogRecords(on: cluster) == Int64(2 * devices), "and logs every device with its last fix")
+        let timestamps = try store.loadDevices().compactMap(\.lastFix?.timestamp)
+        #expect(timestamps == Array(repeating: 1_795_000_060_000, count: devices))
+        try stop(worker, outcome)
     }
 
     @Test("a refused delivery: backing off, nothing stored, until the clock ends the back-off; then the same events")

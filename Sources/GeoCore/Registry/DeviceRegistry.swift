@@ -1,14 +1,17 @@
 /// The states of all devices a worker holds, and which of them changed since the last checkpoint.
 ///
 /// Still pure: it applies messages through the ``DeviceTracker`` and remembers what it must persist;
-/// the caller persists ``takeChanges()`` together with the input offsets, in one transaction.
+/// the caller persists ``takeChanges(_:)`` together with the input offsets, in one transaction.
 public struct DeviceRegistry: Sendable {
     public let tracker: DeviceTracker
     /// Where each device's state is in `slots`: one hash lookup per message, the rest is array indexing.
     private var index: DeviceIndex
     private var slots: [Slot]
-    /// Slots changed since the last ``takeChanges()``, in the order they first changed.
+    /// Slots changed since the last ``takeChanges(_:)`` of every change, in the order they first changed; a slot
+    /// logged since by a take of the eventful changes only is in it with `changed` false, and maybe again later.
     private var changedSlots: [Int] = []
+    /// Slots with an eventful change (``Changes/eventful``) since the last take, in the order they had it.
+    private var eventfulSlots: [Int] = []
     /// Where each device's last fix is, by slot: the nearby query's index and the map's for small views.
     ///
     /// Brought up to date by ``updateLastFixes()`` before a query rather than at every fix: a device moves many
@@ -29,7 +32,10 @@ public struct DeviceRegistry: Sendable {
 
     private struct Slot {
         var state: DeviceState
+        /// Changed since it was last taken.
         var changed = false
+        /// Among its changes since it was last taken, one that sent an event or applied a command.
+        var eventful = false
         /// Whether a position of the device was applied since the registry got it: a device it was built
         /// with (restored from the store or the changelog) is only as current as its last fix elsewhere.
         var confirmedByFix = false
@@ -102,6 +108,7 @@ public struct DeviceRegistry: Sendable {
         let previous = slots[slot].state.lastFix
         // Taken out and put back: two in-place accesses to one slot at once would overlap.
         var areas = slots[slot].areas
+        let eventsBefore = events.count
         let outcome = tracker.apply(
             position,
             origin: origin,
@@ -110,7 +117,7 @@ public struct DeviceRegistry: Sendable {
             events: &events
         )
         slots[slot].areas = areas
-        record(outcome, slot: slot, origin: origin, kind: .positions)
+        record(outcome, slot: slot, origin: origin, kind: .positions, isEventful: events.count > eventsBefore)
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences:
             slots[slot].confirmedByFix = true
@@ -135,25 +142,40 @@ public struct DeviceRegistry: Sendable {
         let pinsBefore = slots[slot].state.pins.count
         let outcome = tracker.apply(command, origin: origin, to: &slots[slot].state, events: &events)
         pinCount += slots[slot].state.pins.count - pinsBefore
-        record(outcome, slot: slot, origin: origin, kind: .commands)
+        record(outcome, slot: slot, origin: origin, kind: .commands, isEventful: true)
         return .tracked(outcome.kind)
     }
 
-    /// The devices changed since the last call, in the order they first changed, and forgets them: copies, which
-    /// share their storage with the registry's until it changes them again. (The worker's checkpoint thread encodes
-    /// them; the store orders what it writes itself.)
-    public mutating func takeChanges() -> [DeviceState] {
+    /// Which changed devices a take hands out.
+    public enum Changes: Sendable {
+        /// Every device changed since it was last taken.
+        case all
+        /// The devices with an eventful change since they were last taken: one that sent an event or applied a
+        /// command. A device whose changes only moved its last fix stays changed, for a later take of all.
+        ///
+        /// What a worker logs often: a replay from an older offset applies such a device's fixes again to the state
+        /// it had, and so sends nothing, while an eventful change replayed would send its events again.
+        case eventful
+    }
+
+    /// The devices changed since they were last taken, `which` of them, and forgets them: copies, which share their
+    /// storage with the registry's until it changes them again. (The worker's checkpoint thread encodes them; the
+    /// store orders what it writes itself.)
+    public mutating func takeChanges(_ which: Changes = .all) -> [DeviceState] {
         var changes: [DeviceState] = []
-        changes.reserveCapacity(changedSlots.count)
+        let taken = which == .all ? changedSlots : eventfulSlots
+        changes.reserveCapacity(taken.count)
         slots.withUnsafeMutableBufferPointer { slots in
-            for slot in changedSlots {
-                // Read where it lies: reading `slots[slot].state` through the array copied the whole slot
-                // first, retaining and releasing every reference of the state twice.
+            // Read where it lies: reading `slots[slot].state` through the array copied the whole slot first,
+            // retaining and releasing every reference of the state twice.
+            for slot in taken where slots[slot].changed {
                 changes.append(slots[slot].state)
                 slots[slot].changed = false
+                slots[slot].eventful = false
             }
         }
-        changedSlots.removeAll(keepingCapacity: true)
+        eventfulSlots.removeAll(keepingCapacity: true)
+        if which == .all { changedSlots.removeAll(keepingCapacity: true) }
         return changes
     }
 
@@ -171,12 +193,22 @@ public struct DeviceRegistry: Sendable {
         return slot
     }
 
-    private mutating func record(_ outcome: DeviceTracker.Outcome, slot: Int, origin: MessageOrigin, kind: InputKind) {
+    private mutating func record(
+        _ outcome: DeviceTracker.Outcome,
+        slot: Int,
+        origin: MessageOrigin,
+        kind: InputKind,
+        isEventful: Bool
+    ) {
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences:
             if !slots[slot].changed {
                 slots[slot].changed = true
                 changedSlots.append(slot)
+            }
+            if isEventful && !slots[slot].eventful {
+                slots[slot].eventful = true
+                eventfulSlots.append(slot)
             }
             slots[slot].state.recordApplied(origin, kind: kind)
         case .stale, .duplicate, .rejected:

@@ -2,7 +2,9 @@ import GeoCore
 import Kafka
 
 /// What one checkpoint covers, taken whole by the loop when its ``CheckpointCycle`` says: every record sent since the previous
-/// checkpoint, the devices changed since then, and the next offset of every input partition applied since then.
+/// checkpoint, the devices changed since they were last logged, and the next offset of every input partition applied
+/// since the previous complete checkpoint; or, between two stored checkpoints under at-least-once, only the devices with
+/// an eventful change and no offset (``CheckpointCycle/Scope``).
 ///
 /// Written by the ``CheckpointWriter`` in the order of the processing guarantee.
 struct Checkpoint: Sendable {
@@ -11,8 +13,11 @@ struct Checkpoint: Sendable {
     /// The devices changed since the previous checkpoint, as they were when it was taken, one list per shard: the
     /// shards' copies, which ``encodedDevices()`` encodes on the writing thread.
     var devices: [[DeviceState]] = []
-    /// For each input partition with messages applied since the previous checkpoint, the next offset.
+    /// For each input partition with messages applied since the previous complete checkpoint, the next offset; empty in
+    /// an eventful checkpoint.
     var offsets: [TopicPartition: Int64] = [:]
+    /// Whether it logs every changed device and the applied offsets, or only the eventful changes.
+    var isComplete = true
     /// Where the changed devices' records go, through the changelog's producer of the moment; nil when the
     /// worker runs without a changelog.
     var changelog: DeviceChangelog.Sink?
@@ -26,6 +31,7 @@ struct Checkpoint: Sendable {
         deliveries: [DeliveryBatch] = [],
         devices: [[DeviceState]] = [],
         offsets: [TopicPartition: Int64] = [:],
+        isComplete: Bool = true,
         changelog: DeviceChangelog.Sink? = nil,
         membership: MembershipCheck? = nil,
         transaction: CheckpointTransaction? = nil
@@ -33,6 +39,7 @@ struct Checkpoint: Sendable {
         self.deliveries = deliveries
         self.devices = devices
         self.offsets = offsets
+        self.isComplete = isComplete
         self.changelog = changelog
         self.membership = membership
         self.transaction = transaction
@@ -42,6 +49,7 @@ struct Checkpoint: Sendable {
     init(
         shards: [DeviceShard.Changes],
         offsets: [TopicPartition: Int64],
+        isComplete: Bool = true,
         changelog: DeviceChangelog.Sink?,
         membership: MembershipCheck?,
         transaction: CheckpointTransaction? = nil
@@ -50,6 +58,7 @@ struct Checkpoint: Sendable {
             deliveries: shards.flatMap(\.deliveries),
             devices: shards.map(\.devices),
             offsets: offsets,
+            isComplete: isComplete,
             changelog: changelog,
             membership: membership,
             transaction: transaction

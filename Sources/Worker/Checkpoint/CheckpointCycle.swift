@@ -9,8 +9,9 @@ import Kafka
 /// | State | Event | Step | Next state |
 /// |---|---|---|---|
 /// | idle | ``turn(now:)``, interval passed | take | idle |
-/// | idle | ``taken(isEmpty:now:storing:)``, changes | write(storing: the store interval passed, or asked) | writing |
-/// | idle | ``taken(isEmpty:now:storing:)``, nothing (no backlog to store) | upToDate | idle |
+/// | idle | ``taken(isEmpty:now:scope:)``, changes | write(storing: ``scope(now:storing:)`` stores) | writing |
+/// | idle | ``taken(isEmpty:now:scope:)`` complete, nothing (no backlog to store) | upToDate | idle |
+/// | idle | ``taken(isEmpty:now:scope:)`` eventful, nothing | none | idle |
 /// | writing | ``turn(now:)`` | none (changes gather for the next) | writing |
 /// | writing | ``settle()`` (assignment, revocation, rewind, stop) | waitForWriter | writing |
 /// | writing | ``answered(_:)`` written (stored, or into the backlog) | written | idle |
@@ -18,11 +19,14 @@ import Kafka
 /// | idle | ``backlogStored(_:now:)``: stored / refused / failed | none / none / fail | idle / refused / failed |
 /// | writing | ``answered(_:)`` refused: delivery, disk full, fenced | none (``refusal`` reported after the poll) | refused |
 /// | writing | ``answered(_:)`` failed (SQLite) | fail | failed |
-/// | refused | ``turn(now:)``, ``taken(isEmpty:now:storing:)`` | none: nothing is taken until the rewind | refused |
+/// | refused | ``turn(now:)``, ``taken(isEmpty:now:scope:)`` | none: nothing is taken until the rewind | refused |
 /// | refused | ``rewound()`` | none | idle |
 /// | idle, refused | ``stopped()`` | none | stopped |
 /// | writing | ``stopped()``: the stop's wait given up | none: the answer is not waited for | stopped |
 /// | stopped, failed | any | none, or the failure | same |
+///
+/// A checkpoint is complete (every changed device, the input offsets applied) when it is stored, and at every checkpoint
+/// under exactly-once; the others, between two stored ones, log only the eventful changes (``Scope/eventful``).
 ///
 /// A lost assignment is not an event of its own: the loop rewinds after the poll, and a checkpoint the writer has in
 /// hand meets the group's ``MembershipCheck`` and is answered `fenced` (refused) before its changelog records go out.
@@ -48,8 +52,8 @@ struct CheckpointCycle: Equatable {
     enum Step: Equatable {
         /// Nothing.
         case none
-        /// Finish the apply threads, take a checkpoint (their changes, the applied offsets) and report
-        /// ``taken(isEmpty:now:storing:)``.
+        /// Finish the apply threads, take a checkpoint of the ``scope(now:storing:)`` and report
+        /// ``taken(isEmpty:now:scope:)``.
         case take
         /// Hand the checkpoint just taken to the writer; `storing`: to the store too, with the backlog (else the store
         /// lags the changelog by it: ``StoreBacklog``).
@@ -66,6 +70,21 @@ struct CheckpointCycle: Equatable {
         case fail(WorkerError)
     }
 
+    /// What a checkpoint covers.
+    enum Scope: Equatable {
+        /// Every device changed since it was last logged and the input offsets applied: what a restart resumes from.
+        /// Stored when `storing`.
+        case complete(storing: Bool)
+        /// The devices with an eventful change only (an event sent, a command applied:
+        /// ``GeoCore/DeviceRegistry/Changes/eventful``), and no input offset; never stored.
+        ///
+        /// A steady stream changes most devices at every fix and few with an event. A restart reads again from the last
+        /// complete checkpoint: it applies the other devices' fixes again to the states they were applied to, which
+        /// sends nothing, and skips what each logged device reflects; so no event is repeated for what an eventful
+        /// checkpoint left out.
+        case eventful
+    }
+
     private(set) var state = State.idle
     /// How often a checkpoint is taken, at most.
     let interval: Duration
@@ -77,10 +96,24 @@ struct CheckpointCycle: Equatable {
     private(set) var lastStored: ContinuousClock.Instant
     /// Whether checkpoints were written to the changelog and not yet to the store (the writer's backlog).
     private(set) var hasBacklog = false
+    /// Whether the checkpoints between two stored ones are eventful only (at-least-once); else every one is complete
+    /// (exactly-once: each commits its input offsets, which a restart resumes from).
+    let logsEventfulBetweenStores: Bool
 
-    init(interval: Duration, storeInterval: Duration? = nil, startedAt now: ContinuousClock.Instant) {
+    /// - Parameters:
+    ///   - interval: how often a checkpoint is taken, at most.
+    ///   - storeInterval: how long the store may lag the changelog; nil: every checkpoint is stored.
+    ///   - logsEventfulBetweenStores: whether a checkpoint that is not stored logs the eventful changes only.
+    ///   - now: when the cycle begins.
+    init(
+        interval: Duration,
+        storeInterval: Duration? = nil,
+        logsEventfulBetweenStores: Bool = false,
+        startedAt now: ContinuousClock.Instant
+    ) {
         self.interval = interval
         self.storeInterval = storeInterval
+        self.logsEventfulBetweenStores = logsEventfulBetweenStores
         lastTaken = now
         lastStored = now
     }
@@ -101,17 +134,29 @@ struct CheckpointCycle: Equatable {
     /// nothing was refused.
     var canTake: Bool { state == .idle }
 
-    /// A checkpoint was taken at `now`; `isEmpty` when it covers nothing; `storing` when the store must hold it (a
-    /// revocation's, the last one), else it is stored when the store interval has passed since the last stored.
-    mutating func taken(isEmpty: Bool, now: ContinuousClock.Instant, storing: Bool = false) -> Step {
+    /// What a checkpoint taken at `now` covers: stored when `storing` asks it (a revocation's, the last one) or the store
+    /// interval has passed since the last stored, and then complete; else complete or eventful by the guarantee.
+    func scope(now: ContinuousClock.Instant, storing: Bool = false) -> Scope {
+        let storing = storing || storeInterval.map { now - lastStored >= $0 } ?? true
+        return storing || !logsEventfulBetweenStores ? .complete(storing: storing) : .eventful
+    }
+
+    /// A checkpoint of `scope` was taken at `now`; `isEmpty` when it covers nothing.
+    mutating func taken(isEmpty: Bool, now: ContinuousClock.Instant, scope: Scope) -> Step {
         guard case .idle = state else {
             preconditionFailure("a checkpoint taken while the cycle is \(state)")
         }
         lastTaken = now
-        let storing = storing || storeInterval.map { now - lastStored >= $0 } ?? true
-        if isEmpty && !(storing && hasBacklog) { return .upToDate }
-        state = .writing
-        return .write(storing: storing)
+        switch scope {
+        case .eventful:
+            if isEmpty { return .none }
+            state = .writing
+            return .write(storing: false)
+        case .complete(let storing):
+            if isEmpty && !(storing && hasBacklog) { return .upToDate }
+            state = .writing
+            return .write(storing: storing)
+        }
     }
 
     /// The writer answered: the input offsets stored, or why the checkpoint was not written.

@@ -32,12 +32,14 @@ struct CheckpointMetrics {
         pins.record(holdings.pins)
     }
 
-    /// Sets the lag of each partition: its high watermark minus the next offset logged for it, what a restart
-    /// would still have to read (partitions with nothing logged yet are left out until their first
-    /// checkpoint).
-    mutating func recordLag(highWatermarks: [TopicPartition: Int64], logged: [TopicPartition: Int64]) {
+    /// Sets the lag of each partition: its high watermark minus the next offset applied, what the worker has still to
+    /// apply (partitions with nothing applied yet are left out).
+    ///
+    /// Not what a restart would read again, which reaches back to the last complete checkpoint (at most the store
+    /// interval): a lag that rose and fell with every stored checkpoint would say nothing of keeping up.
+    mutating func recordLag(highWatermarks: [TopicPartition: Int64], applied: [TopicPartition: Int64]) {
         for (partition, high) in highWatermarks {
-            guard let next = logged[partition] else { continue }
+            guard let next = applied[partition] else { continue }
             if lag[partition] == nil {
                 lag[partition] = Gauge(
                     label: MetricName.lag,

@@ -33,6 +33,8 @@ final class CheckpointWriter: @unchecked Sendable {
         /// Under exactly-once, why the store could not be written after the transaction committed: the checkpoint
         /// stays in the backlog (the changelog holds it), and the next stored checkpoint tries again.
         var storeFailure: WorkerError?
+        /// Whether it was a complete checkpoint (``Checkpoint/isComplete``): the changelog covers everything applied.
+        var isComplete = true
     }
 
     /// What a written checkpoint covers, or why it was not written.
@@ -185,7 +187,7 @@ final class CheckpointWriter: @unchecked Sendable {
         condition.unlock()
         guard storing else {
             backlog.add(devices: devices, offsets: checkpoint.offsets, spans: try delivery.wait())
-            return Written(logged: checkpoint.offsets, stored: nil)
+            return Written(logged: checkpoint.offsets, stored: nil, isComplete: checkpoint.isComplete)
         }
         let rows = backlog.rows(updatedBy: devices)
         let offsets = backlog.offsets.merging(checkpoint.offsets) { $1 }

@@ -1,3 +1,4 @@
+import GeoCore
 import Kafka
 import Logging
 import Metrics
@@ -27,7 +28,7 @@ extension Worker {
         commitStored(of: assigned, consumer: consumer)
         checkpointMetrics.recordLag(
             highWatermarks: consumer.cachedHighWatermarks(for: assigned),
-            logged: parts.ledger.logged
+            applied: parts.ledger.latestApplied
         )
         checkpointMetrics.recordHoldings(parts.devices.holdings)
         return .consume
@@ -60,15 +61,20 @@ extension Worker {
     /// Takes a checkpoint (the apply threads finished first) and hands it to the writer, when the cycle allows one.
     ///
     /// The writer must be free and nothing refused. `storing`: the store must hold it (a revocation's, the last one).
+    /// A complete checkpoint takes every changed device and the applied offsets; an eventful one the devices with an
+    /// eventful change only, and leaves the offsets for the next complete one (``CheckpointCycle/Scope``).
     func takeCheckpoint(_ connection: WorkerAssembly.Connection, storing: Bool = false) {
         guard checkpoints.canTake, !areWaitsAbandoned() else { return }
         finishApplying()
         let (consumer, clients) = (connection.consumer, connection.clients)
         let changelog = clients.changelogSink
         let assigned = consumer.assignment
+        let scope = checkpoints.scope(now: clock.now, storing: storing)
+        let isComplete = scope != .eventful
         let checkpoint = Checkpoint(
-            shards: parts.applyThreads.takeChanges(of: parts.devices.shards),
-            offsets: parts.ledger.takeApplied(),
+            shards: parts.applyThreads.takeChanges(of: parts.devices.shards, isComplete ? .all : .eventful),
+            offsets: isComplete ? parts.ledger.takeApplied() : [:],
+            isComplete: isComplete,
             changelog: changelog,
             membership: changelog == nil
                 ? nil
@@ -78,9 +84,10 @@ extension Worker {
                 ),
             transaction: clients.transaction(committingFor: consumer)
         )
-        switch checkpoints.taken(isEmpty: checkpoint.isEmpty, now: clock.now, storing: storing) {
+        switch checkpoints.taken(isEmpty: checkpoint.isEmpty, now: clock.now, scope: scope) {
         case .write(let storing): parts.writer.write(checkpoint, storing: storing)
         case .upToDate: checkpointMetrics.recordUpToDate()
+        case .none: break
         case let step: preconditionFailure("a checkpoint taken, then \(step)")
         }
     }
@@ -126,7 +133,7 @@ extension Worker {
             }
             parts.ledger.noteLogged(written.logged)
             if let stored = written.stored { parts.ledger.noteStored(stored) }
-            checkpointMetrics.recordUpToDate()
+            if written.isComplete { checkpointMetrics.recordUpToDate() }
             _ = parts.lifecycle.report { $0.checkpointWritten() }
             return nil
         case .fail(let error):

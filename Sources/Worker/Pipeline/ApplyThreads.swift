@@ -1,4 +1,5 @@
 import Foundation
+import GeoCore
 import Kafka
 import Synchronization
 import Threads
@@ -139,18 +140,18 @@ final class ApplyThreads: @unchecked Sendable {
         return appliedRounds
     }
 
-    /// What each shard sent and changed since the last call, its devices encoded on its own thread, all at once
-    /// (``DeviceShard/takeChanges()``); waits until every shard has.
+    /// What each shard sent since the last call and `which` of its devices changed since they were last taken, all at
+    /// once, each shard on its own thread (``DeviceShard/takeChanges(_:)``); waits until every shard has.
     ///
     /// Call after ``finish()``.
-    func takeChanges(of shards: ShardedDevices) -> [DeviceShard.Changes] {
+    func takeChanges(of shards: ShardedDevices, _ which: DeviceRegistry.Changes = .all) -> [DeviceShard.Changes] {
         precondition(shards.count <= threads.count, "more shards than apply threads")
         let taken = Mutex([DeviceShard.Changes?](repeating: nil, count: shards.count))
         let group = DispatchGroup()
         for (index, shard) in shards.shards.enumerated() {
             group.enter()
             threads[index].execute {
-                let changes = shard.takeChanges()
+                let changes = shard.takeChanges(which)
                 taken.withLock { $0[index] = changes }
                 group.leave()
             }

@@ -31,7 +31,7 @@ final class DeviceShard: @unchecked Sendable {
     struct Changes: Sendable {
         /// Everything sent: events and dead letters.
         var deliveries: [DeliveryBatch]
-        /// The devices changed, as they are now: copies, which share their storage with the shard's until it
+        /// The devices changed (all of them, or the eventful ones: ``DeviceRegistry/Changes``), as they are now: copies, which share their storage with the shard's until it
         /// changes them again; encoded by the checkpoint's writer (``Checkpoint/encodedDevices()``).
         var devices: [DeviceState]
     }
@@ -101,14 +101,14 @@ final class DeviceShard: @unchecked Sendable {
         }
     }
 
-    /// What was sent and changed since the last call, and forgets it: on the apply thread, while the shards are
-    /// stopped (``ApplyThreads/takeChanges(of:)``).
+    /// What was sent since the last call and `which` devices changed since they were last taken, and forgets them: on
+    /// the apply thread, while the shards are stopped (``ApplyThreads/takeChanges(of:_:)``).
     ///
     /// The changed devices are copied, not encoded: every event waits while the shards are stopped, and a copy is
     /// much cheaper than an encoding. The checkpoint thread encodes them behind the shards
     /// (``Checkpoint/encodedDevices()``).
-    func takeChanges() -> Changes {
-        let devices = processor.takeChanges()
+    func takeChanges(_ which: DeviceRegistry.Changes) -> Changes {
+        let devices = processor.takeChanges(which)
         defer { deliveries = [] }
         return Changes(deliveries: deliveries, devices: devices)
     }

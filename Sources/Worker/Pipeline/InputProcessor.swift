@@ -137,8 +137,9 @@ public struct InputProcessor: Sendable {
         return try body(output)
     }
 
-    /// The devices whose state changed since the last call, as they are now (see ``DeviceRegistry/takeChanges()``).
-    mutating func takeChanges() -> [DeviceState] { registry.takeChanges() }
+    /// The devices whose state changed since they were last taken, `which` of them, as they are now (see
+    /// ``DeviceRegistry/takeChanges(_:)``).
+    mutating func takeChanges(_ which: DeviceRegistry.Changes) -> [DeviceState] { registry.takeChanges(which) }
 
     /// Brings the registry's grid of last fixes up to date, before a nearby or map question.
     mutating func updateLastFixes() { registry.updateLastFixes() }

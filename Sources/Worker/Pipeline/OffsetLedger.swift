@@ -11,9 +11,10 @@ import Kafka
 /// - **released**: the merge released the messages before it, in a round the apply threads have not all
 ///   finished (``noteReleased(_:inRound:)``);
 /// - **applied**: every shard applied that round and every round before it (``noteApplied(throughRound:)``):
-///   what the next checkpoint may store (``takeApplied()``);
-/// - **logged**: a written checkpoint's events and changelog records are delivered (``noteLogged(_:)``): what a
-///   restart resumes from, restoring from the changelog what the store lacks, and what the group may be sent;
+///   what the next complete checkpoint covers (``takeApplied()``); the latest per partition is the worker's progress
+///   (``latestApplied``, its lag);
+/// - **logged**: a written complete checkpoint's events and changelog records are delivered (``noteLogged(_:)``): what
+///   a restart resumes from, restoring from the changelog what the store lacks, and what the group may be sent;
 /// - **stored**: the store holds it (a stored checkpoint, its backlog, or an assignment that moved the store up to
 ///   it: ``noteStored(_:)``): what a rewind goes back to;
 /// - **committed**: the consumer group acknowledged it; the ledger says which logged offsets the group
@@ -44,6 +45,8 @@ final class OffsetLedger {
     private var releasedRounds: [(round: Int, offsets: [TopicPartition: Int64])] = []
     /// Applied since the last ``takeApplied()``.
     private(set) var applied: [TopicPartition: Int64] = [:]
+    /// The next offset after everything applied, per partition: the latest applied, else logged.
+    private(set) var latestApplied: [TopicPartition: Int64]
     /// What the changelog (or the store) covers: events and changelog records delivered.
     private(set) var logged: [TopicPartition: Int64]
     /// What the store holds.
@@ -56,6 +59,7 @@ final class OffsetLedger {
         self.topics = topics
         self.stored = stored
         logged = stored
+        latestApplied = stored
     }
 
     // MARK: Read
@@ -109,8 +113,10 @@ final class OffsetLedger {
 
     /// The pair's partitions were revoked: where they start and what is read from them next is the next assignment's.
     func forgetAssignment(partition: Int32) {
-        started[TopicPartition(topics.positions, partition)] = nil
-        started[TopicPartition(topics.commands, partition)] = nil
+        for topic in [topics.positions, topics.commands] {
+            started[TopicPartition(topic, partition)] = nil
+            latestApplied[TopicPartition(topic, partition)] = nil
+        }
         guard Int(partition) < firstRead.count else { return }
         firstRead[Int(partition)] = (nil, nil)
         lastRead[Int(partition)] = (nil, nil)
@@ -129,6 +135,7 @@ final class OffsetLedger {
             releasedRounds.removeFirst()
             // Later offsets of a partition supersede earlier ones.
             applied.merge(first.offsets) { _, later in later }
+            latestApplied.merge(first.offsets) { _, later in later }
         }
     }
 
@@ -142,6 +149,7 @@ final class OffsetLedger {
     func discardUnstored() {
         releasedRounds = []
         applied = [:]
+        latestApplied = stored
         for pair in lastRead.indices { lastRead[pair] = (nil, nil) }
     }
 
@@ -150,6 +158,7 @@ final class OffsetLedger {
     /// A written checkpoint's events and changelog records are delivered up to these next offsets.
     func noteLogged(_ offsets: [TopicPartition: Int64]) {
         logged.merge(offsets) { max($0, $1) }
+        latestApplied.merge(offsets) { max($0, $1) }
     }
 
     /// The store holds these next offsets now (a stored checkpoint's or backlog's, or an assignment's starts).

@@ -67,6 +67,8 @@ public final class Worker: @unchecked Sendable {
             interval: configuration.checkpointInterval,
             storeInterval: configuration.changelog.enabled && configuration.storeInterval > .zero
                 ? configuration.storeInterval : nil,
+            // Under exactly-once each checkpoint commits its input offsets, which a restart resumes from.
+            logsEventfulBetweenStores: configuration.transactionalId == nil,
             startedAt: clock.now
         )
         checkpointMetrics = CheckpointMetrics(factory: metricsFactory)
