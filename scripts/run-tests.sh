@@ -11,6 +11,11 @@ status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
     echo
     echo "== the tests that failed, and what they recorded (whole output in $log) =="
-    sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^✘ |^ *↳ |recorded an issue|time limit' | grep -v '^✘ Test run with' | head -60
+    # Each ✘ line, and the ↳ lines (an expectation's comment) that follow an issue.
+    sed 's/\x1b\[[0-9;]*m//g' "$log" \
+        | awk '/^✘ / && !/^✘ Test run with/ { print; issue = /recorded an issue/; next }
+               issue && /^ *↳ / { print; next }
+               { issue = 0 }' \
+        | head -80
 fi
 exit "$status"
