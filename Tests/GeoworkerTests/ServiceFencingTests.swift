@@ -122,7 +122,11 @@ struct ServiceFencingTests {
         let reference = try await bed.referenceEvents()
         let events = try await ScaleOut.waitForAll(bed, reference)
         for instance in instances { await ScaleOut.stop(instance) }
-        ScaleOut.expectSameEvents(events, as: reference)
+        ScaleOut.expectSameEvents(
+            events,
+            as: reference,
+            logs: zip(names, instances).map { "\($0):\n\($1.errors.suffix(3000))" }.joined(separator: "\n")
+        )
         return stalled.errors
     }
 
