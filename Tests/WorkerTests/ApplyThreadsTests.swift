@@ -20,10 +20,12 @@ struct ApplyThreadsTests {
         deadLetters: "dl"
     )
     let partition = TopicPartition("positions", 0)
+    /// What the shards of a test processed.
+    let tally = ProcessingTally()
 
     func shards() -> ShardedDevices {
         let tracker = DeviceTracker(configuration: TrackerConfiguration(), countries: InputProcessorTests.OneCountry())
-        return ShardedDevices(states: [], routing: DeviceRouting(applyThreads: 2)) {
+        return ShardedDevices(states: [], routing: DeviceRouting(applyThreads: 2), tally: tally) {
             InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: topics)
         }
     }
@@ -104,7 +106,7 @@ struct ApplyThreadsTests {
         application.finish()
         for round in application.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
         #expect(ledger.takeApplied() == [partition: 4])
-        #expect(shards.counters.positions == 4)
+        #expect(tally.counters.positions == 4)
         #expect(shards.holdings.devices == 4)
 
         let polledAt = ContinuousClock.now
@@ -120,7 +122,7 @@ struct ApplyThreadsTests {
         #expect(rounds.map(\.number) == [second])
         let took = try #require(rounds.last?.duration)
         #expect(took <= doneWithin, "the round's time ends with its last shard, not when the loop finishes it")
-        #expect(shards.counters.positions == 6)
+        #expect(tally.counters.positions == 6)
         // A rewind throws the applied state away, and its offsets with it.
         ledger.noteApplied(throughRound: second)
         ledger.discardUnstored()
@@ -189,7 +191,7 @@ struct ApplyThreadsTests {
         application.finish()
         counted.merge(takeApplied()) { $1 }
         #expect(counted == [first: 2, second: Int64(inFlight + 1)])
-        #expect(shards.counters.positions == slow.count + inFlight + 1)
+        #expect(tally.counters.positions == slow.count + inFlight + 1)
     }
 
     @Test(

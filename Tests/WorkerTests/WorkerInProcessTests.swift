@@ -284,6 +284,26 @@ struct WorkerInProcessTests {
         #expect(timed <= devices, "no round timed twice")
     }
 
+    @Test("the counters, read while the worker applies, never show a position without the events it gave")
+    func countersReadWhileApplying() throws {
+        // Each device sends one position, and each first position gives one `country.changed`: whenever the counters
+        // are read, both counts must be equal.
+        let devices = 5000
+        let cluster = try clusterWithPositions(devices: devices)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let worker = try worker(on: cluster, clock: ManualClock())
+        let outcome = start(worker)
+        var (readings, uneven) = (0, 0)
+        while worker.counters.positions < devices && !outcome.hasEnded {
+            let counters = worker.counters
+            readings += 1
+            if counters.positions != counters.events["country.changed", default: 0] { uneven += 1 }
+        }
+        try stop(worker, outcome)
+        #expect(worker.counters.positions == devices)
+        #expect(uneven == 0, "\(uneven) of \(readings) readings counted a position without its event")
+    }
+
     @Test(
         "a cancelled stop gives up the checkpoint its broker never delivers, and returns; the store keeps what it had"
     )

@@ -80,8 +80,8 @@ struct WorkerAssembly {
         }
         let routing = DeviceRouting(applyThreads: max(1, configuration.applyThreads))
         applyThreads = ApplyThreads(count: routing.applyThreads)
-        devices = HeldDevices(store: store) { states in
-            ShardedDevices(states: states, routing: routing) {
+        devices = HeldDevices(store: store) { states, tally in
+            ShardedDevices(states: states, routing: routing, tally: tally) {
                 InputProcessor(
                     registry: DeviceRegistry(tracker: tracker, states: $0),
                     topics: configuration.topics,

@@ -22,6 +22,8 @@ final class DeviceShard: @unchecked Sendable {
     }
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
+    /// Where the shard's counts go when it is done with its part of a round.
+    private let tally: ProcessingTally
 
     /// Brings the devices' grid of last fixes up to date: on the loop, while the shard is still (an operations
     /// question), like every reading of `processor` there.
@@ -36,16 +38,18 @@ final class DeviceShard: @unchecked Sendable {
         var devices: [DeviceState]
     }
 
-    init(processor: InputProcessor) {
+    init(processor: InputProcessor, tally: ProcessingTally) {
         self.processor = processor
+        self.tally = tally
     }
 
     /// On the apply thread: has the processor apply `messages` in order, sends the resulting events and dead
-    /// letters, and offers the events to the live feed.
+    /// letters, offers the events to the live feed, and adds what it counted to the tally.
     func process(_ messages: [Message], producer: Producer, feed: EventFeed) {
         // The processor and the deliveries passed in place for the whole round: reached through the object at
         // each message, each access was an exclusivity check.
         Self.process(messages, with: &processor, deliveries: &deliveries, producer: producer, feed: feed)
+        processor.moveCounts(into: tally)
     }
 
     private static func process(

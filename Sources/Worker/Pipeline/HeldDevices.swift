@@ -6,7 +6,7 @@ import StateStore
 /// assignment loads its partitions' devices from the store, and a rewind after a refused delivery puts them back as
 /// stored.
 ///
-/// The counters of the shards replaced are kept (metrics only grow).
+/// What the shards processed is summed in one ``ProcessingTally``, which outlives the shards it replaces.
 ///
 /// Owned by the loop's thread; each shard's processor is its apply thread's while it processes
 /// (``ApplyThreads``), so replacing or reading the shards comes after ``ApplyThreads/finish()``.
@@ -16,17 +16,17 @@ final class HeldDevices {
     var shards: ShardedDevices
     /// The input partition numbers whose devices are held.
     private(set) var partitions: Set<Int32> = []
-    /// What the shards replaced so far had counted.
-    private var countedByReplaced = ProcessingCounters()
+    /// What every shard, current or replaced, processed: read from any thread.
+    let tally = ProcessingTally()
     private let store: StateStore
-    /// Splits devices among the apply threads, each with its processor.
-    private let makeShards: ([DeviceState]) -> ShardedDevices
+    /// Splits devices among the apply threads, each with its processor, adding what they process to the tally.
+    private let makeShards: ([DeviceState], ProcessingTally) -> ShardedDevices
 
-    init(store: StateStore, makeShards: @escaping ([DeviceState]) -> ShardedDevices) {
+    init(store: StateStore, makeShards: @escaping ([DeviceState], ProcessingTally) -> ShardedDevices) {
         self.store = store
         self.makeShards = makeShards
         // Devices are loaded per partition as the group assigns them.
-        shards = makeShards([])
+        shards = makeShards([], tally)
     }
 
     /// Replaces the shards with the devices of these input partitions as stored.
@@ -39,21 +39,13 @@ final class HeldDevices {
         } catch {
             throw WorkerError(.state, "cannot read the stored devices", underlying: error)
         }
-        countedByReplaced += shards.counters
-        shards = makeShards(states)
+        shards = makeShards(states, tally)
         self.partitions = partitions
     }
 
     /// Puts the held partitions' devices back as stored (a rewind).
     func reload() throws(WorkerError) {
         try load(partitions: partitions)
-    }
-
-    /// What has been processed so far (messages applied again after a rewind count again).
-    var counters: ProcessingCounters {
-        var counters = countedByReplaced
-        counters += shards.counters
-        return counters
     }
 
     /// Answers the operations endpoints' waiting questions from the devices held (after

@@ -17,18 +17,10 @@ public struct InputProcessor: Sendable {
     public let topics: WorkerConfiguration.Topics
     /// How much of a refused message its dead letter carries.
     public let deadLetterLimits: DeadLetter.Limits
-    /// What was applied since the start, the events by type included.
-    public var counters: ProcessingCounters {
-        var counters = counted
-        for (number, count) in eventsByTypeNumber.enumerated() where count > 0 {
-            counters.events[DeviceEvent.types[number], default: 0] += count
-        }
-        return counters
-    }
-    /// The counters but for the events, which are counted by ``DeviceEvent/typeNumber`` in
-    /// `eventsByTypeNumber`: a dictionary keyed by name would hash the name at every event.
-    private var counted = ProcessingCounters()
-    private var eventsByTypeNumber = [Int](repeating: 0, count: DeviceEvent.types.count)
+    /// What was applied since the start, or since the counts were last moved (``moveCounts(into:)``), the events by
+    /// type included.
+    public var counters: ProcessingCounters { counts.counters }
+    private var counts = Counts()
     private let encoder: CloudEventEncoder
     private var decoder = InputDecoder()
     private var output: Output
@@ -91,12 +83,12 @@ public struct InputProcessor: Sendable {
         let outcome: DeviceRegistry.Outcome
         switch decoded ?? InputMessage.decode(json: value, as: kind, by: &decoder) {
         case .success(.position(let position)):
-            counted.positions += 1
-            if !Self.isKey(key, of: position.deviceId) { counted.keyNotDeviceId += 1 }
+            counts.counted.positions += 1
+            if !Self.isKey(key, of: position.deviceId) { counts.counted.keyNotDeviceId += 1 }
             outcome = registry.apply(position, origin: origin, events: &events)
         case .success(.command(let command)):
-            counted.commands += 1
-            if !Self.isKey(key, of: command.deviceId) { counted.keyNotDeviceId += 1 }
+            counts.counted.commands += 1
+            if !Self.isKey(key, of: command.deviceId) { counts.counted.keyNotDeviceId += 1 }
             outcome = registry.apply(command, origin: origin, events: &events)
         case .failure(let failure):
             deadLetter(value: value, key: key, origin: origin, reason: failure.reason.rawValue, error: "\(failure)")
@@ -104,15 +96,15 @@ public struct InputProcessor: Sendable {
         }
         switch outcome {
         case .tracked(.applied), .tracked(.appliedWithoutGeofences): break
-        case .tracked(.stale): counted.stalePositions += 1
-        case .alreadyApplied: counted.alreadyApplied += 1
-        case .tracked(.duplicate): counted.duplicatePositions += 1
+        case .tracked(.stale): counts.counted.stalePositions += 1
+        case .alreadyApplied: counts.counted.alreadyApplied += 1
+        case .tracked(.duplicate): counts.counted.duplicatePositions += 1
         case .tracked(.rejected(let why)):
             deadLetter(value: value, key: key, origin: origin, reason: "rejected", error: why)
         }
         let encoder = encoder
         for event in events {
-            eventsByTypeNumber[event.typeNumber] += 1
+            counts.eventsByTypeNumber[event.typeNumber] += 1
             output.events.append(key: event.deviceId) { encoder.append(event, to: &$0) }
         }
     }
@@ -137,6 +129,37 @@ public struct InputProcessor: Sendable {
         return try body(output)
     }
 
+    /// What the processor counted, kept cheap to add to: the events by ``DeviceEvent/typeNumber``, since a dictionary
+    /// keyed by name would hash the name at every event.
+    struct Counts: Sendable {
+        /// The counters but for the events.
+        var counted = ProcessingCounters()
+        var eventsByTypeNumber = [Int](repeating: 0, count: DeviceEvent.types.count)
+
+        var counters: ProcessingCounters {
+            var counters = counted
+            for (number, count) in eventsByTypeNumber.enumerated() where count > 0 {
+                counters.events[DeviceEvent.types[number], default: 0] += count
+            }
+            return counters
+        }
+
+        static func += (total: inout Counts, part: borrowing Counts) {
+            total.counted += part.counted
+            for number in total.eventsByTypeNumber.indices {
+                total.eventsByTypeNumber[number] += part.eventsByTypeNumber[number]
+            }
+        }
+    }
+
+    /// Adds what was counted since the last move to `tally`, and counts from zero again.
+    mutating func moveCounts(into tally: ProcessingTally) {
+        tally.add(counts)
+        counts.counted = ProcessingCounters()
+        // Zeroed in place: the array's storage is kept, not allocated again at every round.
+        for number in counts.eventsByTypeNumber.indices { counts.eventsByTypeNumber[number] = 0 }
+    }
+
     /// The devices whose state changed since they were last taken, `which` of them, as they are now (see
     /// ``DeviceRegistry/takeChanges(_:)``).
     mutating func takeChanges(_ which: DeviceRegistry.Changes) -> [DeviceState] { registry.takeChanges(which) }
@@ -151,7 +174,7 @@ public struct InputProcessor: Sendable {
         reason: String,
         error: String
     ) {
-        counted.deadLettered[reason, default: 0] += 1
+        counts.counted.deadLettered[reason, default: 0] += 1
         output.deadLetters.append(
             DeadLetter.record(
                 topic: topics.deadLetters,

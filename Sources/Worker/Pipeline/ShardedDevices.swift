@@ -19,16 +19,18 @@ struct ShardedDevices {
     ///   - states: the stored devices; each goes to the shard its messages will go to, whatever the
     ///     thread count was when it was stored.
     ///   - routing: which shard a device's messages go to.
+    ///   - tally: where the shards add what they processed.
     ///   - makeProcessor: the processor of one shard, holding the given devices.
     init(
         states: [DeviceState],
         routing: DeviceRouting,
+        tally: ProcessingTally,
         makeProcessor: ([DeviceState]) -> InputProcessor
     ) {
         var placed = Array(repeating: [DeviceState](), count: routing.applyThreads)
         for state in states { placed[routing.shard(ofDevice: state.deviceId)].append(state) }
         self.routing = routing
-        self.shards = placed.map { DeviceShard(processor: makeProcessor($0)) }
+        self.shards = placed.map { DeviceShard(processor: makeProcessor($0), tally: tally) }
         self.pending = Array(repeating: [], count: routing.applyThreads)
     }
 
@@ -51,11 +53,6 @@ struct ShardedDevices {
             swap(&pending[shard], &taken)
             return taken
         }
-    }
-
-    /// What has been processed so far, over all shards.
-    var counters: ProcessingCounters {
-        shards.reduce(into: ProcessingCounters()) { $0 += $1.processor.counters }
     }
 
     /// How many devices and tracked pins the shards hold.

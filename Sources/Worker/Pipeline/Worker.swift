@@ -78,8 +78,9 @@ public final class Worker: @unchecked Sendable {
         parts.writer.stop()
     }
 
-    /// What has been processed so far (messages applied again after a rewind count again).
-    public var counters: ProcessingCounters { parts.devices.counters }
+    /// What has been processed so far (messages applied again after a rewind count again): safe to read from any thread
+    /// while the worker runs; each apply thread adds its part of a round when it is done with it.
+    public var counters: ProcessingCounters { parts.devices.tally.counters }
 
     /// Runs until ``stop()`` (or, with ``WorkerConfiguration/untilCaughtUp``, until every assigned partition has been
     /// processed to its end).
