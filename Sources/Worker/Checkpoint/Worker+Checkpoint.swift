@@ -12,9 +12,8 @@ extension Worker {
     /// - Returns: the lifecycle's answer: consume, or fail.
     func checkpointTurn(_ connection: WorkerAssembly.Connection) -> WorkerLifecycle.Action {
         guard checkpoints.turn(now: clock.now) == .take else {
-            // The counters are read only while the shards are still: whenever they are (a steady stream leaves
-            // them idle between polls), and at every checkpoint (which stops them; a catch-up keeps them busy).
-            if parts.applyThreads.hasFinished { metrics.publishBetweenPolls(counters) }
+            // The metrics follow the tally between checkpoints too, busy apply threads or not.
+            metrics.publishBetweenPolls(counters)
             return .consume
         }
         takeCheckpoint(connection)

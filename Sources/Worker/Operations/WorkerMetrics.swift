@@ -21,8 +21,8 @@ struct WorkerMetrics {
     private var deadLettered: [String: Counter] = [:]
     private var published = ProcessingCounters()
     private var publishedAt: ContinuousClock.Instant?
-    /// How often the counters are gathered between polls: gathering them walks every shard and builds dictionaries,
-    /// and a steady stream has hundreds of idle turns a second where a scrape comes every few seconds.
+    /// How often the counters are gathered between polls: gathering them takes the tally's lock and builds
+    /// dictionaries, and a steady stream has hundreds of idle turns a second where a scrape comes every few seconds.
     static let publishingInterval = Duration.milliseconds(100)
 
     init(factory: any MetricsFactory) {
