@@ -9,8 +9,9 @@ public import GeoCore
 /// - **regions** (ISO 3166-2 first-level subdivisions) from a polygon where the index has one for the point's
 ///   country (the US, Canada, Australia, India, China and a few more), else from the nearest populated place of
 ///   the same country that GeoNames gives a region: never another country's;
-/// - **localities** from GeoNames' places of 500 people or more, the nearest of the point's country (of all, for
-///   a point no country claims), in a k-d tree per country.
+/// - **localities** from GeoNames' places of 500 people or more, in a k-d tree per country: the town of the point's
+///   nearest place (of its country; of all, for a point no country claims), a quarter's nearest place being its
+///   district (``Locality/district``).
 public final class PlaceIndex: PlaceResolver {
     /// One region of the index.
     public struct Region: Hashable, Sendable {
@@ -175,14 +176,38 @@ public final class PlaceIndex: PlaceResolver {
         return PlaceAnswer(region: region, locality: locality(node: nearest.node, from: coordinate), timeZone: zone)
     }
 
+    /// The locality of a point whose nearest place is `node`: the town that place belongs to, unless the point lies
+    /// beyond twice that town's reach and within the reach of the place's neighbour town, which is then the locality;
+    /// with the place as the district when it is a quarter of the town given.
+    ///
+    /// Twice: a reach is a rough radius, and a point just beyond a small town's is still more likely that town's than
+    /// a large neighbour's whose reach ends near it (Las Rozas beside Madrid); a point well beyond it, in the
+    /// neighbour's reach, is the neighbour's (the old harbour of Reykjavík, nearer Seltjarnarnes' point).
     private func locality(node: Int, from coordinate: Coordinate) -> Locality {
-        let place = places.coordinate(of: node)
+        let town = Int(places.towns[node])
+        var townDistance = coordinate.distance(to: places.coordinate(of: town))
+        var chosen = town
+        let neighbour = places.neighbours[node]
+        if townDistance >= 2 * places.reach(of: town) && neighbour != PlaceTable.noPlace {
+            let neighbourDistance = coordinate.distance(to: places.coordinate(of: Int(neighbour)))
+            if neighbourDistance < places.reach(of: Int(neighbour)) {
+                (chosen, townDistance) = (Int(neighbour), neighbourDistance)
+            }
+        }
+        let district =
+            chosen != node && town == chosen
+            ? Locality.District(
+                name: places.name(of: node),
+                geonameId: Int(places.geonameIds[node]),
+                distance: coordinate.distance(to: places.coordinate(of: node))
+            ) : nil
         return Locality(
-            name: places.name(of: node),
-            geonameId: Int(places.geonameIds[node]),
-            population: Int(places.populations[node]),
-            coordinate: place,
-            distance: coordinate.distance(to: place)
+            name: places.name(of: chosen),
+            geonameId: Int(places.geonameIds[chosen]),
+            population: Int(places.populations[chosen]),
+            coordinate: places.coordinate(of: chosen),
+            distance: townDistance,
+            district: district
         )
     }
 }

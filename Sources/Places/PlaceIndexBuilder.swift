@@ -9,8 +9,11 @@ import IndexFile
 public enum PlaceIndexBuilder {
     /// The sources of one index.
     public struct Sources {
-        /// `places.tsv`: geonameid, name, latitude, longitude, country, region (ISO 3166-2 or empty), population,
-        /// time zone; one place a line.
+        /// `places.tsv`, one place a line.
+        ///
+        /// Its fields: geonameid, name, latitude, longitude, country, region (ISO 3166-2 or empty), population, time
+        /// zone, and optionally the geonameid of its town (its own for a town) and of its neighbour town (or empty).
+        /// A place without a town column is a town of its own without a neighbour.
         public var places: String
         /// `regions.tsv`: ISO 3166-2 code, name, GeoNames admin-1 code; one region a line.
         public var regions: String
@@ -45,6 +48,9 @@ public enum PlaceIndexBuilder {
         var country: String
         var region: String
         var population: UInt32
+        /// The geonameid of its town: its own for a town.
+        var town: UInt32
+        var neighbour: UInt32?
     }
 
     public static func build(_ sources: Sources) throws(PlaceIndexError) -> [UInt8] {
@@ -113,6 +119,19 @@ public enum PlaceIndexBuilder {
             ends.append(UInt32(names.count))
         }
         writer.array(ends)
+        let numbers = Dictionary(
+            ordered.enumerated().map { ($1.geonameId, UInt32($0)) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        var towns: [UInt32] = []
+        for place in ordered {
+            guard let town = numbers[place.town], ordered[Int(town)].town == place.town else {
+                throw PlaceIndexError("place \(place.geonameId)'s town \(place.town) is not a town of places.tsv")
+            }
+            towns.append(town)
+        }
+        writer.array(towns)
+        writer.array(ordered.map { place in place.neighbour.flatMap { numbers[$0] } ?? PlaceTable.noPlace })
         writer.u32(UInt32(names.count))
         writer.raw(names)
         return writer.bytes
@@ -145,7 +164,9 @@ public enum PlaceIndexBuilder {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard fields.count >= 7, let id = UInt32(fields[0]), let latitude = Double(fields[2]),
                 let longitude = Double(fields[3]), (-90...90).contains(latitude), (-180...180).contains(longitude),
-                fields[4].utf8.count == 2, let population = UInt32(fields[6])
+                fields[4].utf8.count == 2, let population = UInt32(fields[6]),
+                let town = fields.count > 8 ? UInt32(fields[8]) : id,
+                fields.count <= 9 || fields[9].isEmpty || UInt32(fields[9]) != nil
             else { throw PlaceIndexError("places.tsv line \(number + 1) is not a place (\(line.prefix(80)))") }
             places.append(
                 Place(
@@ -155,7 +176,9 @@ public enum PlaceIndexBuilder {
                     longitude: Int32((longitude * PlaceIndexFormat.degreeUnits).rounded()),
                     country: String(fields[4]),
                     region: String(fields[5]),
-                    population: population
+                    population: population,
+                    town: town,
+                    neighbour: fields.count > 9 ? UInt32(fields[9]) : nil
                 )
             )
         }

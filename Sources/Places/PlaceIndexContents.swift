@@ -38,6 +38,8 @@ struct PlaceIndexContents {
         let regionNumbers: [UInt16] = try reader.array(count)
         let axes: [UInt8] = try reader.array(count)
         places.nameEnds = try reader.array(count)
+        places.towns = try reader.array(count)
+        places.neighbours = try reader.array(count)
         places.names = try reader.array(Int(try reader.u32()))
         try reader.expectEnd()
         let regionCount = regions.count
@@ -49,10 +51,13 @@ struct PlaceIndexContents {
             table.latitudes.allSatisfy({ abs(Int($0)) <= 90 * units }),
             table.longitudes.allSatisfy({ abs(Int($0)) <= 180 * units }),
             zip(table.nameEnds, [0] + table.nameEnds).allSatisfy({ $0 >= $1 }),
-            table.nameEnds.last.map({ Int($0) == table.names.count }) ?? true
+            table.nameEnds.last.map({ Int($0) == table.names.count }) ?? true,
+            // A quarter's town is a town: one step from any place to the town a person names.
+            table.towns.allSatisfy({ Int($0) < count && table.towns[Int($0)] == $0 }),
+            table.neighbours.allSatisfy({ $0 == PlaceTable.noPlace || Int($0) < count })
         else {
             throw reader.failure(
-                "the places' table is inconsistent (a range, region, axis, coordinate or name end)",
+                "the places' table is inconsistent (a range, region, axis, coordinate, name end, town or neighbour)",
                 at: placesStart
             )
         }

@@ -11,12 +11,13 @@
 /// u32 count, then per country: u8 length + code, u32 first place, u32 place count
 /// u32 count N, then the places in k-d tree order, column by column: u32[N] GeoNames ids, i32[N] latitudes and
 ///   i32[N] longitudes (1e-7 degree), u32[N] populations, u16[N] regions (0xFFFF none), u8[N] splitting axes,
-///   u32[N] ends of their names in the name bytes
+///   u32[N] ends of their names in the name bytes, u32[N] towns and u32[N] neighbour towns (place numbers; a
+///   town's town is itself; 0xFFFFFFFF for no neighbour)
 /// u32 length, bytes: the places' names, UTF-8, one after the other
 /// ```
 enum PlaceIndexFormat {
     static let magic = "GWPL"
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
     static let kind = "places index"
     static let degreeUnits = 10_000_000.0
 }

@@ -77,9 +77,13 @@ enum EventLine {
             "\(name) (UTC\(sign)\(minutes / 60 < 10 ? "0" : "")\(minutes / 60):\(minutes % 60 < 10 ? "0" : "")\(minutes % 60))"
     }
 
-    /// "Kehl (61 m)".
+    /// "Kehl (61 m)", or "Berlin (Kreuzberg, 128 m)" with the district nearest the point.
     private static func locality(_ locality: [String: Any]) -> String {
-        "\(locality["name"] as? String ?? "?") (\(metres(locality["distanceMeters"])))"
+        let name = locality["name"] as? String ?? "?"
+        guard let district = locality["district"] as? [String: Any] else {
+            return "\(name) (\(metres(locality["distanceMeters"])))"
+        }
+        return "\(name) (\(district["name"] as? String ?? "?"), \(metres(district["distanceMeters"])))"
     }
 
     /// "Title (id)", or the id alone.

@@ -6,12 +6,12 @@ import Testing
 struct GeocodePlacesTests {
     @Test("--input: one JSON object per line with exactly the contract's members, in input order")
     func stream() async throws {
-        let input = "40.7128,-74.0060\nnonsense\n48.5735,7.8150\n30,-40\n"
+        let input = "40.7128,-74.0060\nnonsense\n48.5735,7.8150\n30,-40\n52.4986,13.4030\n"
         let result = try await runGeoworker(["geocode", "--places", "--input", "-"], input: input)
         #expect(result.status == 1, "a malformed line still shows in the exit status")
         #expect(result.errors.contains("line 2"))
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        try #require(lines.count == 4)
+        try #require(lines.count == 5)
         #expect(
             lines[0]
                 == #"{"lat":40.7128,"lon":-74.006,"country":"US","region":{"code":"US-NY","name":"New York","source":"polygon"},"locality":{"name":"New York City","geonameId":5128581,"population":8804190,"distanceMeters":163},"timeZone":"America/New_York"}"#
@@ -31,6 +31,12 @@ struct GeocodePlacesTests {
         #expect(atlantic["country"] is NSNull)
         #expect(atlantic["region"] is NSNull)
         #expect(atlantic["timeZone"] as? String == "Etc/GMT+3")
+        let kreuzberg = try #require(try object(lines[4])["locality"] as? [String: Any])
+        #expect(kreuzberg["name"] as? String == "Berlin", "the city, not its quarter")
+        #expect(Set(kreuzberg.keys) == ["name", "geonameId", "population", "distanceMeters", "district"])
+        let district = try #require(kreuzberg["district"] as? [String: Any])
+        #expect(district["name"] as? String == "Kreuzberg")
+        #expect(Set(district.keys) == ["name", "geonameId", "distanceMeters"])
     }
 
     @Test("one coordinate: the country's answer gains region, locality and time zone")

