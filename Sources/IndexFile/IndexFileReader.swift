@@ -79,12 +79,18 @@ package struct IndexFileReader {
         let (size, overflow) = count.multipliedReportingOverflow(by: MemoryLayout<Integer>.size)
         guard !overflow else { throw failure("a table of \(count) entries is larger than any file") }
         let raw = try take(size)
-        var values = [Integer](repeating: 0, count: count)
-        values.withUnsafeMutableBytes { $0.copyMemory(from: raw) }
+        // Copied in one go into uninitialized storage: outside this module the function runs unspecialized, where
+        // `Array(repeating:count:)` first wrote every element through the type's value witness (most of the places
+        // index's load time).
+        let values = [Integer](unsafeUninitializedCapacity: count) { buffer, initialized in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+            initialized = count
+        }
         #if _endian(big)
-        for index in values.indices { values[index] = Integer(littleEndian: values[index]) }
-        #endif
+        return values.map { Integer(littleEndian: $0) }
+        #else
         return values
+        #endif
     }
 
     /// Fails unless every byte has been read.

@@ -39,8 +39,19 @@ struct LocalityTree: Sendable {
     let regions: [UInt16]
     /// Each country's range of ``nodes``, by country number.
     let countryRanges: [Range<Int>]
-    /// Each country's bounding sphere in chord space (its centre and radius), for searches across countries.
-    private let bounds: [(centre: SIMD3<Float>, radius: Float)]
+    /// Every place in one k-d tree of its own, for a point no country claims (at sea): each node's `place` is its
+    /// node number in ``nodes``.
+    ///
+    /// Searched country by country instead, nearest bounding sphere first, a point far out at sea searched the trees
+    /// of every country whose sphere came within its distance of the nearest place: most of `geocode --places`' time
+    /// over random points of the globe.
+    let anywhere: [Node]
+    /// The splitting axis of each node of ``anywhere``.
+    let anywhereAxes: [UInt8]
+    /// The box (least and greatest corner) around each subtree of ``anywhere``, kept at its node (a leaf's: at its
+    /// first place): a search far out at sea, whose best distance is long, skips a subtree whose box lies beyond it
+    /// where its splitting plane alone would not.
+    private let anywhereBoxes: [(low: SIMD3<Float>, high: SIMD3<Float>)]
     /// The one region of all the places of each subtree, kept at its node (a leaf's: at its first place).
     ///
     /// ``noRegion`` for none, ``mixedRegions`` for several. A search for another region than one, or for any region,
@@ -57,24 +68,67 @@ struct LocalityTree: Sendable {
     /// lines where the tree's last levels would each have been a fetch of its own.
     static let leafSize = 32
 
-    init(nodes: [Node], axes: [UInt8], regions: [UInt16], countryRanges: [Range<Int>]) {
+    /// - Parameters:
+    ///   - nodes: the places, each country's laid out as its k-d tree (``layOut(_:axes:range:)``).
+    ///   - axes: the splitting axis of each node.
+    ///   - regions: the region of each node's place, ``noRegion`` for none.
+    ///   - countryRanges: each country's range of `nodes`.
+    ///   - anywhereOrder: the node numbers of ``anywhere``'s tree in its order, with its axes, as the builder laid
+    ///     them out (``layOutAnywhere(_:)``); nil to lay them out here.
+    init(
+        nodes: [Node],
+        axes: [UInt8],
+        regions: [UInt16],
+        countryRanges: [Range<Int>],
+        anywhereOrder: (order: [UInt32], axes: [UInt8])? = nil
+    ) {
         self.nodes = nodes
         self.axes = axes
         self.regions = regions
         self.countryRanges = countryRanges
-        bounds = countryRanges.map { range in
-            guard !range.isEmpty else { return (SIMD3<Float>(0, 0, 0), 0) }
-            var sum = SIMD3<Double>(0, 0, 0)
-            for node in nodes[range] { sum += SIMD3(Double(node.x), Double(node.y), Double(node.z)) }
-            let centre = SIMD3<Float>(sum / Double(range.count))
-            let radius = nodes[range].map { Self.chordSquared(centre, $0).squareRoot() }.max() ?? 0
-            return (centre, radius * 1.000_001 + 1e-6)
+        let layout = anywhereOrder ?? Self.layOutAnywhere(nodes)
+        anywhere = layout.order.map { number in
+            let node = nodes[Int(number)]
+            return Node(x: node.x, y: node.y, z: node.z, place: number)
         }
+        anywhereAxes = layout.axes
+        var boxes = [(low: SIMD3<Float>, high: SIMD3<Float>)](
+            repeating: (SIMD3(repeating: 0), SIMD3(repeating: 0)),
+            count: anywhere.count
+        )
+        if !anywhere.isEmpty { Self.box(anywhere.indices, of: anywhere, into: &boxes) }
+        anywhereBoxes = boxes
         var subtreeRegions = [UInt16](repeating: Self.mixedRegions, count: nodes.count)
         for range in countryRanges where !range.isEmpty {
             Self.summarize(range, regions: regions, into: &subtreeRegions)
         }
         self.subtreeRegions = subtreeRegions
+    }
+
+    /// Fills in `boxes` for `range` (not empty) and every subtree in it; returns the range's own.
+    @discardableResult
+    private static func box(
+        _ range: Range<Int>,
+        of nodes: [Node],
+        into boxes: inout [(low: SIMD3<Float>, high: SIMD3<Float>)]
+    ) -> (low: SIMD3<Float>, high: SIMD3<Float>) {
+        func point(_ index: Int) -> SIMD3<Float> { SIMD3(nodes[index].x, nodes[index].y, nodes[index].z) }
+        guard range.count > leafSize else {
+            var found = (low: point(range.lowerBound), high: point(range.lowerBound))
+            for index in range.dropFirst() {
+                found = (pointwiseMin(found.low, point(index)), pointwiseMax(found.high, point(index)))
+            }
+            boxes[range.lowerBound] = found
+            return found
+        }
+        let middle = range.lowerBound + range.count / 2
+        var found = (low: point(middle), high: point(middle))
+        for half in [range.lowerBound..<middle, (middle + 1)..<range.upperBound] where !half.isEmpty {
+            let inner = box(half, of: nodes, into: &boxes)
+            found = (pointwiseMin(found.low, inner.low), pointwiseMax(found.high, inner.high))
+        }
+        boxes[middle] = found
+        return found
     }
 
     /// Fills in `summary` for `range` (not empty) and every subtree in it; returns the range's own.
@@ -134,32 +188,22 @@ struct LocalityTree: Sendable {
         return best
     }
 
-    /// The node nearest `point` among all places (for a point no country claims): countries are searched nearest
-    /// bounding sphere first, and a country whose sphere lies beyond the best place found is skipped.
+    /// The node nearest `point` among all places (for a point no country claims), searched in ``anywhere``.
     func nearestAnywhere(to point: SIMD3<Float>) -> (node: Int, chordSquared: Float)? {
-        // The countries' gaps (how near their spheres come), visited nearest first by picking the least left each
-        // time: the best place is usually in one of the first few, after which every gap left exceeds it (a sort of
-        // all 246 was most of a sea point's lookup).
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: bounds.count) { gaps in
-            for (country, (centre, radius)) in bounds.enumerated() {
-                let offset = point - centre
-                let gap = max(0, (offset * offset).sum().squareRoot() - radius)
-                gaps[country] = countryRanges[country].isEmpty ? .infinity : gap * gap
-            }
-            var best: (node: Int, chordSquared: Float)? = nil
-            var bound = Float.infinity
-            while true {
-                var nearest = -1
-                var nearestGap = Float.infinity
-                for country in 0..<gaps.count where gaps[country] < nearestGap {
-                    nearest = country
-                    nearestGap = gaps[country]
-                }
-                guard nearest >= 0, nearestGap <= bound else { return best }
-                gaps[nearest] = .infinity
-                search(point, countryRanges[nearest], .any, &best, &bound)
-            }
-        }
+        var best: (node: Int, chordSquared: Float)? = nil
+        var bound = Float.infinity
+        Self.search(
+            point,
+            anywhere.indices,
+            .any,
+            &best,
+            &bound,
+            in: anywhere,
+            axes: anywhereAxes,
+            boxes: anywhereBoxes,
+            tree: self
+        )
+        return best.map { (Int(anywhere[$0.node].place), $0.chordSquared) }
     }
 
     private func search(
@@ -169,13 +213,39 @@ struct LocalityTree: Sendable {
         _ best: inout (node: Int, chordSquared: Float)?,
         _ bound: inout Float
     ) {
+        Self.search(point, range, filter, &best, &bound, in: nodes, axes: axes, boxes: nil, tree: self)
+    }
+
+    /// The search of a tree laid out in `nodes` with `axes` (the countries' trees, or ``anywhere`` with the filter
+    /// `.any`, whose node numbers `tree`'s region tables do not index), skipping subtrees whose `boxes` lie beyond the
+    /// best distance when it has them.
+    private static func search(
+        _ point: SIMD3<Float>,
+        _ range: Range<Int>,
+        _ filter: Filter,
+        _ best: inout (node: Int, chordSquared: Float)?,
+        _ bound: inout Float,
+        in nodes: [Node],
+        axes: [UInt8],
+        boxes: [(low: SIMD3<Float>, high: SIMD3<Float>)]?,
+        tree: LocalityTree
+    ) {
         guard !range.isEmpty else { return }
         let middle = range.lowerBound + range.count / 2
-        guard offers(range.count > Self.leafSize ? middle : range.lowerBound, filter) else { return }
+        let key = range.count > Self.leafSize ? middle : range.lowerBound
+        guard tree.offers(key, filter) else { return }
+        if let boxes {
+            // Written out per axis: the generic SIMD `pointwiseMax` was not inlined here, a call at every node.
+            let (low, high) = boxes[key]
+            let dx = max(low.x - point.x, point.x - high.x, 0)
+            let dy = max(low.y - point.y, point.y - high.y, 0)
+            let dz = max(low.z - point.z, point.z - high.z, 0)
+            guard dx * dx + dy * dy + dz * dz < bound else { return }
+        }
         guard range.count > Self.leafSize else {
             for index in range {
                 let distance = Self.chordSquared(point, nodes[index])
-                if distance < bound && accepts(index, filter) {
+                if distance < bound && tree.accepts(index, filter) {
                     best = (index, distance)
                     bound = distance
                 }
@@ -184,7 +254,7 @@ struct LocalityTree: Sendable {
         }
         let node = nodes[middle]
         let distance = Self.chordSquared(point, node)
-        if distance < bound && accepts(middle, filter) {
+        if distance < bound && tree.accepts(middle, filter) {
             best = (middle, distance)
             bound = distance
         }
@@ -196,8 +266,20 @@ struct LocalityTree: Sendable {
         }
         let below = range.lowerBound..<middle
         let above = (middle + 1)..<range.upperBound
-        search(point, along < 0 ? below : above, filter, &best, &bound)
-        if along * along < bound { search(point, along < 0 ? above : below, filter, &best, &bound) }
+        search(point, along < 0 ? below : above, filter, &best, &bound, in: nodes, axes: axes, boxes: boxes, tree: tree)
+        if along * along < bound {
+            search(
+                point,
+                along < 0 ? above : below,
+                filter,
+                &best,
+                &bound,
+                in: nodes,
+                axes: axes,
+                boxes: boxes,
+                tree: tree
+            )
+        }
     }
 
     /// Whether the subtree summarized at `key` may hold a place that `filter` accepts.
@@ -220,6 +302,16 @@ struct LocalityTree: Sendable {
 }
 
 extension LocalityTree {
+    /// Lays out every place of `nodes` (the countries' trees) as one k-d tree: its node numbers in the tree's order
+    /// and its axes (``anywhere``).
+    static func layOutAnywhere(_ nodes: [Node]) -> (order: [UInt32], axes: [UInt8]) {
+        var all = nodes.enumerated().map { number, node in Node(x: node.x, y: node.y, z: node.z, place: UInt32(number))
+        }
+        var axes = [UInt8](repeating: 0, count: all.count)
+        layOut(&all, axes: &axes, range: all.indices)
+        return (all.map(\.place), axes)
+    }
+
     /// Lays out one country's places (`nodes[range]`, in any order) as an implicit balanced k-d tree, in place.
     ///
     /// Deterministic: ties in a coordinate keep the places' order by their position in the place table.

@@ -132,6 +132,9 @@ public enum PlaceIndexBuilder {
         }
         writer.array(towns)
         writer.array(ordered.map { place in place.neighbour.flatMap { numbers[$0] } ?? PlaceTable.noPlace })
+        let anywhere = LocalityTree.layOutAnywhere(nodes)
+        writer.array(anywhere.order)
+        writer.array(anywhere.axes)
         writer.u32(UInt32(names.count))
         writer.raw(names)
         return writer.bytes

@@ -40,6 +40,8 @@ struct PlaceIndexContents {
         places.nameEnds = try reader.array(count)
         places.towns = try reader.array(count)
         places.neighbours = try reader.array(count)
+        let anywhereOrder: [UInt32] = try reader.array(count)
+        let anywhereAxes: [UInt8] = try reader.array(count)
         places.names = try reader.array(Int(try reader.u32()))
         try reader.expectEnd()
         let regionCount = regions.count
@@ -54,10 +56,12 @@ struct PlaceIndexContents {
             table.nameEnds.last.map({ Int($0) == table.names.count }) ?? true,
             // A quarter's town is a town: one step from any place to the town a person names.
             table.towns.allSatisfy({ Int($0) < count && table.towns[Int($0)] == $0 }),
-            table.neighbours.allSatisfy({ $0 == PlaceTable.noPlace || Int($0) < count })
+            table.neighbours.allSatisfy({ $0 == PlaceTable.noPlace || Int($0) < count }),
+            anywhereAxes.allSatisfy({ $0 < 3 }),
+            Self.isPermutation(anywhereOrder)
         else {
             throw reader.failure(
-                "the places' table is inconsistent (a range, region, axis, coordinate, name end, town or neighbour)",
+                "the places' table is inconsistent (a range, region, axis, coordinate, name end, town, neighbour or order)",
                 at: placesStart
             )
         }
@@ -65,6 +69,22 @@ struct PlaceIndexContents {
             let point = LocalityTree.unitVector(table.coordinate(of: place))
             return LocalityTree.Node(x: point.x, y: point.y, z: point.z, place: UInt32(place))
         }
-        tree = LocalityTree(nodes: nodes, axes: axes, regions: regionNumbers, countryRanges: countryRanges)
+        tree = LocalityTree(
+            nodes: nodes,
+            axes: axes,
+            regions: regionNumbers,
+            countryRanges: countryRanges,
+            anywhereOrder: (anywhereOrder, anywhereAxes)
+        )
+    }
+
+    /// Whether `numbers` holds each of 0..<count once.
+    private static func isPermutation(_ numbers: [UInt32]) -> Bool {
+        var seen = [Bool](repeating: false, count: numbers.count)
+        for number in numbers {
+            guard Int(number) < numbers.count, !seen[Int(number)] else { return false }
+            seen[Int(number)] = true
+        }
+        return true
     }
 }

@@ -12,12 +12,13 @@
 /// u32 count N, then the places in k-d tree order, column by column: u32[N] GeoNames ids, i32[N] latitudes and
 ///   i32[N] longitudes (1e-7 degree), u32[N] populations, u16[N] regions (0xFFFF none), u8[N] splitting axes,
 ///   u32[N] ends of their names in the name bytes, u32[N] towns and u32[N] neighbour towns (place numbers; a
-///   town's town is itself; 0xFFFFFFFF for no neighbour)
+///   town's town is itself; 0xFFFFFFFF for no neighbour), then every place in one k-d tree (for points no country
+///   claims): u32[N] place numbers in its order and u8[N] its splitting axes
 /// u32 length, bytes: the places' names, UTF-8, one after the other
 /// ```
 enum PlaceIndexFormat {
     static let magic = "GWPL"
-    static let version: UInt32 = 3
+    static let version: UInt32 = 4
     static let kind = "places index"
     static let degreeUnits = 10_000_000.0
 }

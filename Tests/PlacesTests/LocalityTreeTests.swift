@@ -97,4 +97,24 @@ struct LocalityTreeTests {
         #expect(compared == 6000)
         #expect(mismatches.count == 0, "\(mismatches.prefix(5))")
     }
+
+    @Test("a point no country claims gets the nearest place of all, as a scan of every country finds it")
+    func anywhereAgreesWithAScan() {
+        let tree = Self.makeTree()
+        var random = SplitMix64(seed: 33)
+        var mismatches: [String] = []
+        for _ in 0..<2000 {
+            let point = LocalityTree.unitVector(
+                Coordinate(latitude: random.uniform(-89, 89), longitude: random.uniform(-180, 180))!
+            )
+            let expected = tree.countryRanges.indices
+                .compactMap { Self.scan(tree, point, country: $0, accepts: { _ in true }, limit: .infinity) }
+                .min { $0.chordSquared < $1.chordSquared }
+            let found = tree.nearestAnywhere(to: point)
+            if found?.chordSquared != expected?.chordSquared {
+                mismatches.append("\(String(describing: found)) vs \(String(describing: expected))")
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) of 2000: \(mismatches.prefix(3))")
+    }
 }
