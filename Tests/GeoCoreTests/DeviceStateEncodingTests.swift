@@ -106,8 +106,8 @@ struct DeviceStateEncodingTests {
         let tracked = TrackedPin(pin: Self.pin, membership: .outside, since: 1_000, approachAnnounced: true)
         let state = DeviceState(deviceId: "d", pins: [tracked])
         var bytes = DeviceStateEncoding.encode(state)
-        #expect(bytes[0] == 4)
-        // Version 3 is version 4 without places: the three bytes of none.
+        #expect(bytes[0] == DeviceStateEncoding.version)
+        // Version 3 is version 4 (and 5) without places: the three bytes of none.
         bytes.removeLast(3)
         bytes[0] = 3
         #expect(try DeviceStateEncoding.decode(bytes) == state, "version 3 is version 4 without places")
@@ -142,10 +142,34 @@ struct DeviceStateEncodingTests {
         nearest.places.timeZoneCandidate = "Europe/Paris"
         nearest.places.timeZoneCandidateFixes = 2
         #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(nearest)) == nearest)
+        var named = state
+        named.places.region = PlaceRegion(code: "DE-BY", name: "Bavaria", localName: "Bayern", source: .polygon)
+        #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(named)) == named)
+        var geonames = state
+        geonames.places.region = PlaceRegion(code: "FO.ST", name: "Streymoy", source: .geonamesAdmin1)
+        #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(geonames)) == geonames)
         // An unknown places flag or region source is refused.
         var bytes = DeviceStateEncoding.encode(DeviceState(deviceId: "d"))
         bytes[bytes.count - 3] = 16
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(bytes) }
+    }
+
+    @Test("version 4 bytes (a region without its local name) decode with the name as the local name")
+    func versionFour() throws {
+        let region = PlaceRegion(code: "DE-BY", name: "Bayern", source: .nearestPlace)
+        let state = DeviceState(deviceId: "d", places: DevicePlaces(region: region))
+        var bytes = DeviceStateEncoding.encode(state)
+        // Version 5 ends a region with its local name, empty when it is the name: then the two candidate counts.
+        #expect(Array(bytes.suffix(4)) == [1, 0, 0, 0])
+        bytes.remove(at: bytes.count - 3)
+        bytes[0] = 4
+        let decoded = try DeviceStateEncoding.decode(bytes)
+        #expect(decoded == state)
+        #expect(decoded.places.region?.localName == "Bayern")
+        bytes[bytes.count - 3] = 2
+        #expect(throws: DeviceStateDecodingError.self, "version 4 had no GeoNames regions") {
+            try DeviceStateEncoding.decode(bytes)
+        }
     }
 
     @Test("a polygon pin with holes, dwell, approach and its announced times comes back whole")

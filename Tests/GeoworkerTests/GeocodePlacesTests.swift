@@ -14,7 +14,7 @@ struct GeocodePlacesTests {
         try #require(lines.count == 5)
         #expect(
             lines[0]
-                == #"{"lat":40.7128,"lon":-74.006,"country":"US","region":{"code":"US-NY","name":"New York","source":"polygon"},"locality":{"name":"New York City","geonameId":5128581,"population":8804190,"distanceMeters":163},"timeZone":"America/New_York"}"#
+                == #"{"lat":40.7128,"lon":-74.006,"country":"US","region":{"code":"US-NY","name":"New York","localName":"New York","source":"polygon"},"locality":{"name":"New York City","geonameId":5128581,"population":8804190,"distanceMeters":163},"timeZone":"America/New_York"}"#
         )
         #expect(lines[1] == #"{"error":"expected 'lat,lon' in degrees"}"#)
         let kehl = try object(lines[2])
@@ -23,6 +23,7 @@ struct GeocodePlacesTests {
         let region = try #require(kehl["region"] as? [String: Any])
         #expect(region["code"] as? String == "DE-BW")
         #expect(region["source"] as? String == "nearest-place")
+        #expect(Set(region.keys) == ["code", "name", "localName", "source"])
         let locality = try #require(kehl["locality"] as? [String: Any])
         #expect(locality["name"] as? String == "Kehl", "the German town, not Strasbourg across the river")
         #expect(Set(locality.keys) == ["name", "geonameId", "population", "distanceMeters"])

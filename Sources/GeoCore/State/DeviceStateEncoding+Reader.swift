@@ -56,17 +56,26 @@ extension DeviceStateEncoding {
             return Double(bitPattern: bits)
         }
 
-        /// A device's places (version 4).
-        mutating func places() throws(DeviceStateDecodingError) -> DevicePlaces {
+        /// A device's places (version 4, or 5 with the region's local name and GeoNames' regions).
+        mutating func places(version: UInt8) throws(DeviceStateDecodingError) -> DevicePlaces {
             let flags = try byte("places flags")
             guard flags & ~PlacesFlag.all == 0 else { throw DeviceStateDecodingError("unknown places flags \(flags)") }
             var places = DevicePlaces()
             if flags & PlacesFlag.region != 0 {
                 let code = try string("region code")
                 let name = try string("region name")
-                let source = try byte("region source")
-                guard source <= 1 else { throw DeviceStateDecodingError("unknown region source \(source)") }
-                places.region = PlaceRegion(code: code, name: name, source: source == 0 ? .polygon : .nearestPlace)
+                let sources: [PlaceRegion.Source] = [.polygon, .nearestPlace, .geonamesAdmin1]
+                let source = Int(try byte("region source"))
+                guard source < (version >= 5 ? 3 : 2) else {
+                    throw DeviceStateDecodingError("unknown region source \(source)")
+                }
+                let localName = version >= 5 ? try string("region local name") : ""
+                places.region = PlaceRegion(
+                    code: code,
+                    name: name,
+                    localName: localName.isEmpty ? name : localName,
+                    source: sources[source]
+                )
             }
             if flags & PlacesFlag.regionCandidate != 0 { places.regionCandidate = try string("region candidate") }
             places.regionCandidateFixes = try fixCount("region candidate fixes")

@@ -4,10 +4,10 @@
 /// The state store keeps it as each device's row and the changelog carries it as each device's record, the same bytes,
 /// so a restore stores what it reads without decoding and encoding again.
 ///
-/// Layout, version 4 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
+/// Layout, version 5 (integers are LEB128 varints unless sized; doubles are their IEEE 754 bits, little-endian;
 /// a string is its UTF-8 length as a varint, then its bytes):
 /// ```
-/// u8 version (4) · string deviceId · varint inputPartition · varint positions offset + 1 · varint commands
+/// u8 version (5) · string deviceId · varint inputPartition · varint positions offset + 1 · varint commands
 /// offset + 1 · u8 flags (1 last fix, 2 its accuracy, 4 country, 8 country candidate) · [f64 lat · f64 lon ·
 /// zigzag varint timestamp · [f64 accuracy]] · [string country] · [string candidate] · varint candidate fixes ·
 /// varint language count · strings · varint pin count · pins · places
@@ -19,23 +19,26 @@
 /// [varint dwell seconds] · [varint approach seconds] · [zigzag varint since] · [zigzag varint approach arrival] ·
 /// [string title] · [string metadata]
 /// places: u8 flags (1 region, 2 region candidate, 4 time zone, 8 time-zone candidate) · [string region code ·
-/// string region name · u8 region source (0 polygon, 1 nearest place)] · [string region candidate] · varint region
-/// candidate fixes · [string time zone] · [string time-zone candidate] · varint time-zone candidate fixes
+/// string region name · u8 region source (0 polygon, 1 nearest place, 2 GeoNames admin-1) · string region local
+/// name (empty when the same as its name)] · [string region candidate] · varint region candidate fixes · [string
+/// time zone] · [string time-zone candidate] · varint time-zone candidate fixes
 /// ```
-/// Version 3 is version 4 without places (read as none announced: a device's first fix after an upgrade announces
+/// Version 4 is version 5 without the region's local name and with sources 0 and 1 only (read with the local name
+/// its name: a region saved by an earlier geoworker keeps the name it was announced with until the device's region
+/// next changes). Version 3 is version 4 without places (read as none announced: a device's first fix after an upgrade announces
 /// its region and time zone). Version 2 is version 3 without the approach arrival (its state bit is never set).
 /// Version 1 (circles only, no per-pin times) differs in its pins: string id · f64 lat · f64 lon · f64 radius ·
 /// u8 flags (1 title, 2 metadata) · u8 announced membership · [string title] · [string metadata]. Stores and
-/// changelogs written by versions 1 and 2 are read as they are and written back as version 3 when the device
-/// next changes.
+/// changelogs written by earlier versions are read as they are and written back in this one when the device next
+/// changes.
 ///
 /// A new version gets a new number and a decoder beside the others; a reader meets a version it does not know
 /// (written by a newer geoworker) with an error that says so, never with a guess.
 public enum DeviceStateEncoding {
     /// The version this build writes.
-    public static let version: UInt8 = 4
+    public static let version: UInt8 = 5
     /// The versions this build reads.
-    public static let readableVersions: ClosedRange<UInt8> = 1...4
+    public static let readableVersions: ClosedRange<UInt8> = 1...5
 
     /// The state's bytes.
     public static func encode(_ state: DeviceState) -> [UInt8] {
@@ -124,7 +127,7 @@ public enum DeviceStateEncoding {
         for _ in 0..<pinCount {
             pins.append(version == 1 ? try reader.pinVersion1() : try reader.pin(hasArrival: version >= 3))
         }
-        let places = version >= 4 ? try reader.places() : DevicePlaces()
+        let places = version >= 4 ? try reader.places(version: version) : DevicePlaces()
         guard reader.isAtEnd else {
             throw DeviceStateDecodingError("\(reader.remaining) bytes after the end of the state")
         }
@@ -277,7 +280,12 @@ public enum DeviceStateEncoding {
             if let region = places.region {
                 string(region.code)
                 string(region.name)
-                byte(region.source == .polygon ? 0 : 1)
+                switch region.source {
+                case .polygon: byte(0)
+                case .nearestPlace: byte(1)
+                case .geonamesAdmin1: byte(2)
+                }
+                string(region.localName == region.name ? "" : region.localName)
             }
             if let candidate = places.regionCandidate { string(candidate) }
             varint(UInt64(max(0, places.regionCandidateFixes)))
