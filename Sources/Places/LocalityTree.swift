@@ -190,22 +190,64 @@ struct LocalityTree: Sendable {
 
     /// The node nearest `point` among all places (for a point no country claims), searched in ``anywhere``.
     func nearestAnywhere(to point: SIMD3<Float>) -> (node: Int, chordSquared: Float)? {
-        var best: (node: Int, chordSquared: Float)? = nil
-        var bound = Float.infinity
-        Self.search(
-            point,
-            anywhere.indices,
-            .any,
-            &best,
-            &bound,
-            in: anywhere,
-            axes: anywhereAxes,
-            boxes: anywhereBoxes,
-            tree: self
-        )
-        return best.map { (Int(anywhere[$0.node].place), $0.chordSquared) }
+        guard !anywhere.isEmpty else { return nil }
+        return anywhere.withUnsafeBufferPointer { nodes in
+            anywhereAxes.withUnsafeBufferPointer { axes in
+                anywhereBoxes.withUnsafeBufferPointer { boxes in
+                    var search = AnywhereSearch(point: point, nodes: nodes, axes: axes, boxes: boxes)
+                    search.visit(0..<nodes.count)
+                    return (Int(nodes[search.best].place), search.bound)
+                }
+            }
+        }
     }
 
+    /// A search of ``anywhere`` over its tables' memory: the search of every sea point of `geocode --places`, where
+    /// the generic search's bounds checks and array accesses at every node cost a fifth of the whole command.
+    private struct AnywhereSearch {
+        let point: SIMD3<Float>
+        let nodes: UnsafeBufferPointer<Node>
+        let axes: UnsafeBufferPointer<UInt8>
+        let boxes: UnsafeBufferPointer<(low: SIMD3<Float>, high: SIMD3<Float>)>
+        var best = 0
+        var bound = Float.infinity
+
+        /// Searches the subtree laid out in `range` (not empty) as a country's search does, skipping subtrees whose
+        /// box lies beyond the best distance.
+        mutating func visit(_ range: Range<Int>) {
+            let middle = range.lowerBound + range.count / 2
+            let key = range.count > leafSize ? middle : range.lowerBound
+            let (low, high) = boxes[key]
+            let dx = max(low.x - point.x, point.x - high.x, 0)
+            let dy = max(low.y - point.y, point.y - high.y, 0)
+            let dz = max(low.z - point.z, point.z - high.z, 0)
+            guard dx * dx + dy * dy + dz * dz < bound else { return }
+            guard range.count > leafSize else {
+                for index in range {
+                    let distance = chordSquared(point, nodes[index])
+                    if distance < bound { (best, bound) = (index, distance) }
+                }
+                return
+            }
+            let node = nodes[middle]
+            let distance = chordSquared(point, node)
+            if distance < bound { (best, bound) = (middle, distance) }
+            let along: Float
+            switch axes[middle] {
+            case 0: along = point.x - node.x
+            case 1: along = point.y - node.y
+            default: along = point.z - node.z
+            }
+            let below = range.lowerBound..<middle
+            let above = (middle + 1)..<range.upperBound
+            let (near, far) = along < 0 ? (below, above) : (above, below)
+            if !near.isEmpty { visit(near) }
+            if along * along < bound && !far.isEmpty { visit(far) }
+        }
+    }
+
+    /// The search of a country's tree in `range`: the nearer half first, the farther one only when its splitting
+    /// plane is nearer than the best place found, subtrees without a place `filter` accepts skipped.
     private func search(
         _ point: SIMD3<Float>,
         _ range: Range<Int>,
@@ -213,39 +255,13 @@ struct LocalityTree: Sendable {
         _ best: inout (node: Int, chordSquared: Float)?,
         _ bound: inout Float
     ) {
-        Self.search(point, range, filter, &best, &bound, in: nodes, axes: axes, boxes: nil, tree: self)
-    }
-
-    /// The search of a tree laid out in `nodes` with `axes` (the countries' trees, or ``anywhere`` with the filter
-    /// `.any`, whose node numbers `tree`'s region tables do not index), skipping subtrees whose `boxes` lie beyond the
-    /// best distance when it has them.
-    private static func search(
-        _ point: SIMD3<Float>,
-        _ range: Range<Int>,
-        _ filter: Filter,
-        _ best: inout (node: Int, chordSquared: Float)?,
-        _ bound: inout Float,
-        in nodes: [Node],
-        axes: [UInt8],
-        boxes: [(low: SIMD3<Float>, high: SIMD3<Float>)]?,
-        tree: LocalityTree
-    ) {
         guard !range.isEmpty else { return }
         let middle = range.lowerBound + range.count / 2
-        let key = range.count > Self.leafSize ? middle : range.lowerBound
-        guard tree.offers(key, filter) else { return }
-        if let boxes {
-            // Written out per axis: the generic SIMD `pointwiseMax` was not inlined here, a call at every node.
-            let (low, high) = boxes[key]
-            let dx = max(low.x - point.x, point.x - high.x, 0)
-            let dy = max(low.y - point.y, point.y - high.y, 0)
-            let dz = max(low.z - point.z, point.z - high.z, 0)
-            guard dx * dx + dy * dy + dz * dz < bound else { return }
-        }
+        guard offers(range.count > Self.leafSize ? middle : range.lowerBound, filter) else { return }
         guard range.count > Self.leafSize else {
             for index in range {
                 let distance = Self.chordSquared(point, nodes[index])
-                if distance < bound && tree.accepts(index, filter) {
+                if distance < bound && accepts(index, filter) {
                     best = (index, distance)
                     bound = distance
                 }
@@ -254,7 +270,7 @@ struct LocalityTree: Sendable {
         }
         let node = nodes[middle]
         let distance = Self.chordSquared(point, node)
-        if distance < bound && tree.accepts(middle, filter) {
+        if distance < bound && accepts(middle, filter) {
             best = (middle, distance)
             bound = distance
         }
@@ -266,20 +282,8 @@ struct LocalityTree: Sendable {
         }
         let below = range.lowerBound..<middle
         let above = (middle + 1)..<range.upperBound
-        search(point, along < 0 ? below : above, filter, &best, &bound, in: nodes, axes: axes, boxes: boxes, tree: tree)
-        if along * along < bound {
-            search(
-                point,
-                along < 0 ? above : below,
-                filter,
-                &best,
-                &bound,
-                in: nodes,
-                axes: axes,
-                boxes: boxes,
-                tree: tree
-            )
-        }
+        search(point, along < 0 ? below : above, filter, &best, &bound)
+        if along * along < bound { search(point, along < 0 ? above : below, filter, &best, &bound) }
     }
 
     /// Whether the subtree summarized at `key` may hold a place that `filter` accepts.

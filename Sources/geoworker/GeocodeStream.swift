@@ -16,7 +16,7 @@ struct GeocodeStream {
     let places: PlaceIndex?
     /// Malformed lines reported on standard error before going quiet (all are still counted).
     static let reportedFailures = 10
-    private static let blockSize = 1 << 22
+    private static let blockSize = 1 << 18
     /// Below this, a block is not worth splitting between threads.
     private static let smallestStretch = 1 << 16
 

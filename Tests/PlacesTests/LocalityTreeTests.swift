@@ -1,3 +1,4 @@
+import Foundation
 import GeoCore
 import TestSupport
 import Testing
@@ -103,10 +104,17 @@ struct LocalityTreeTests {
         let tree = Self.makeTree()
         var random = SplitMix64(seed: 33)
         var mismatches: [String] = []
-        for _ in 0..<2000 {
-            let point = LocalityTree.unitVector(
-                Coordinate(latitude: random.uniform(-89, 89), longitude: random.uniform(-180, 180))!
-            )
+        for trial in 0..<4000 {
+            // Half over the whole globe, half among the places.
+            let near = tree.nodes[Int(random.uniform(0, Double(tree.nodes.count - 1)))]
+            let coordinate =
+                trial % 2 == 0
+                ? Coordinate(latitude: random.uniform(-90, 90), longitude: random.uniform(-180, 180))!
+                : Coordinate(
+                    latitude: max(-90, min(90, Double(asin(near.z)) * 180 / .pi + random.uniform(-2, 2))),
+                    longitude: Double(atan2(near.y, near.x)) * 180 / .pi
+                )!
+            let point = LocalityTree.unitVector(coordinate)
             let expected = tree.countryRanges.indices
                 .compactMap { Self.scan(tree, point, country: $0, accepts: { _ in true }, limit: .infinity) }
                 .min { $0.chordSquared < $1.chordSquared }
@@ -115,6 +123,6 @@ struct LocalityTreeTests {
                 mismatches.append("\(String(describing: found)) vs \(String(describing: expected))")
             }
         }
-        #expect(mismatches.isEmpty, "\(mismatches.count) of 2000: \(mismatches.prefix(3))")
+        #expect(mismatches.count == 0, "\(mismatches.count) of 4000: \(mismatches.prefix(3))")
     }
 }
