@@ -167,6 +167,15 @@ struct LocalityTree: Sendable {
         return Float(chord * chord)
     }
 
+    /// How far `point` lies beyond `node`'s splitting plane on `axis` (negative: below it).
+    private static func offset(of point: SIMD3<Float>, from node: Node, along axis: UInt8) -> Float {
+        switch axis {
+        case 0: return point.x - node.x
+        case 1: return point.y - node.y
+        default: return point.z - node.z
+        }
+    }
+
     private static func chordSquared(_ point: SIMD3<Float>, _ node: Node) -> Float {
         let dx = point.x - node.x
         let dy = point.y - node.y
@@ -232,12 +241,7 @@ struct LocalityTree: Sendable {
             let node = nodes[middle]
             let distance = chordSquared(point, node)
             if distance < bound { (best, bound) = (middle, distance) }
-            let along: Float
-            switch axes[middle] {
-            case 0: along = point.x - node.x
-            case 1: along = point.y - node.y
-            default: along = point.z - node.z
-            }
+            let along = offset(of: point, from: node, along: axes[middle])
             let below = range.lowerBound..<middle
             let above = (middle + 1)..<range.upperBound
             let (near, far) = along < 0 ? (below, above) : (above, below)
@@ -274,12 +278,7 @@ struct LocalityTree: Sendable {
             best = (middle, distance)
             bound = distance
         }
-        let along: Float
-        switch axes[middle] {
-        case 0: along = point.x - node.x
-        case 1: along = point.y - node.y
-        default: along = point.z - node.z
-        }
+        let along = Self.offset(of: point, from: node, along: axes[middle])
         let below = range.lowerBound..<middle
         let above = (middle + 1)..<range.upperBound
         search(point, along < 0 ? below : above, filter, &best, &bound)
