@@ -211,8 +211,9 @@ struct LocalityTree: Sendable {
         }
     }
 
-    /// A search of ``anywhere`` over its tables' memory: the search of every sea point of `geocode --places`, where
-    /// the generic search's bounds checks and array accesses at every node cost a fifth of the whole command.
+    /// A search of ``anywhere`` over its tables' memory: every point at sea searches it, two thirds of random points,
+    /// and at sea it visits hundreds of nodes, each of which the countries' search would check against its arrays'
+    /// bounds and its filter.
     private struct AnywhereSearch {
         let point: SIMD3<Float>
         let nodes: UnsafeBufferPointer<Node>

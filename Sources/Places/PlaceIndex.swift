@@ -20,9 +20,16 @@ public final class PlaceIndex: PlaceResolver {
         /// The English name where one is known, else the local one.
         public let name: String
         public let localName: String
+        /// Whether the code is GeoNames' (a dot where ISO 3166-2's codes have a hyphen): decided once, at load, not
+        /// at every lookup.
+        let isGeoNamesAdmin1: Bool
 
-        /// Whether the code is GeoNames' rather than ISO 3166-2's.
-        var isGeoNamesAdmin1: Bool { code.utf8.contains(UInt8(ascii: ".")) }
+        public init(code: String, name: String, localName: String) {
+            self.code = code
+            self.name = name
+            self.localName = localName
+            isGeoNamesAdmin1 = code.utf8.contains(UInt8(ascii: "."))
+        }
     }
 
     /// What the index was built from, as its builder wrote it (for logs and `--version`-style answers).

@@ -288,9 +288,14 @@ def main():
     english = region_names.read_english(
         wheel(arguments.cache, region_names.ISO3166_2), {code: names for code, (_, _, names) in regions.items()}
     )
-    named = {code: region_names.name_and_local(local, english.get(code) or boundaries.get(code, (None,))[0])
-             + (admin,) for code, (local, admin, _) in regions.items()}
-    named.update({code: (local, local, code) for code, local in geonames_regions.items() if code in known})
+    named = {}  # code -> (name, local name, GeoNames admin code)
+    for code, (local, admin, _) in regions.items():
+        # The English name both sources give, else the English name of the polygon JOSM draws, else none.
+        english_name = english.get(code) or (boundaries[code][0] if code in boundaries else None)
+        named[code] = region_names.name_and_local(local, english_name) + (admin,)
+    for code, local in geonames_regions.items():
+        if code in known:
+            named[code] = (local, local, code)
     with open(os.path.join(arguments.output_dir, "regions.tsv"), "w", encoding="utf-8", newline="\n") as file:
         for code, (name, local, admin) in sorted(named.items()):
             file.write(f"{code}\t{clean(name)}\t{clean(local)}\t{admin}\n")

@@ -64,17 +64,16 @@ extension DeviceStateEncoding {
             if flags & PlacesFlag.region != 0 {
                 let code = try string("region code")
                 let name = try string("region name")
-                let sources: [PlaceRegion.Source] = [.polygon, .nearestPlace, .geonamesAdmin1]
-                let source = Int(try byte("region source"))
-                guard source < (version >= 5 ? 3 : 2) else {
-                    throw DeviceStateDecodingError("unknown region source \(source)")
+                let sourceByte = try byte("region source")
+                guard let source = PlaceRegion.Source(encodedByte: sourceByte, version: version) else {
+                    throw DeviceStateDecodingError("unknown region source \(sourceByte)")
                 }
                 let localName = version >= 5 ? try string("region local name") : ""
                 places.region = PlaceRegion(
                     code: code,
                     name: name,
                     localName: localName.isEmpty ? name : localName,
-                    source: sources[source]
+                    source: source
                 )
             }
             if flags & PlacesFlag.regionCandidate != 0 { places.regionCandidate = try string("region candidate") }

@@ -25,8 +25,8 @@
 /// ```
 /// Version 4 is version 5 without the region's local name and with sources 0 and 1 only (read with the local name
 /// its name: a region saved by an earlier geoworker keeps the name it was announced with until the device's region
-/// next changes). Version 3 is version 4 without places (read as none announced: a device's first fix after an upgrade announces
-/// its region and time zone). Version 2 is version 3 without the approach arrival (its state bit is never set).
+/// next changes). Version 3 is version 4 without places (read as none announced: a device's first fix after an
+/// upgrade announces its region and time zone). Version 2 is version 3 without the approach arrival (its state bit is never set).
 /// Version 1 (circles only, no per-pin times) differs in its pins: string id · f64 lat · f64 lon · f64 radius ·
 /// u8 flags (1 title, 2 metadata) · u8 announced membership · [string title] · [string metadata]. Stores and
 /// changelogs written by earlier versions are read as they are and written back in this one when the device next
@@ -280,11 +280,7 @@ public enum DeviceStateEncoding {
             if let region = places.region {
                 string(region.code)
                 string(region.name)
-                switch region.source {
-                case .polygon: byte(0)
-                case .nearestPlace: byte(1)
-                case .geonamesAdmin1: byte(2)
-                }
+                byte(region.source.encodedByte)
                 string(region.localName == region.name ? "" : region.localName)
             }
             if let candidate = places.regionCandidate { string(candidate) }
@@ -319,6 +315,27 @@ public enum DeviceStateEncoding {
                 varint(UInt64(utf8.count))
                 bytes.append(contentsOf: utf8)
             }
+        }
+    }
+}
+
+extension PlaceRegion.Source {
+    /// The source's byte in a state's places (0 polygon, 1 nearest place, 2 GeoNames admin-1).
+    var encodedByte: UInt8 {
+        switch self {
+        case .polygon: 0
+        case .nearestPlace: 1
+        case .geonamesAdmin1: 2
+        }
+    }
+
+    /// The source a state's byte stands for, nil for a byte `version` never wrote (GeoNames' regions came with 5).
+    init?(encodedByte: UInt8, version: UInt8) {
+        switch encodedByte {
+        case 0: self = .polygon
+        case 1: self = .nearestPlace
+        case 2 where version >= 5: self = .geonamesAdmin1
+        default: return nil
         }
     }
 }
