@@ -183,9 +183,15 @@ func percentiles(_ values: [Int64]) -> String {
 ///
 /// librdkafka's mock broker answers a fetch that found nothing only after fetch.wait.max.ms (500 ms by default), even
 /// when data arrives meanwhile (a real broker answers as soon as data is there): a short wait keeps the mock from
-/// adding up to half a second to every hop.
-func startLiveWorker(_ topics: WorkerConfiguration.Topics, partitions: Int, state: String) -> BackgroundProcess {
-    let worker = startWorker(topics, partitions: partitions, state: state, ["--kafka", "consumer.fetch.wait.max.ms=5"])
+/// adding up to half a second to every hop. `fetchWait` nil runs the worker with librdkafka's default.
+func startLiveWorker(
+    _ topics: WorkerConfiguration.Topics,
+    partitions: Int,
+    state: String,
+    fetchWait: Int? = 5
+) -> BackgroundProcess {
+    let wait = fetchWait.map { ["--kafka", "consumer.fetch.wait.max.ms=\($0)"] } ?? []
+    let worker = startWorker(topics, partitions: partitions, state: state, wait)
     let joinDeadline = ContinuousClock.now + .seconds(60)
     while !worker.errors.contains("assigned \(2 * partitions) partitions") {
         guard ContinuousClock.now < joinDeadline, worker.isRunning else {
