@@ -101,6 +101,8 @@ let package = Package(
         ),
         // Offline places: region, nearest locality and time zone, from the places index `make places` builds.
         .target(name: "Places", dependencies: ["Countries", "GeoCore", "IndexFile"], swiftSettings: strictSwift),
+        // Street addresses from an external reverse geocoder (Nominatim, Photon): buckets, the lookup queue, the cache.
+        .target(name: "Addresses", dependencies: ["GeoCore"], swiftSettings: strictSwift),
         // The service: pipeline, configuration, metrics and health. Wires the modules above together.
         .target(
             name: "Worker",
@@ -257,6 +259,7 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        .testTarget(name: "AddressesTests", dependencies: ["Addresses", "GeoCore"], swiftSettings: strictSwift),
         .testTarget(
             name: "PlacesTests",
             dependencies: ["Places", "Countries", "GeoCore", "IndexFile", "TestSupport"],
