@@ -102,7 +102,14 @@ let package = Package(
         // Offline places: region, nearest locality and time zone, from the places index `make places` builds.
         .target(name: "Places", dependencies: ["Countries", "GeoCore", "IndexFile"], swiftSettings: strictSwift),
         // Street addresses from an external reverse geocoder (Nominatim, Photon): buckets, the lookup queue, the cache.
-        .target(name: "Addresses", dependencies: ["GeoCore"], swiftSettings: strictSwift),
+        .target(
+            name: "Addresses",
+            dependencies: [
+                "GeoCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The service: pipeline, configuration, metrics and health. Wires the modules above together.
         .target(
             name: "Worker",
