@@ -46,6 +46,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // librdkafka from the system: `apt-get install librdkafka-dev` (scripts/setup.sh does it).
@@ -105,8 +106,13 @@ let package = Package(
         .target(
             name: "Addresses",
             dependencies: [
-                "GeoCore", .product(name: "GRDB", package: "GRDB.swift"),
+                "GeoCore", "Threads", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),
@@ -266,7 +272,15 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        .testTarget(name: "AddressesTests", dependencies: ["Addresses", "GeoCore"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "AddressesTests",
+            dependencies: [
+                "Addresses", "GeoCore", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .testTarget(
             name: "PlacesTests",
             dependencies: ["Places", "Countries", "GeoCore", "IndexFile", "TestSupport"],

@@ -7,7 +7,9 @@
 #
 #   scripts/nominatim.sh setup         install what is missing and import Monaco once (a minute or two the first time)
 #   scripts/nominatim.sh start PORT    start PostgreSQL and Nominatim's API on 127.0.0.1:PORT; waits until it answers
-#   scripts/nominatim.sh stop          stop both
+#   scripts/nominatim.sh serve PORT    start PostgreSQL, then become Nominatim's API on 127.0.0.1:PORT (the tests own
+#                                      this process: a SIGTERM stops the API, the database stays up)
+#   scripts/nominatim.sh stop          stop the API servers started with start, and PostgreSQL
 #
 # PostgreSQL refuses to run as root: as root, the database server runs as Debian's `postgres` user (Nominatim itself,
 # a client of it, runs as whoever calls this).
@@ -119,9 +121,17 @@ case "${1:-}" in
 setup) setup ;;
 start) start "${2:?usage: scripts/nominatim.sh start PORT}" ;;
 serve-foreground) nominatim serve --server "127.0.0.1:$2" ;;
+serve)
+    port="${2:?usage: scripts/nominatim.sh serve PORT}"
+    [ -f "$dir/imported" ] || setup >&2
+    start_database
+    cd "$dir/project"
+    exec env NOMINATIM_DATABASE_DSN="pgsql:dbname=nominatim;host=$dir/run;port=$pg_port;user=nominatim" \
+        NOMINATIM_DATABASE_WEBUSER=nominatim "$dir/venv/bin/nominatim" serve --server "127.0.0.1:$port"
+    ;;
 stop) stop ;;
 *)
-    echo "usage: scripts/nominatim.sh setup | start PORT | stop" >&2
+    echo "usage: scripts/nominatim.sh setup | start PORT | serve PORT | stop" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,108 @@
+/// The street-address lookups' settings (`address.*`): the provider, how often it is asked, how long answers keep.
+///
+/// Off unless `provider` is set.
+public struct AddressConfiguration: Sendable, Equatable {
+    /// The base URL of a Nominatim-compatible `/reverse` endpoint (or Photon's, with `dialect`).
+    ///
+    /// Default: nil, off.
+    public var provider: String?
+    /// How the provider is asked and answers.
+    ///
+    /// Default: Nominatim's `format=jsonv2`.
+    public var dialect: AddressProviderDialect
+    /// The side of a location bucket: devices within one share one lookup and one cached answer.
+    ///
+    /// Default: 100 m.
+    public var bucketMeters: Int
+    /// How long an answer is current; after that it is shown as stale while a fresh one is asked.
+    ///
+    /// Default: 7 days.
+    public var ttlSeconds: Int
+    /// How many requests a second the provider gets at most.
+    ///
+    /// Default: 1 (Nominatim's public usage policy).
+    public var maxRequestsPerSecond: Double
+    /// The User-Agent of every request: Nominatim's policy asks each application to name itself with a contact.
+    ///
+    /// Default: `geoworker (+https://github.com/geoworker/geoworker)`.
+    public var userAgent: String
+    /// How long a request may take before it counts as failed.
+    ///
+    /// Default: 10,000 ms.
+    public var timeoutMs: Int
+    /// Whether a device's fix that enters a new bucket asks for its address before anyone looks.
+    ///
+    /// Default: false.
+    public var prefetch: Bool
+    /// How long a device card waits for an address nobody asked for before (it shows `pending` after).
+    ///
+    /// Default: 2,000 ms.
+    public var cardWaitMs: Int
+    /// How many buckets may wait for the provider; beyond it the oldest asks are dropped.
+    ///
+    /// Default: 1,000.
+    public var queueCapacity: Int
+    /// How many answers `addresses.sqlite` keeps; the least recently used go first.
+    ///
+    /// Default: 100,000.
+    public var cacheCapacity: Int
+    /// Failed requests in a row after which the provider is left alone for `breakerCoolDownMs`.
+    ///
+    /// Default: 5.
+    public var breakerFailures: Int
+    /// How long the provider is left alone before one trial request.
+    ///
+    /// Default: 30,000 ms.
+    public var breakerCoolDownMs: Int
+
+    public init(
+        provider: String? = nil,
+        dialect: AddressProviderDialect = .nominatim,
+        bucketMeters: Int = 100,
+        ttlSeconds: Int = 7 * 24 * 3600,
+        maxRequestsPerSecond: Double = 1,
+        userAgent: String = "geoworker (+https://github.com/geoworker/geoworker)",
+        timeoutMs: Int = 10_000,
+        prefetch: Bool = false,
+        cardWaitMs: Int = 2_000,
+        queueCapacity: Int = 1_000,
+        cacheCapacity: Int = 100_000,
+        breakerFailures: Int = 5,
+        breakerCoolDownMs: Int = 30_000
+    ) {
+        self.provider = provider
+        self.dialect = dialect
+        self.bucketMeters = bucketMeters
+        self.ttlSeconds = ttlSeconds
+        self.maxRequestsPerSecond = maxRequestsPerSecond
+        self.userAgent = userAgent
+        self.timeoutMs = timeoutMs
+        self.prefetch = prefetch
+        self.cardWaitMs = cardWaitMs
+        self.queueCapacity = queueCapacity
+        self.cacheCapacity = cacheCapacity
+        self.breakerFailures = breakerFailures
+        self.breakerCoolDownMs = breakerCoolDownMs
+    }
+
+    /// Whether addresses are looked up at all.
+    public var isEnabled: Bool { provider != nil }
+
+    /// What is wrong with the settings, one line each naming the key; empty when they are usable.
+    public var problems: [String] {
+        var problems: [String] = []
+        if let provider, !(provider.hasPrefix("http://") || provider.hasPrefix("https://")) {
+            problems.append("address.provider must be an http:// or https:// URL, not \(provider)")
+        }
+        if bucketMeters < 1 { problems.append("address.bucketMeters must be at least 1") }
+        if ttlSeconds < 1 { problems.append("address.ttlSeconds must be at least 1") }
+        if !(maxRequestsPerSecond > 0) { problems.append("address.maxRequestsPerSecond must be above 0") }
+        if timeoutMs < 1 { problems.append("address.timeoutMs must be at least 1") }
+        if cardWaitMs < 0 { problems.append("address.cardWaitMs must be 0 or more") }
+        if queueCapacity < 1 { problems.append("address.queueCapacity must be at least 1") }
+        if cacheCapacity < 1 { problems.append("address.cacheCapacity must be at least 1") }
+        if breakerFailures < 1 { problems.append("address.breakerFailures must be at least 1") }
+        if breakerCoolDownMs < 0 { problems.append("address.breakerCoolDownMs must be 0 or more") }
+        return problems
+    }
+}
