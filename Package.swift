@@ -120,7 +120,7 @@ let package = Package(
         .target(
             name: "Worker",
             dependencies: [
-                "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "Places", "Threads",
+                "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "Places", "Threads", "Addresses",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -139,8 +139,9 @@ let package = Package(
         .executableTarget(
             name: "geoworker",
             dependencies: [
-                "Worker", "Kafka", "Countries", "GeoCore", "JSONCodec", "StateStore", "Places",
+                "Worker", "Kafka", "Countries", "GeoCore", "JSONCodec", "StateStore", "Places", "Addresses",
                 .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -88,21 +88,21 @@ public struct AddressConfiguration: Sendable, Equatable {
     /// Whether addresses are looked up at all.
     public var isEnabled: Bool { provider != nil }
 
-    /// What is wrong with the settings, one line each naming the key; empty when they are usable.
+    /// What is wrong with the settings, one line each naming the key (under `address.`); empty when they are usable.
     public var problems: [String] {
         var problems: [String] = []
         if let provider, !(provider.hasPrefix("http://") || provider.hasPrefix("https://")) {
-            problems.append("address.provider must be an http:// or https:// URL, not \(provider)")
+            problems.append("provider must be an http:// or https:// URL, not \(provider)")
         }
-        if bucketMeters < 1 { problems.append("address.bucketMeters must be at least 1") }
-        if ttlSeconds < 1 { problems.append("address.ttlSeconds must be at least 1") }
-        if !(maxRequestsPerSecond > 0) { problems.append("address.maxRequestsPerSecond must be above 0") }
-        if timeoutMs < 1 { problems.append("address.timeoutMs must be at least 1") }
-        if cardWaitMs < 0 { problems.append("address.cardWaitMs must be 0 or more") }
-        if queueCapacity < 1 { problems.append("address.queueCapacity must be at least 1") }
-        if cacheCapacity < 1 { problems.append("address.cacheCapacity must be at least 1") }
-        if breakerFailures < 1 { problems.append("address.breakerFailures must be at least 1") }
-        if breakerCoolDownMs < 0 { problems.append("address.breakerCoolDownMs must be 0 or more") }
+        if bucketMeters < 1 { problems.append("bucketMeters must be at least 1") }
+        if ttlSeconds < 1 { problems.append("ttlSeconds must be at least 1") }
+        if !(maxRequestsPerSecond > 0) { problems.append("maxRequestsPerSecond must be above 0") }
+        if timeoutMs < 1 { problems.append("timeoutMs must be at least 1") }
+        if cardWaitMs < 0 { problems.append("cardWaitMs must be 0 or more") }
+        if queueCapacity < 1 { problems.append("queueCapacity must be at least 1") }
+        if cacheCapacity < 1 { problems.append("cacheCapacity must be at least 1") }
+        if breakerFailures < 1 { problems.append("breakerFailures must be at least 1") }
+        if breakerCoolDownMs < 0 { problems.append("breakerCoolDownMs must be 0 or more") }
         return problems
     }
 }

@@ -1,4 +1,6 @@
+import Addresses
 public import ArgumentParser
+import AsyncHTTPClient
 import Configuration
 import Kafka
 import Logging
@@ -182,19 +184,45 @@ struct RunCommand: AsyncParsableCommand {
             logger: logger,
             feed: EventFeed(capacity: configuration.http.streamBuffer, recent: configuration.http.recentEvents)
         )
+        let addresses = try Self.addressService(configuration, logger: logger)
         let http = OperationsServer.application(
             configuration: configuration.http,
             health: worker.health,
             registry: registry,
-            devices: DeviceEndpoints.Sources(queries: worker.queries, feed: worker.feed),
+            devices: DeviceEndpoints.Sources(
+                queries: worker.queries,
+                feed: worker.feed,
+                address: addresses.map(CardAddress.init(service:))
+            ),
             logger: logger
         )
         try await WorkerProcess.run(
             worker: worker,
             http: http,
+            addresses: addresses,
             shutdownTimeout: configuration.shutdownTimeout,
             logger: logger
         )
+    }
+
+    /// The street addresses' service, when `address.provider` is set: its cache beside the state
+    /// (`addresses.sqlite`), its requests through the process's shared HTTP client.
+    private static func addressService(_ configuration: RunConfiguration, logger: Logger) throws -> AddressService? {
+        guard configuration.address.isEnabled else { return nil }
+        let cache: AddressCache
+        do {
+            cache = try AddressCache(
+                directory: configuration.worker.stateDir,
+                capacity: configuration.address.cacheCapacity
+            )
+        } catch {
+            throw WorkerError(.configuration, "address: \(error)")
+        }
+        logger.info(
+            "street addresses from \(configuration.address.provider ?? "")",
+            metadata: ["bucketMeters": "\(configuration.address.bucketMeters)"]
+        )
+        return AddressService(configuration: configuration.address, cache: cache, client: .shared, logger: logger)
     }
 
     /// The settings: flags first, then `GEOWORKER_*` environment variables, then the config file.

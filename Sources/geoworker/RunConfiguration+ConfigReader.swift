@@ -1,3 +1,4 @@
+import Addresses
 import Configuration
 import Kafka
 import Logging
@@ -5,7 +6,8 @@ import Worker
 
 extension RunConfiguration {
     /// Reads `logLevel` (trace, debug, info, notice, warning, error, critical), `shutdownTimeoutMs`, the
-    /// worker's keys (`WorkerConfiguration(config:)`) and the operations port's under `http.`.
+    /// worker's keys (`WorkerConfiguration(config:)`), the operations port's under `http.` and the street addresses'
+    /// under `address.`.
     ///
     /// - Throws: `WorkerError` (`configuration`) naming the key of a value that is set but unusable.
     init(config: ConfigReader) throws(WorkerError) {
@@ -29,6 +31,9 @@ extension RunConfiguration {
             worker: try WorkerConfiguration(config: config),
             http: try config.settings(under: "http") { config throws(WorkerError) in
                 try OperationsServer.Configuration(config: config)
+            },
+            address: try config.settings(under: "address") { config throws(WorkerError) in
+                try AddressConfiguration(config: config)
             }
         )
     }

@@ -1,3 +1,4 @@
+import Addresses
 import Logging
 import Worker
 
@@ -14,16 +15,20 @@ struct RunConfiguration: Sendable {
     var shutdownTimeout: Duration
     var worker: WorkerConfiguration
     var http: OperationsServer.Configuration
+    /// The street addresses a device card shows (off unless `address.provider` is set).
+    var address: AddressConfiguration
 
     init(
         logLevel: Logger.Level = .info,
         shutdownTimeout: Duration = .seconds(30),
         worker: WorkerConfiguration = WorkerConfiguration(),
-        http: OperationsServer.Configuration = OperationsServer.Configuration()
+        http: OperationsServer.Configuration = OperationsServer.Configuration(),
+        address: AddressConfiguration = AddressConfiguration()
     ) {
         self.logLevel = logLevel
         self.shutdownTimeout = shutdownTimeout
         self.worker = worker
         self.http = http
+        self.address = address
     }
 }

@@ -1,3 +1,4 @@
+import Addresses
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -12,6 +13,7 @@ enum WorkerProcess {
     /// - Parameters:
     ///   - worker: the worker, run as a service.
     ///   - http: the operations endpoints' server.
+    ///   - addresses: the street addresses' lookups, when a provider is set.
     ///   - shutdownTimeout: how long a stop may take before it gives up (nothing unpersisted is
     ///     lost: the next start replays it).
     ///   - logger: where the service group logs.
@@ -19,11 +21,12 @@ enum WorkerProcess {
     static func run(
         worker: Worker,
         http: some ApplicationProtocol,
+        addresses: AddressService? = nil,
         shutdownTimeout: Duration,
         logger: Logger
     ) async throws {
         var group = ServiceGroupConfiguration(
-            services: [
+            services: (addresses.map { [.init(service: $0)] } ?? []) + [
                 .init(service: http),
                 .init(
                     service: WorkerService(worker: worker),

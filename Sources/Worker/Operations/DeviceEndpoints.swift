@@ -7,8 +7,9 @@ import NIOCore
 ///
 /// - `GET /`: the live map page (HTML, CSS and JavaScript from the binary; nothing loaded from outside);
 /// - `GET /map/countries`: the country outlines it draws (`country-outlines.json`, made by `country-outlines`);
-/// - `GET /devices/{deviceId}`: the device's status card (``DeviceStatusCard``); 404 naming the partition
-///   that holds a device this instance does not;
+/// - `GET /devices/{deviceId}`: the device's status card (``DeviceStatusCard``), with the street address of its last
+///   fix when an address provider is set (``CardAddress``); 404 naming the partition that holds a device this instance
+///   does not;
 /// - `GET /map/devices?bbox=west,south,east,north&limit=n`: the devices in view at their last fix, with
 ///   their pins, bounded (``DeviceMapSelection``);
 /// - `GET /events/stream?device=id`: the events as they are sent, as Server-Sent Events (``EventFeed``).
@@ -20,10 +21,13 @@ public struct DeviceEndpoints: Sendable {
     public struct Sources: Sendable {
         public let queries: DeviceQueries
         public let feed: EventFeed
+        /// The street address a card shows, when an address provider is set.
+        public let address: CardAddress?
 
-        public init(queries: DeviceQueries, feed: EventFeed) {
+        public init(queries: DeviceQueries, feed: EventFeed, address: CardAddress? = nil) {
             self.queries = queries
             self.feed = feed
+            self.address = address
         }
     }
 
@@ -123,7 +127,11 @@ public struct DeviceEndpoints: Sendable {
             guard let sources, let raw = context.parameters.get("deviceId") else { return Self.notServed() }
             let deviceId = raw.removingPercentEncoding ?? raw
             let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-            return Self.response(await sources.queries.ask(.statusCard(deviceId: deviceId, now: now)))
+            var answer = await sources.queries.ask(.statusCard(deviceId: deviceId, now: now))
+            if let address = sources.address, case .json(let card) = answer {
+                answer = .json(await address.adding(to: card))
+            }
+            return Self.response(answer)
         }
         router.get("map/devices") { request, _ in
             if let refusal = access.refusal(request) { return refusal }

@@ -1,0 +1,79 @@
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+import Worker
+
+/// The street address on a device card, from a real Nominatim (Monaco's extract, `scripts/nominatim.sh`), through
+/// `geoworker run` with `address.provider` set.
+@Suite("geoworker run: street addresses on the device card", .serialized, .timeLimit(.minutes(10)))
+struct ServiceAddressTests {
+    @Test(
+        "a device in Monaco: its card shows the street address of its last fix, then the cached one; events unchanged"
+    )
+    func monacoCard() async throws {
+        let nominatim = try await NominatimServer()
+        let bed = try ServiceTestBed()
+        let start: Int64 = 1_795_000_000_000
+        // A taxi climbing from the harbour to the casino's square.
+        let fixes = [(43.7351, 7.4214), (43.7368, 7.4240), (43.7390, 7.4268), (43.73965, 7.42770)]
+        let positions = fixes.enumerated().map { index, fix in
+            ProducerRecord(
+                topic: bed.topics.positions,
+                key: Array("taxi-9".utf8),
+                value: Array(
+                    #"{"deviceId":"taxi-9","lat":\#(fix.0),"lon":\#(fix.1),"timestamp":\#(start + Int64(index) * 30_000),"accuracy":10}"#
+                        .utf8
+                ),
+                timestampMilliseconds: start + Int64(index) * 30_000
+            )
+        }
+        try await bed.produce(positions)
+        let (child, port) = try await startServing(
+            bed,
+            ["--http-devices"],
+            environment: ["GEOWORKER_ADDRESS_PROVIDER": nominatim.baseURL],
+            untilConsumed: 4
+        )
+        let card = try await get(port, "devices/taxi-9")
+        #expect(card.status == 200, "\(card.body)")
+        let validation = try await ServiceTestBed.validate(["device-status\t" + card.body])
+        #expect(validation.status == 0, "\(validation.output)\(validation.errors)")
+        let address = try #require(try Self.object(card.body)["address"] as? [String: Any], "\(card.body)")
+        #expect(address["status"] as? String == "current", "\(address)")
+        #expect(address["found"] as? Bool == true)
+        #expect(address["suburb"] as? String == "Monte-Carlo", "\(address)")
+        #expect(address["city"] as? String == "Monaco" && address["countryCode"] as? String == "MC", "\(address)")
+        #expect((address["road"] as? String)?.isEmpty == false, "\(address)")
+        #expect((address["label"] as? String)?.contains("Monte-Carlo") == true, "\(address)")
+
+        let again = try Self.object(try await get(port, "devices/taxi-9").body)["address"] as? [String: Any]
+        #expect(again?["status"] as? String == "cached" && again?["stale"] as? Bool == false, "\(again ?? [:])")
+        #expect(again?["label"] as? String == address["label"] as? String)
+        #expect(nominatim.reverseRequests == 1, "one request for the card's bucket")
+        let metrics = try await get(port, "metrics").body
+        #expect(metrics.contains("geoworker_address_requests_total 1\n"), "\(metrics)")
+        #expect(metrics.contains("geoworker_address_cache_hits_total 1\n"))
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(20)) == .exited(0))
+    }
+
+    @Test("address settings that cannot work stop the start with the key named")
+    func badSettings() async throws {
+        let bed = try ServiceTestBed()
+        for (variable, value, message) in [
+            ("GEOWORKER_ADDRESS_PROVIDER", "nominatim.local", "address.provider must be an http:// or https:// URL"),
+            ("GEOWORKER_ADDRESS_BUCKET_METERS", "0", "address.bucketMeters"),
+            ("GEOWORKER_ADDRESS_DIALECT", "google", "address.dialect must be nominatim or photon"),
+        ] {
+            let child = try bed.start([], environment: [variable: value])
+            let ending = await child.waitForExit(timeout: .seconds(30))
+            #expect(ending != .exited(0), "\(variable)=\(value)")
+            #expect(child.errors.contains(message), "\(variable)=\(value): \(child.errors.suffix(500))")
+        }
+    }
+
+    private static func object(_ json: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    }
+}
