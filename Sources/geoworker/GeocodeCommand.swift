@@ -1,3 +1,4 @@
+import Addresses
 import ArgumentParser
 import Countries
 import Foundation
@@ -5,7 +6,7 @@ import GeoCore
 import Places
 
 /// `geoworker geocode`: the offline country lookup, one coordinate or a stream of them.
-struct GeocodeCommand: ParsableCommand {
+struct GeocodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geocode",
         abstract: "Tell the country of coordinates, offline.",
@@ -20,6 +21,11 @@ struct GeocodeCommand: ParsableCommand {
                 Adds the region (ISO 3166-2, from a polygon or the nearest place of the same country), the
                 nearest populated place and the IANA time zone: with --input, one JSON object per line,
                 {"lat","lon","country","region","locality","timeZone"} (a malformed line gets {"error": ...}).
+            geoworker geocode --address --provider URL (LAT LON | --input FILE) [--state-dir DIR]
+                The street address from a reverse geocoder (Nominatim's /reverse at URL), one JSON object per
+                point: {"lat","lon","address"}, `address` as a device card has it. Asked at most
+                --max-requests-per-second (1: Nominatim's public policy) and cached in DIR/addresses.sqlite,
+                which a worker with the same state directory shares.
             """
     )
 
@@ -48,7 +54,27 @@ struct GeocodeCommand: ParsableCommand {
     )
     var placesIndexPath: String?
 
+    @Flag(help: "Look up the street address with a reverse geocoder (--provider); not with --places.")
+    var address = false
+
+    @Option(help: "The reverse geocoder's base URL (Nominatim's /reverse; default: GEOWORKER_ADDRESS_PROVIDER).")
+    var provider: String?
+
+    @Option(help: "Requests a second the provider gets at most.")
+    var maxRequestsPerSecond: Double = AddressConfiguration().maxRequestsPerSecond
+
+    @Option(help: "Where addresses.sqlite, the cache of answers, is (default: GEOWORKER_STATE_DIR, ./geoworker-state).")
+    var stateDir: String?
+
     func validate() throws {
+        if address {
+            if places { throw ValidationError("--address does not combine with --places yet: run them apart.") }
+            guard let url = providerURL else {
+                throw ValidationError("--address needs --provider URL (or GEOWORKER_ADDRESS_PROVIDER).")
+            }
+            let configuration = AddressConfiguration(provider: url, maxRequestsPerSecond: maxRequestsPerSecond)
+            if let problem = configuration.problems.first { throw ValidationError("--\(problem)") }
+        }
         if inputPath == nil && (coordinate.count != 2 || coordinate.contains { Double($0) == nil }) {
             throw ValidationError(
                 "Give a latitude and a longitude in degrees, or --input FILE (got: \(coordinate.joined(separator: " ")))."
@@ -62,7 +88,15 @@ struct GeocodeCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    private var providerURL: String? {
+        provider ?? ProcessInfo.processInfo.environment["GEOWORKER_ADDRESS_PROVIDER"]
+    }
+
+    func run() async throws {
+        if address {
+            try await runAddresses()
+            return
+        }
         let index = try CountryIndex.bundled(coastalTolerance: toleranceKilometres * 1000)
         let placeIndex = places ? try PlaceIndex.load(from: placesIndexPath) : nil
         if let inputPath {
@@ -100,5 +134,24 @@ struct GeocodeCommand: ParsableCommand {
         }
         let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .withoutEscapingSlashes])
         print(String(decoding: json, as: UTF8.self))
+    }
+
+    private func runAddresses() async throws {
+        var configuration = AddressConfiguration(provider: providerURL, maxRequestsPerSecond: maxRequestsPerSecond)
+        if let agent = ProcessInfo.processInfo.environment["GEOWORKER_ADDRESS_USER_AGENT"] {
+            configuration.userAgent = agent
+        }
+        let directory = stateDir ?? ProcessInfo.processInfo.environment["GEOWORKER_STATE_DIR"] ?? "./geoworker-state"
+        let lookups = try GeocodeAddresses(configuration: configuration, stateDirectory: directory)
+        try await lookups.run {
+            if let inputPath {
+                if try await lookups.stream(inputPath: inputPath) > 0 { throw ExitCode(1) }
+                return
+            }
+            guard let point = Coordinate(latitude: Double(coordinate[0])!, longitude: Double(coordinate[1])!) else {
+                throw ValidationError("Latitude must be within -90...90 and longitude within -180...180.")
+            }
+            print(String(decoding: await lookups.line(for: point), as: UTF8.self))
+        }
     }
 }

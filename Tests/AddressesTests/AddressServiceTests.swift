@@ -52,6 +52,10 @@ struct AddressServiceTests {
         func advance(seconds: Int64) { milliseconds.withLock { $0 += seconds * 1000 } }
     }
 
+    /// How long a card waits in these tests: what they check is the answer, and a loaded machine (the whole suite
+    /// on two cores) can keep a cold Nominatim seconds from its first one.
+    private static let patient = 60_000
+
     private static func point(_ latitude: Double, _ longitude: Double) -> Coordinate {
         Coordinate(latitude: latitude, longitude: longitude)!
     }
@@ -67,7 +71,10 @@ struct AddressServiceTests {
     func monacoAddresses() async throws {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
-        let bed = try Bed(AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 50), client: client)
+        let bed = try Bed(
+            AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 50, cardWaitMs: Self.patient),
+            client: client
+        )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
         // Three quarters of Monaco: the casino's square, the prince's palace on the Rock, the stadium in Fontvieille.
         let points = [
@@ -99,7 +106,7 @@ struct AddressServiceTests {
     func coalesces() async throws {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
-        let bed = try Bed(AddressConfiguration(provider: nominatim.baseURL), client: client)
+        let bed = try Bed(AddressConfiguration(provider: nominatim.baseURL, cardWaitMs: Self.patient), client: client)
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
         let center = AddressBucket(Self.point(43.7384, 7.4246), meters: 100).center
         let statuses = await withTaskGroup(of: AddressStatus.self) { group in
@@ -121,7 +128,7 @@ struct AddressServiceTests {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
         let bed = try Bed(
-            AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 2, cardWaitMs: 10_000),
+            AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 2, cardWaitMs: Self.patient),
             client: client
         )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
@@ -143,7 +150,11 @@ struct AddressServiceTests {
     func restartAndStaleness() async throws {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
-        let configuration = AddressConfiguration(provider: nominatim.baseURL, ttlSeconds: 3600)
+        let configuration = AddressConfiguration(
+            provider: nominatim.baseURL,
+            ttlSeconds: 3600,
+            cardWaitMs: Self.patient
+        )
         let point = Self.point(43.7396, 7.4277)
         let first = try Bed(configuration, client: client)
         defer { try? FileManager.default.removeItem(atPath: first.directory) }
@@ -182,6 +193,7 @@ struct AddressServiceTests {
                 // A stopped provider refuses connections, which the HTTP client retries until the request's deadline:
                 // a short one lets each failure come within the card's wait.
                 timeoutMs: 500,
+                cardWaitMs: Self.patient,
                 breakerFailures: 3,
                 breakerCoolDownMs: 2_000
             ),
@@ -230,7 +242,7 @@ struct AddressServiceTests {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
         let bed = try Bed(
-            AddressConfiguration(provider: nominatim.baseURL + path, dialect: dialect),
+            AddressConfiguration(provider: nominatim.baseURL + path, dialect: dialect, cardWaitMs: Self.patient),
             client: client
         )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
@@ -256,7 +268,7 @@ struct AddressServiceTests {
         }
         try #require(bound == 0 && listen(listener, 16) == 0)
         let bed = try Bed(
-            AddressConfiguration(provider: "http://127.0.0.1:\(port)", timeoutMs: 300),
+            AddressConfiguration(provider: "http://127.0.0.1:\(port)", timeoutMs: 300, cardWaitMs: Self.patient),
             client: HTTPClient.shared
         )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }

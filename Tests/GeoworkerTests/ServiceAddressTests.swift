@@ -32,7 +32,8 @@ struct ServiceAddressTests {
         let (child, port) = try await startServing(
             bed,
             ["--http-devices"],
-            environment: ["GEOWORKER_ADDRESS_PROVIDER": nominatim.baseURL],
+            // What is checked is the answer: a loaded machine can keep a cold Nominatim seconds from its first one.
+            environment: ["GEOWORKER_ADDRESS_PROVIDER": nominatim.baseURL, "GEOWORKER_ADDRESS_CARD_WAIT_MS": "30000"],
             untilConsumed: 4
         )
         let card = try await get(port, "devices/taxi-9")
@@ -54,6 +55,23 @@ struct ServiceAddressTests {
         let metrics = try await get(port, "metrics").body
         #expect(metrics.contains("geoworker_address_requests_total 1\n"), "\(metrics)")
         #expect(metrics.contains("geoworker_address_cache_hits_total 1\n"))
+
+        // The page's card, in a real browser: the device found by its id.
+        let browser = try await WebDriver.start()
+        do {
+            try await browser.open("http://127.0.0.1:\(port)/")
+            try await browser.type("taxi-9\u{E007}", into: "#search")
+            try await browser.waitUntil("taxi-9's card with its address") {
+                try await browser.text("#card-address") != nil
+            }
+            let shown = try #require(try await browser.text("#card-address"))
+            #expect(shown.hasPrefix(address["label"] as? String ?? "?"), "\(shown)")
+            #expect(shown.contains("(cached"), "\(shown)")
+        } catch {
+            await browser.quit()
+            throw error
+        }
+        await browser.quit()
         child.send(SIGTERM)
         #expect(await child.waitForExit(timeout: .seconds(20)) == .exited(0))
     }

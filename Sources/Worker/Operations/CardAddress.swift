@@ -1,7 +1,7 @@
 public import Addresses
 import Foundation
 import GeoCore
-import JSONCodec
+package import JSONCodec
 
 /// The street address on a device card: the card the loop wrote, with `address` added for its last fix when an
 /// address provider is set (``AddressService``).
@@ -36,7 +36,7 @@ public struct CardAddress: Sendable {
     }
 
     /// The card's `address` object (Schemas/common.schema.json, `cardAddress`).
-    static func write(_ status: AddressStatus, to json: inout JSONWriter) {
+    package static func write(_ status: AddressStatus, to json: inout JSONWriter) {
         json.beginObject()
         switch status {
         case .current(let address):
