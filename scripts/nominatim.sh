@@ -21,7 +21,8 @@ nominatim_version=5.3.3
 extract_sha256=36c0f0029ed838897322382611b67e8e5e7bcb07d5b17a25f3574dec54f1c23c
 sdist_url="https://files.pythonhosted.org/packages/21/ee/5c637671338211a1ff0c1fda0300e33f745335bc3eddd4a60b19122c0812/osrm_bindings-26.10.0.tar.gz"
 sdist_sha256=2ca271af60e0628394f070e9a0f371bf18ff6c6e23769acc620d4aa7c07ed32c
-pg_port="${NOMINATIM_PG_PORT:-15432}"
+# A port of the checkout's own, so that two checkouts on one machine each keep their cluster.
+pg_port="${NOMINATIM_PG_PORT:-$((15432 + $(printf '%s' "$dir" | cksum | cut -d' ' -f1) % 1000))}"
 pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
 
 as_db_user() {
