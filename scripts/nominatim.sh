@@ -39,7 +39,7 @@ nominatim() {
 
 start_database() {
     if as_db_user "$pg_bin/pg_ctl" -D "$dir/pg" status >/dev/null 2>&1; then return; fi
-    as_db_user "$pg_bin/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w -t 60 \
+    as_db_user "$pg_bin/pg_ctl" -D "$dir/pg" -l "$dir/run/postgres.log" -w -t 60 \
         -o "-p $pg_port -k $dir/run -c listen_addresses='' -c fsync=off -c full_page_writes=off" start >/dev/null
 }
 
