@@ -136,7 +136,13 @@ struct ServiceExactlyOnceTests {
         let reference = try await bed.referenceEvents()
         let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
         for instance in instances { await ServiceScaleOutTests.stop(instance) }
-        expectExactlyOnce(events, as: reference)
+        // The instances' own words, read only on a failure: a run that lost events says where it stood.
+        expectExactlyOnce(
+            events,
+            as: reference,
+            logs: instances.map { "an instance's last log lines:\n" + String($0.errors.suffix(6000)) }
+                .joined(separator: "\n")
+        )
     }
 
     /// Every event of `reference` once in `events`, with the same content, and nothing else.
