@@ -15,16 +15,16 @@ struct AddressServiceTests {
     final class Bed: Sendable {
         let service: AddressService
         let directory: String
-        private let clock: WallClock
+        let clock: WallClock
         private let running: Task<Void, any Error>
 
         init(
             _ configuration: AddressConfiguration,
             directory: String = FileManager.default.temporaryDirectory.appendingPathComponent("addr-\(UUID())").path,
-            client: HTTPClient
+            client: HTTPClient,
+            clock: WallClock = WallClock()
         ) throws {
             self.directory = directory
-            let clock = WallClock()
             self.clock = clock
             service = AddressService(
                 configuration: configuration,
@@ -163,7 +163,8 @@ struct AddressServiceTests {
             return
         }
         await first.stop()
-        let restarted = try Bed(configuration, directory: first.directory, client: client)
+        // The same clock: an answer's age moves only when the test moves it.
+        let restarted = try Bed(configuration, directory: first.directory, client: client, clock: first.clock)
         #expect(await restarted.service.address(at: point) == .cached(address, ageSeconds: 0, stale: false))
         #expect(nominatim.reverseRequests == 1, "the restarted service answered from addresses.sqlite")
         restarted.advance(seconds: 3601)
