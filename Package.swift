@@ -139,7 +139,7 @@ let package = Package(
         .executableTarget(
             name: "geoworker",
             dependencies: [
-                "Worker", "Kafka", "Countries", "GeoCore", "JSONCodec", "StateStore", "Places", "Addresses",
+                "Worker", "Kafka", "Countries", "GeoCore", "JSONCodec", "StateStore", "Places", "Addresses", "Threads",
                 .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -48,8 +48,7 @@ public struct AddressProvider: Sendable {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.headers.add(name: "User-Agent", value: userAgent)
         request.headers.add(name: "Accept", value: "application/json")
-        let seconds = timeout.components.seconds
-        let limit = TimeAmount.milliseconds(seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let limit = TimeAmount.nanoseconds(Int64(timeout / .nanoseconds(1)))
         do {
             let response = try await client.execute(request, timeout: limit)
             let body = try await response.body.collect(upTo: Self.largestAnswer)

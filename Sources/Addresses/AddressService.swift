@@ -137,13 +137,6 @@ public final class AddressService: Service, Sendable {
         if accepted { wake.yield() } else { metrics.drop() }
     }
 
-    /// Whether a fix moving from `previous` to `point` entered another bucket (what ``prefetch(_:)`` is for).
-    public func entersNewBucket(from previous: Coordinate?, to point: Coordinate) -> Bool {
-        guard let previous else { return true }
-        return AddressBucket(previous, meters: configuration.bucketMeters)
-            != AddressBucket(point, meters: configuration.bucketMeters)
-    }
-
     private func ask(_ bucket: AddressBucket) {
         let ask = state.withLock { $0.queue.ask(bucket) }
         note(ask)
@@ -208,9 +201,11 @@ public final class AddressService: Service, Sendable {
                 for await _ in wakeUps {
                     await askForPrefetches()
                     while true {
-                        let step = state.withLock { $0.queue.next(at: .now) }
-                        metrics.queue(waiting: state.withLock { $0.queue.waitingCount })
-                        metrics.breaker(state.withLock { $0.queue.breaker.state })
+                        let (step, waiting, breaker) = state.withLock { state in
+                            (state.queue.next(at: .now), state.queue.waitingCount, state.queue.breaker.state)
+                        }
+                        metrics.queue(waiting: waiting)
+                        metrics.breaker(breaker)
                         guard case .send(let bucket) = step else {
                             if case .wait(let until) = step { scheduleWakeUp(at: until, in: &group) }
                             break

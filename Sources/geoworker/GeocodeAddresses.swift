@@ -4,6 +4,7 @@ import Foundation
 import GeoCore
 import JSONCodec
 import Logging
+import Threads
 import Worker
 
 /// `geoworker geocode --address`: street addresses from a reverse geocoder for one point or a file of them, through
@@ -62,7 +63,8 @@ struct GeocodeAddresses {
         guard let input else { throw GeocodeError("cannot read \(inputPath)") }
         // Read whole: at the provider's pace a file takes far longer to answer than to hold (100,000 lines, 2.5 MB,
         // are a day at one request a second).
-        let text = [UInt8](input.readDataToEndOfFile())
+        // A blocking read: on a thread of its own, not Swift's cooperative pool.
+        let text = await DedicatedThread.runOnce(name: "gw-geocode-read") { [UInt8](input.readDataToEndOfFile()) }
         var lines = text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if lines.last?.isEmpty == true { lines.removeLast() }
         var malformed = 0
