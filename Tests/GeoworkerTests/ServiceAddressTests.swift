@@ -9,7 +9,7 @@ import Worker
 @Suite("geoworker run: street addresses on the device card", .serialized, .timeLimit(.minutes(10)))
 struct ServiceAddressTests {
     @Test(
-        "a device in Monaco: its card shows the street address of its last fix, then the cached one; events unchanged"
+        "a device in Monaco: its card shows the street address of its last fix, then the cached one, also on the page"
     )
     func monacoCard() async throws {
         let nominatim = try await NominatimServer()
