@@ -266,7 +266,7 @@ let package = Package(
         .testTarget(
             name: "GeoworkerTests",
             dependencies: [
-                "geoworker", "Worker", "Kafka", "TestSupport",
+                "geoworker", "Worker", "Kafka", "TestSupport", "Addresses", "GeoCore",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

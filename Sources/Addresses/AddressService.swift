@@ -7,7 +7,7 @@ import Synchronization
 import Threads
 
 /// Street addresses for the device cards, looked up off the hot path: asks come from the cards (``address(at:)``)
-/// and, with `prefetch`, from the apply threads (``prefetch(_:)``, which never waits); lookups run here, one request
+/// and, with `prefetch`, from the apply threads (``prefetch(from:to:)``, which never waits); lookups run here, one request
 /// in flight per bucket, paced, bounded and behind a circuit breaker (``AddressLookupQueue``), their answers kept in
 /// ``AddressCache``.
 ///
@@ -124,11 +124,14 @@ public final class AddressService: Service, Sendable {
         }
     }
 
-    /// A fix entered the bucket of `point`: its address is asked if the cache has no current one.
+    /// A device's fix moved from `previous` (nil for its first) to `point`: when that enters another bucket, the
+    /// bucket's address is asked if the cache has no current one.
     ///
-    /// Never waits: the apply threads call it.
-    public func prefetch(_ point: Coordinate) {
+    /// Never waits, and costs a bucket comparison when the fix stays in its bucket: the apply threads call it for
+    /// every fix applied.
+    public func prefetch(from previous: Coordinate?, to point: Coordinate) {
         let bucket = AddressBucket(point, meters: configuration.bucketMeters)
+        if let previous, AddressBucket(previous, meters: configuration.bucketMeters) == bucket { return }
         let accepted = state.withLock { state in
             guard state.prefetches.count < Self.prefetchCapacity else { return false }
             state.prefetches.append(bucket)

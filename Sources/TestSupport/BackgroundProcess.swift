@@ -84,15 +84,23 @@ public final class BackgroundProcess: @unchecked Sendable {
         return ending
     }
 
-    /// Waits up to `timeout` for the program to end, then kills it; returns how it ended.
+    /// Waits up to `timeout` for the program to end, then kills it and waits up to 5 s more; returns how it ended, or
+    /// nil when Foundation never saw it end.
     ///
-    /// For a `deinit`, which cannot suspend: it blocks the calling thread.
-    public func waitUntilExitOrKill(after timeout: Duration) -> Ending {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return ending
+    /// For a `deinit`, which cannot suspend: it blocks the calling thread, but never longer than that. Foundation's own
+    /// `waitUntilExit` is not used: on Linux it can wait forever for an ending it missed (a test's deinit hung for
+    /// ten minutes on a Nominatim that had died at its start).
+    @discardableResult
+    public func waitUntilExitOrKill(after timeout: Duration) -> Ending? {
+        let clock = ContinuousClock()
+        var deadline = clock.now + timeout
+        while process.isRunning && clock.now < deadline { usleep(20_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            deadline = clock.now + .seconds(5)
+            while process.isRunning && clock.now < deadline { usleep(20_000) }
+        }
+        return process.isRunning ? nil : ending
     }
 
     /// What the program wrote to standard output so far (empty unless started with `keepOutput`).

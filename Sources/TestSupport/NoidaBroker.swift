@@ -52,7 +52,7 @@ public final class NoidaBroker: @unchecked Sendable {
         }
         // Its data is the test's alone: no need to wait for a graceful stop (which may write a snapshot first).
         process.send(SIGTERM)
-        _ = process.waitUntilExitOrKill(after: .seconds(2))
+        process.waitUntilExitOrKill(after: .seconds(2))
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 

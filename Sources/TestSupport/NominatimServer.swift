@@ -30,7 +30,7 @@ public final class NominatimServer: @unchecked Sendable {
 
     deinit {
         process?.send(SIGTERM)
-        _ = process?.waitUntilExitOrKill(after: .seconds(5))
+        process?.waitUntilExitOrKill(after: .seconds(5))
     }
 
     /// Starts the API again after ``stop()``.
@@ -50,7 +50,7 @@ public final class NominatimServer: @unchecked Sendable {
     public func stop() {
         guard let process else { return }
         process.send(SIGTERM)
-        _ = process.waitUntilExitOrKill(after: .seconds(10))
+        process.waitUntilExitOrKill(after: .seconds(10))
         earlierLogs += process.errors + process.output
         self.process = nil
     }

@@ -50,7 +50,7 @@ struct GeocodeAddresses {
         json.key("lon")
         json.number(point.longitude)
         json.key("address")
-        CardAddress.write(status, to: &json)
+        ShownAddresses.write(status, to: &json)
         json.endObject()
         return json.takeOutput()
     }

@@ -179,12 +179,13 @@ struct RunCommand: AsyncParsableCommand {
         logger.info("memory allocator", metadata: [ServiceLogKey.allocator: "\(MemoryAllocator.name)"])
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(OperationsServer.metricsFactory(registry: registry))
+        let addresses = try Self.addressService(configuration, logger: logger)
         let worker = try Worker(
             configuration: configuration.worker,
             logger: logger,
-            feed: EventFeed(capacity: configuration.http.streamBuffer, recent: configuration.http.recentEvents)
+            feed: EventFeed(capacity: configuration.http.streamBuffer, recent: configuration.http.recentEvents),
+            addressPrefetch: configuration.address.prefetch ? addresses : nil
         )
-        let addresses = try Self.addressService(configuration, logger: logger)
         let http = OperationsServer.application(
             configuration: configuration.http,
             health: worker.health,
@@ -192,7 +193,7 @@ struct RunCommand: AsyncParsableCommand {
             devices: DeviceEndpoints.Sources(
                 queries: worker.queries,
                 feed: worker.feed,
-                address: addresses.map(CardAddress.init(service:))
+                addresses: addresses.map(ShownAddresses.init(service:))
             ),
             logger: logger
         )

@@ -1,4 +1,6 @@
+import Addresses
 import Foundation
+import GeoCore
 import Kafka
 import TestSupport
 import Testing
@@ -14,21 +16,7 @@ struct ServiceAddressTests {
     func monacoCard() async throws {
         let nominatim = try await NominatimServer()
         let bed = try ServiceTestBed()
-        let start: Int64 = 1_795_000_000_000
-        // A taxi climbing from the harbour to the casino's square.
-        let fixes = [(43.7351, 7.4214), (43.7368, 7.4240), (43.7390, 7.4268), (43.73965, 7.42770)]
-        let positions = fixes.enumerated().map { index, fix in
-            ProducerRecord(
-                topic: bed.topics.positions,
-                key: Array("taxi-9".utf8),
-                value: Array(
-                    #"{"deviceId":"taxi-9","lat":\#(fix.0),"lon":\#(fix.1),"timestamp":\#(start + Int64(index) * 30_000),"accuracy":10}"#
-                        .utf8
-                ),
-                timestampMilliseconds: start + Int64(index) * 30_000
-            )
-        }
-        try await bed.produce(positions)
+        try await bed.produce(Self.ride("taxi-9", bed))
         let (child, port) = try await startServing(
             bed,
             ["--http-devices"],
@@ -88,6 +76,83 @@ struct ServiceAddressTests {
             let ending = await child.waitForExit(timeout: .seconds(30))
             #expect(ending != .exited(0), "\(variable)=\(value)")
             #expect(child.errors.contains(message), "\(variable)=\(value): \(child.errors.suffix(500))")
+        }
+    }
+
+    @Test("with address.prefetch on, fixes entering new buckets ask before anyone looks: a request each, cards cached")
+    func prefetch() async throws {
+        let nominatim = try await NominatimServer()
+        let bed = try ServiceTestBed()
+        // Two devices on one ride: the second enters no bucket the first did not.
+        try await bed.produce(Self.ride("taxi-9", bed) + Self.ride("bus-2", bed))
+        let buckets = Set(Self.fixes.map { AddressBucket(Coordinate(latitude: $0.0, longitude: $0.1)!, meters: 100) })
+        let (child, port) = try await startServing(
+            bed,
+            ["--http-devices"],
+            environment: [
+                "GEOWORKER_ADDRESS_PROVIDER": nominatim.baseURL, "GEOWORKER_ADDRESS_PREFETCH": "true",
+                "GEOWORKER_ADDRESS_MAX_REQUESTS_PER_SECOND": "20",
+            ],
+            untilConsumed: 2 * Self.fixes.count
+        )
+        try await waitUntil("an answer for every bucket the fixes entered") {
+            try await get(port, "metrics").body.contains(
+                #"geoworker_address_answers_total{result="address"} \#(buckets.count)"# + "\n"
+            )
+        }
+        #expect(nominatim.reverseRequests == buckets.count, "one request per bucket, none asked twice")
+        let address = try Self.object(try await get(port, "devices/bus-2").body)["address"] as? [String: Any]
+        #expect(address?["status"] as? String == "cached" && address?["suburb"] as? String == "Monte-Carlo")
+        #expect(nominatim.reverseRequests == buckets.count)
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(20)) == .exited(0))
+    }
+
+    @Test("the nearby answer gives each device the street address of its last fix, and follows its schema")
+    func nearby() async throws {
+        let nominatim = try await NominatimServer()
+        let bed = try ServiceTestBed()
+        try await bed.produce(Self.ride("taxi-9", bed) + Self.ride("bus-2", bed).prefix(2))
+        let (child, port) = try await startServing(
+            bed,
+            ["--http-devices"],
+            environment: ["GEOWORKER_ADDRESS_PROVIDER": nominatim.baseURL, "GEOWORKER_ADDRESS_CARD_WAIT_MS": "30000"],
+            untilConsumed: Self.fixes.count + 2
+        )
+        let answer = try await get(port, "devices/nearby?lat=43.7375&lon=7.4250&radius=2000")
+        #expect(answer.status == 200, "\(answer.body)")
+        let validation = try await ServiceTestBed.validate(["device-nearby\t" + answer.body])
+        #expect(validation.status == 0, "\(validation.output)\(validation.errors)")
+        let devices = try #require(try Self.object(answer.body)["devices"] as? [[String: Any]], "\(answer.body)")
+        #expect(Set(devices.compactMap { $0["deviceId"] as? String }) == ["taxi-9", "bus-2"])
+        for device in devices {
+            let address = device["address"] as? [String: Any]
+            #expect(address?["status"] as? String == "current", "\(device)")
+            #expect(address?["countryCode"] as? String == "MC", "\(device)")
+            #expect((address?["label"] as? String)?.isEmpty == false, "\(device)")
+        }
+        #expect(nominatim.reverseRequests == 2, "one request per bucket of a last fix")
+        child.send(SIGTERM)
+        #expect(await child.waitForExit(timeout: .seconds(20)) == .exited(0))
+    }
+
+    /// A taxi's climb from the harbour to the casino's square, a fix every 30 s.
+    static let fixes = [(43.7351, 7.4214), (43.7368, 7.4240), (43.7390, 7.4268), (43.73965, 7.42770)]
+
+    /// ``fixes`` as `device`'s positions.
+    static func ride(_ device: String, _ bed: ServiceTestBed) -> [ProducerRecord] {
+        let start: Int64 = 1_795_000_000_000
+        return fixes.enumerated().map { index, fix in
+            let time = start + Int64(index) * 30_000
+            return ProducerRecord(
+                topic: bed.topics.positions,
+                key: Array(device.utf8),
+                value: Array(
+                    #"{"deviceId":"\#(device)","lat":\#(fix.0),"lon":\#(fix.1),"timestamp":\#(time),"accuracy":10}"#
+                        .utf8
+                ),
+                timestampMilliseconds: time
+            )
         }
     }
 

@@ -175,19 +175,26 @@ final class ServiceTestBed: @unchecked Sendable {
         #expect(ending == .exited(0), "geoworker run: \(child.errors.suffix(3000))")
     }
 
-    /// The events of an uninterrupted run over everything in the input topics, by a second worker with its
-    /// own group, state directory and events topic (the event ids derive from the input offsets, so they
-    /// are the same), applying on one thread: the runs under test, on three, must give the same events.
-    func referenceEvents() async throws -> [Event] {
+    /// Another instance reading the bed's input: its own group, state directory and events topic, suffixed with `name`
+    /// (the topics it needs made here).
+    func instance(named name: String) throws -> Instance {
         let instance = Instance(
-            events: topics.events + "-reference",
-            stateDir: stateDir + "-reference",
-            group: group + "-reference"
+            events: topics.events + "-" + name,
+            stateDir: stateDir + "-" + name,
+            group: group + "-" + name
         )
         try broker.createTopic(instance.events, partitions: partitions)
         if case .mock = broker {
             try broker.createTopic(DeviceChangelog.defaultTopic(groupId: instance.group), partitions: partitions)
         }
+        return instance
+    }
+
+    /// The events of an uninterrupted run over everything in the input topics, by a second worker with its
+    /// own group, state directory and events topic (the event ids derive from the input offsets, so they
+    /// are the same), applying on one thread: the runs under test, on three, must give the same events.
+    func referenceEvents() async throws -> [Event] {
+        let instance = try instance(named: "reference")
         defer { try? FileManager.default.removeItem(atPath: instance.stateDir) }
         try await runUntilCaughtUp(["--apply-threads", "1"], as: instance, omitting: ["--apply-threads"])
         return try await readAll(instance.events, partitions: partitions).map(Event.init)

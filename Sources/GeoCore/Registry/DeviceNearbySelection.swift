@@ -1,4 +1,4 @@
-import JSONCodec
+package import JSONCodec
 
 /// The held devices nearest a point: the dispatcher's "which of my vehicles are nearest this pick-up, and how far",
 /// answered over every registry (one per apply thread) and written as the JSON of `GET /devices/nearby`
@@ -31,7 +31,14 @@ public struct DeviceNearbySelection: Sendable {
 
     /// `{"center": {"lat", "lon"}, "radiusMeters": r, "devices": [{"deviceId", "distanceMeters", "status",
     /// "lastFix", "speedMetersPerSecond", "etaSeconds"}]}`.
-    public func json() -> [UInt8] {
+    public func json() -> [UInt8] { json(addingTo: nil) }
+
+    /// ``json()`` with more members in each device's object.
+    ///
+    /// - Parameter more: writes more members of each device's object, given the device's index in ``devices`` (the
+    ///   street address of its last fix, which the operations port adds).
+    /// - Returns: the JSON.
+    package func json(addingTo more: ((Int, inout JSONWriter) -> Void)?) -> [UInt8] {
         var json = JSONWriter()
         json.beginObject()
         json.key("center")
@@ -45,7 +52,7 @@ public struct DeviceNearbySelection: Sendable {
         json.number(radius)
         json.key("devices")
         json.beginArray()
-        for device in devices {
+        for (index, device) in devices.enumerated() {
             json.beginObject()
             json.member("deviceId", device.state.deviceId)
             json.key("distanceMeters")
@@ -61,6 +68,7 @@ public struct DeviceNearbySelection: Sendable {
             } else {
                 json.null()
             }
+            more?(index, &json)
             json.endObject()
         }
         json.endArray()

@@ -1,3 +1,4 @@
+import Addresses
 import Countries
 import GeoCore
 import Kafka
@@ -34,12 +35,19 @@ struct WorkerAssembly {
 
     /// Opens the state directory and loads the country index.
     ///
+    /// - Parameters:
+    ///   - configuration: the worker's settings.
+    ///   - health: where the worker's state is shown.
+    ///   - logger: where the parts log.
+    ///   - metricsFactory: where the metrics go.
+    ///   - addressPrefetch: told of every fix applied, when `address.prefetch` is on.
     /// - Throws: ``WorkerError`` when the state directory or the country data cannot be read.
     init(
         _ configuration: WorkerConfiguration,
         health: WorkerHealth,
         logger: Logger,
-        metricsFactory: any MetricsFactory
+        metricsFactory: any MetricsFactory,
+        addressPrefetch: AddressService?
     ) throws(WorkerError) {
         self.configuration = configuration
         lostAssignments = Counter(label: MetricName.assignmentsLost, factory: metricsFactory)
@@ -85,7 +93,8 @@ struct WorkerAssembly {
                 InputProcessor(
                     registry: DeviceRegistry(tracker: tracker, states: $0),
                     topics: configuration.topics,
-                    deadLetterLimits: configuration.deadLetters
+                    deadLetterLimits: configuration.deadLetters,
+                    addressPrefetch: addressPrefetch
                 )
             }
         }

@@ -8,8 +8,10 @@ import NIOCore
 /// - `GET /`: the live map page (HTML, CSS and JavaScript from the binary; nothing loaded from outside);
 /// - `GET /map/countries`: the country outlines it draws (`country-outlines.json`, made by `country-outlines`);
 /// - `GET /devices/{deviceId}`: the device's status card (``DeviceStatusCard``), with the street address of its last
-///   fix when an address provider is set (``CardAddress``); 404 naming the partition that holds a device this instance
-///   does not;
+///   fix when an address provider is set (``ShownAddresses``); 404 naming the partition that holds a device this
+///   instance does not;
+/// - `GET /devices/nearby?lat=&lon=&radius=&limit=`: the devices nearest a point (``DeviceNearbySelection``), each with
+///   the street address of its last fix when a provider is set;
 /// - `GET /map/devices?bbox=west,south,east,north&limit=n`: the devices in view at their last fix, with
 ///   their pins, bounded (``DeviceMapSelection``);
 /// - `GET /events/stream?device=id`: the events as they are sent, as Server-Sent Events (``EventFeed``).
@@ -21,13 +23,13 @@ public struct DeviceEndpoints: Sendable {
     public struct Sources: Sendable {
         public let queries: DeviceQueries
         public let feed: EventFeed
-        /// The street address a card shows, when an address provider is set.
-        public let address: CardAddress?
+        /// The street addresses the card and the nearby answer show, when an address provider is set.
+        public let addresses: ShownAddresses?
 
-        public init(queries: DeviceQueries, feed: EventFeed, address: CardAddress? = nil) {
+        public init(queries: DeviceQueries, feed: EventFeed, addresses: ShownAddresses? = nil) {
             self.queries = queries
             self.feed = feed
-            self.address = address
+            self.addresses = addresses
         }
     }
 
@@ -117,9 +119,11 @@ public struct DeviceEndpoints: Sendable {
             switch NearbyQuery.read(request.uri.queryParameters, maximumLimit: mapLimit) {
             case .failure(let problem): return Self.error(.badRequest, problem.message)
             case .success(let query):
-                return Self.response(
-                    await sources.queries.ask(.nearby(query.center, radius: query.radius, limit: query.limit))
-                )
+                var answer = await sources.queries.ask(.nearby(query.center, radius: query.radius, limit: query.limit))
+                if let addresses = sources.addresses, case .nearby(let selection) = answer {
+                    answer = .json(await addresses.adding(to: selection))
+                }
+                return Self.response(answer)
             }
         }
         router.get("devices/:deviceId") { request, context in
@@ -128,8 +132,8 @@ public struct DeviceEndpoints: Sendable {
             let deviceId = raw.removingPercentEncoding ?? raw
             let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
             var answer = await sources.queries.ask(.statusCard(deviceId: deviceId, now: now))
-            if let address = sources.address, case .json(let card) = answer {
-                answer = .json(await address.adding(to: card))
+            if let addresses = sources.addresses, case .json(let card) = answer {
+                answer = .json(await addresses.adding(to: card))
             }
             return Self.response(answer)
         }
@@ -222,6 +226,8 @@ public struct DeviceEndpoints: Sendable {
         switch answer {
         case .json(let bytes):
             return Self.bytes(bytes, type: "application/json", caching: "no-store")
+        case .nearby(let selection):
+            return Self.bytes(selection.json(), type: "application/json", caching: "no-store")
         case .notHeld(let message):
             return error(.notFound, message)
         case .busy:

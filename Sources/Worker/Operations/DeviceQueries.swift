@@ -20,6 +20,9 @@ public final class DeviceQueries: Sendable {
     public enum Answer: Sendable {
         /// JSON for the endpoint to send.
         case json([UInt8])
+        /// The devices nearest a point, for the endpoint to write (with their street addresses, when a provider is
+        /// set: looked up after the loop answered).
+        case nearby(DeviceNearbySelection)
         /// The device is not held here; the text says where it is.
         case notHeld(String)
         /// The loop did not take the question in time.

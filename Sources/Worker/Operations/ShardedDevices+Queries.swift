@@ -9,7 +9,7 @@ extension ShardedDevices {
     ///   - question: what the endpoint asks.
     ///   - held: the input partition numbers whose devices this instance holds.
     ///   - inputPartitionCount: the input topics' partition count, to say where a device not held is.
-    /// - Returns: the JSON to send, or where the device is when it is not held here.
+    /// - Returns: what to send, or where the device is when it is not held here.
     func answer(
         _ question: DeviceQueries.Question,
         held: Set<Int32>,
@@ -27,7 +27,7 @@ extension ShardedDevices {
         case .nearby(let center, let radius, let limit):
             for shard in shards { shard.updateLastFixes() }
             let registries = shards.map(\.processor.registry)
-            return .json(DeviceNearbySelection(center: center, radius: radius, limit: limit, from: registries).json())
+            return .nearby(DeviceNearbySelection(center: center, radius: radius, limit: limit, from: registries))
         }
     }
 

@@ -1,3 +1,4 @@
+public import Addresses
 public import GeoCore
 public import JSONCodec
 public import Kafka
@@ -26,6 +27,10 @@ public struct InputProcessor: Sendable {
     private var output: Output
     /// The events of the message being applied, before they are encoded.
     private var events: [DeviceEvent] = []
+    /// Told of every fix applied, with `address.prefetch` on.
+    ///
+    /// It asks for the address of a bucket a fix entered, and never waits; nothing here reads its answers.
+    private let addressPrefetch: AddressService?
 
     /// What the messages applied since the output was last handed out gave.
     public struct Output: Sendable {
@@ -45,9 +50,11 @@ public struct InputProcessor: Sendable {
         registry: DeviceRegistry,
         topics: WorkerConfiguration.Topics,
         deadLetterLimits: DeadLetter.Limits = DeadLetter.Limits(),
-        encoder: CloudEventEncoder = CloudEventEncoder()
+        encoder: CloudEventEncoder = CloudEventEncoder(),
+        addressPrefetch: AddressService? = nil
     ) {
         self.registry = registry
+        self.addressPrefetch = addressPrefetch
         self.topics = topics
         self.deadLetterLimits = deadLetterLimits
         self.encoder = encoder
@@ -85,7 +92,7 @@ public struct InputProcessor: Sendable {
         case .success(.position(let position)):
             counts.counted.positions += 1
             if !Self.isKey(key, of: position.deviceId) { counts.counted.keyNotDeviceId += 1 }
-            outcome = registry.apply(position, origin: origin, events: &events)
+            outcome = apply(position, origin: origin)
         case .success(.command(let command)):
             counts.counted.commands += 1
             if !Self.isKey(key, of: command.deviceId) { counts.counted.keyNotDeviceId += 1 }
@@ -107,6 +114,17 @@ public struct InputProcessor: Sendable {
             counts.eventsByTypeNumber[event.typeNumber] += 1
             output.events.append(key: event.deviceId) { encoder.append(event, to: &$0) }
         }
+    }
+
+    /// Applies a position to its device; with `addressPrefetch` set, tells it where the device's fix moved.
+    private mutating func apply(_ position: Position, origin: MessageOrigin) -> DeviceRegistry.Outcome {
+        guard let addressPrefetch else { return registry.apply(position, origin: origin, events: &events) }
+        let previous = registry.state(of: position.deviceId)?.lastFix?.coordinate
+        let outcome = registry.apply(position, origin: origin, events: &events)
+        if outcome == .tracked(.applied) || outcome == .tracked(.appliedWithoutGeofences) {
+            addressPrefetch.prefetch(from: previous, to: position.coordinate)
+        }
+        return outcome
     }
 
     /// Whether a message's key is its device id, as the contract wants: the partitioner and the worker's

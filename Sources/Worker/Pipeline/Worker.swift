@@ -1,3 +1,4 @@
+public import Addresses
 import Foundation
 import GeoCore
 import Kafka
@@ -48,13 +49,16 @@ public final class Worker: @unchecked Sendable {
     ///   - metricsFactory: where the metrics go. Default: the process's bootstrapped factory.
     ///   - feed: where sent events are offered to live watchers. Default: a feed of its own.
     ///   - clock: when checkpoints fall due and back-offs end. Default: the system's monotonic clock.
+    ///   - addressPrefetch: the street addresses' lookups, told of every fix applied (`address.prefetch`): they ask
+    ///     for the address of a bucket a fix entered. Default: none.
     /// - Throws: ``WorkerError`` when the state directory or the country data cannot be read.
     public init(
         configuration: WorkerConfiguration,
         logger: Logger = Logger(label: "geoworker"),
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
         feed: EventFeed? = nil,
-        clock: any WorkerClock = SystemClock()
+        clock: any WorkerClock = SystemClock(),
+        addressPrefetch: AddressService? = nil
     ) throws(WorkerError) {
         self.configuration = configuration
         self.logger = logger
@@ -62,7 +66,13 @@ public final class Worker: @unchecked Sendable {
         self.feed = feed ?? EventFeed(metricsFactory: metricsFactory)
         metrics = WorkerMetrics(factory: metricsFactory)
         merge = InputMerge(topics: configuration.topics, mergeWait: configuration.mergeWait)
-        parts = try WorkerAssembly(configuration, health: health, logger: logger, metricsFactory: metricsFactory)
+        parts = try WorkerAssembly(
+            configuration,
+            health: health,
+            logger: logger,
+            metricsFactory: metricsFactory,
+            addressPrefetch: addressPrefetch
+        )
         checkpoints = CheckpointCycle(
             interval: configuration.checkpointInterval,
             storeInterval: configuration.changelog.enabled && configuration.storeInterval > .zero

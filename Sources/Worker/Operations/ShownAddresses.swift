@@ -3,11 +3,11 @@ import Foundation
 import GeoCore
 package import JSONCodec
 
-/// The street address on a device card: the card the loop wrote, with `address` added for its last fix when an
-/// address provider is set (``AddressService``).
+/// The street addresses the device endpoints show, when an address provider is set (``AddressService``): the card's
+/// (`address` of its last fix) and each nearby device's.
 ///
-/// Done in the endpoint's task, after the loop answered: the loop never waits for the provider.
-public struct CardAddress: Sendable {
+/// Added in the endpoint's task, after the loop answered: the loop never waits for the provider.
+public struct ShownAddresses: Sendable {
     public let service: AddressService
 
     public init(service: AddressService) {
@@ -23,6 +23,24 @@ public struct CardAddress: Sendable {
         Self.write(status, to: &json)
         json.endObject()
         return json.takeOutput()
+    }
+
+    /// The nearby answer's JSON, each device with the `address` of its last fix: asked all at once, so that the
+    /// answer waits at most `cardWaitMs` in all (devices in one bucket share one request).
+    func adding(to nearby: DeviceNearbySelection) async -> [UInt8] {
+        let service = service
+        let statuses = await withTaskGroup(of: (Int, AddressStatus).self) { group in
+            for (index, device) in nearby.devices.enumerated() {
+                guard let point = device.state.lastFix?.coordinate else { continue }
+                group.addTask { (index, await service.address(at: point)) }
+            }
+            return await group.reduce(into: [Int: AddressStatus]()) { $0[$1.0] = $1.1 }
+        }
+        return nearby.json(addingTo: { index, json in
+            guard let status = statuses[index] else { return }
+            json.key("address")
+            Self.write(status, to: &json)
+        })
     }
 
     /// The card's `lastFix` point.
