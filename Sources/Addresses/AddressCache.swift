@@ -92,6 +92,35 @@ public final class AddressCache: Sendable {
         }
     }
 
+    /// When the answers kept for `buckets` expire, each marked as used at `now`; a bucket without an answer is absent.
+    ///
+    /// One transaction for them all: a prefetch looks at hundreds of buckets at once and needs no answer's content.
+    public func expiries(of buckets: [AddressBucket], now: Int64) throws(AddressCacheError) -> [AddressBucket: Int64] {
+        do {
+            return try database.write { db in
+                var expiries: [AddressBucket: Int64] = [:]
+                for bucket in buckets {
+                    let key: [any DatabaseValueConvertible] = [bucket.meters, bucket.row, bucket.column]
+                    guard
+                        let expiry = try Int64.fetchOne(
+                            db,
+                            sql: "SELECT expires_at FROM address WHERE meters = ? AND row = ? AND col = ?",
+                            arguments: StatementArguments(key)
+                        )
+                    else { continue }
+                    expiries[bucket] = expiry
+                    try db.execute(
+                        sql: "UPDATE address SET used_at = ? WHERE meters = ? AND row = ? AND col = ?",
+                        arguments: StatementArguments([now] + key)
+                    )
+                }
+                return expiries
+            }
+        } catch {
+            throw AddressCacheError(.read, error)
+        }
+    }
+
     /// Keeps `entry` for `bucket` (replacing what was there), and lets the least recently used answers go beyond the
     /// capacity.
     public func store(_ entry: Entry, for bucket: AddressBucket, now: Int64) throws(AddressCacheError) {

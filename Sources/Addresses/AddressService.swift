@@ -32,7 +32,9 @@ public final class AddressService: Service, Sendable {
         var waiters: [AddressBucket: [(number: Int, continuation: CheckedContinuation<Outcome?, Never>)]] = [:]
         var nextWaiter = 0
         /// Buckets the apply threads' fixes entered, for the run loop to check against the cache and ask.
-        var prefetches: [AddressBucket] = []
+        var prefetches: PrefetchBuffer
+        /// When the run loop may next take the prefetches (``prefetchInterval``).
+        var nextPrefetchLook = ContinuousClock.now
         /// When the run loop is already to wake up for a wait the queue asked for.
         var timerDue: ContinuousClock.Instant?
     }
@@ -44,8 +46,9 @@ public final class AddressService: Service, Sendable {
         case dropped
     }
 
-    /// Prefetches that may wait for the run loop; more are dropped (counted) rather than held by the apply threads.
-    static let prefetchCapacity = 10_000
+    /// How often the run loop takes the prefetches: each take is one transaction on the cache however many buckets
+    /// it holds, so that a stream entering many buckets (a catch-up) costs a few transactions a second, not one each.
+    static let prefetchInterval: Duration = .milliseconds(250)
 
     /// - Parameters:
     ///   - configuration: the settings; `provider` must be set.
@@ -79,7 +82,9 @@ public final class AddressService: Service, Sendable {
                         threshold: configuration.breakerFailures,
                         coolDown: .milliseconds(configuration.breakerCoolDownMs)
                     )
-                )
+                ),
+                // No more than the queue could hold: a miss beyond it would only push out an older ask.
+                prefetches: PrefetchBuffer(capacity: configuration.queueCapacity)
             )
         )
         (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -132,12 +137,12 @@ public final class AddressService: Service, Sendable {
     public func prefetch(from previous: Coordinate?, to point: Coordinate) {
         let bucket = AddressBucket(point, meters: configuration.bucketMeters)
         if let previous, AddressBucket(previous, meters: configuration.bucketMeters) == bucket { return }
-        let accepted = state.withLock { state in
-            guard state.prefetches.count < Self.prefetchCapacity else { return false }
-            state.prefetches.append(bucket)
-            return true
+        let (wasEmpty, addition) = state.withLock { state in
+            (state.prefetches.isEmpty, state.prefetches.add(bucket))
         }
-        if accepted { wake.yield() } else { metrics.drop() }
+        if addition == .addedDroppingOldest { metrics.drop() }
+        // The run loop takes them all at once: one wake-up for the first suffices.
+        if wasEmpty { wake.yield() }
     }
 
     private func ask(_ bucket: AddressBucket) {
@@ -202,7 +207,7 @@ public final class AddressService: Service, Sendable {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await _ in wakeUps {
-                    await askForPrefetches()
+                    if let later = await askForPrefetches() { scheduleWakeUp(at: later, in: &group) }
                     while true {
                         let (step, waiting, breaker) = state.withLock { state in
                             (state.queue.next(at: .now), state.queue.waitingCount, state.queue.breaker.state)
@@ -243,23 +248,37 @@ public final class AddressService: Service, Sendable {
         }
     }
 
-    /// Asks for the prefetched buckets whose cached answer is missing or expired.
-    private func askForPrefetches() async {
-        let buckets = state.withLock { state in
-            defer { state.prefetches = [] }
-            return state.prefetches
+    /// Asks for the prefetched buckets whose cached answer is missing or expired, at most every ``prefetchInterval``;
+    /// returns when to look again when it is too early.
+    private func askForPrefetches() async -> ContinuousClock.Instant? {
+        let buckets = state.withLock { state -> [AddressBucket]? in
+            guard !state.prefetches.isEmpty else { return [] }
+            let now = ContinuousClock.now
+            guard now >= state.nextPrefetchLook else { return nil }
+            state.nextPrefetchLook = now + Self.prefetchInterval
+            return state.prefetches.take()
         }
-        guard !buckets.isEmpty else { return }
+        guard let buckets else { return state.withLock { $0.nextPrefetchLook } }
+        guard !buckets.isEmpty else { return nil }
         let now = wallClock()
-        var seen = Set<AddressBucket>()
-        for bucket in buckets where seen.insert(bucket).inserted {
-            if let entry = await cachedEntry(for: bucket, now: now), !entry.isExpired(at: now) {
-                metrics.hit()
-                continue
+        let cache = cache
+        let expiries: [AddressBucket: Int64]
+        do {
+            expiries = try await storage.run { () throws(AddressCacheError) in try cache.expiries(of: buckets, now: now)
             }
-            metrics.miss()
-            note(state.withLock { $0.queue.ask(bucket) })
+        } catch {
+            logger.warning("cannot read the address cache", metadata: ["error": "\(error)"])
+            expiries = [:]
         }
+        for bucket in buckets {
+            if let expiry = expiries[bucket], expiry > now {
+                metrics.hit()
+            } else {
+                metrics.miss()
+                note(state.withLock { $0.queue.ask(bucket) })
+            }
+        }
+        return nil
     }
 
     private func lookUp(_ bucket: AddressBucket) async {

@@ -3,7 +3,8 @@
 //   swift run -c release service-bench [--devices N] [--positions N] [--rate N] [--seconds S]
 //                                      [--latency-partitions N] [--restore-devices N]
 //                                      [--steady-devices N] [--steady-seconds S]
-//                                      [--only throughput|first|compare|restore|startup|latency|steady|geocode]
+//                                      [--address-devices N] [--address-seconds S]
+//                                      [--only throughput|first|compare|restore|startup|latency|steady|geocode|addresses]
 //                                      [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]...
 //                                      [--baseline-arg ARG]... [--broker mock|noida]
 //
@@ -33,6 +34,8 @@
 // restored store of --restore-devices devices.
 // Steady (Steady.swift): a fleet of --steady-devices reporting once a second without events, the worker's CPU per
 // position while it keeps up.
+// Addresses (Addresses.swift, only with --only addresses): walkers across Monaco with street addresses prefetched from
+// a real Nominatim: the cache's hit rate and the asks dropped.
 // Latency: a worker runs while positions are produced at a steady rate, each stamped with its produce time
 // and each crossing its device's pin; the time from produce to the resulting event's arrival at a consumer
 // is taken for every event, beside the same stream read by a bare consumer (the floor). On 8 and then 64
@@ -61,6 +64,9 @@ struct Options {
     /// The steady part's fleet, each device reporting once a second, and how long it is measured.
     var steadyDevices = 20_000
     var steadySeconds = 30
+    /// The addresses part's walkers, and how long they walk.
+    var addressDevices = 100_000
+    var addressSeconds = 300
     /// The one part to run, or nil for all.
     var only: String?
     /// Another build's geoworker to alternate with this one's in the throughput runs.
@@ -96,11 +102,13 @@ struct Options {
             case ("--restore-devices", let value?): restoreDevices = value
             case ("--steady-devices", let value?): steadyDevices = value
             case ("--steady-seconds", let value?): steadySeconds = value
+            case ("--address-devices", let value?): addressDevices = value
+            case ("--address-seconds", let value?): addressSeconds = value
             case ("--pairs", let value?) where value > 0: pairs = value
             default:
                 fail(
                     "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N] "
-                        + "[--restore-devices N] [--steady-devices N] [--steady-seconds S] [--only throughput|compare|restore|startup|latency|steady|geocode] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]... [--baseline-arg ARG]... [--broker mock|noida]"
+                        + "[--restore-devices N] [--steady-devices N] [--steady-seconds S] [--address-devices N] [--address-seconds S] [--only throughput|compare|restore|startup|latency|steady|geocode|addresses] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]... [--baseline-arg ARG]... [--broker mock|noida]"
                 )
             }
         }
@@ -407,3 +415,5 @@ if options.runs("latency") {
 }
 
 if options.runs("steady") { measureSteadyStream() }
+// Only when asked for: it needs the Nominatim that `scripts/setup.sh test` sets up.
+if options.only == "addresses" { measureAddressPrefetching() }

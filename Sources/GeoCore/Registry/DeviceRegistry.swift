@@ -79,6 +79,14 @@ public struct DeviceRegistry: Sendable {
         }
     }
 
+    /// Where one device's last fix is, if the registry holds the device and it has one: its state's, without a copy of
+    /// the state.
+    public func lastFixCoordinate(of deviceId: String) -> Coordinate? {
+        index.slot(of: deviceId, hash: index.hashing.hash(deviceId)) { slots[$0].state.deviceId }.flatMap {
+            slots[$0].state.lastFix?.coordinate
+        }
+    }
+
     /// The operator's status card of one device, if the registry holds it, asked for at `now` (milliseconds since
     /// the epoch: the moment of the device's local time on the card).
     public func statusCard(of deviceId: String, now: Int64) -> DeviceStatusCard? {

@@ -119,7 +119,7 @@ public struct InputProcessor: Sendable {
     /// Applies a position to its device; with `addressPrefetch` set, tells it where the device's fix moved.
     private mutating func apply(_ position: Position, origin: MessageOrigin) -> DeviceRegistry.Outcome {
         guard let addressPrefetch else { return registry.apply(position, origin: origin, events: &events) }
-        let previous = registry.state(of: position.deviceId)?.lastFix?.coordinate
+        let previous = registry.lastFixCoordinate(of: position.deviceId)
         let outcome = registry.apply(position, origin: origin, events: &events)
         if outcome == .tracked(.applied) || outcome == .tracked(.appliedWithoutGeofences) {
             addressPrefetch.prefetch(from: previous, to: position.coordinate)
