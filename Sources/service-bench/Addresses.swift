@@ -140,19 +140,8 @@ struct MonacoWalk {
 
 /// Starts the Nominatim API of `scripts/nominatim.sh` on a free port, or fails saying how to set it up.
 private func startNominatim() -> NominatimServer {
-    let started = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) var result: Result<NominatimServer, any Error>!
-    Task {
-        do {
-            result = .success(try await NominatimServer())
-        } catch {
-            result = .failure(error)
-        }
-        started.signal()
-    }
-    started.wait()
     do {
-        return try result.get()
+        return try blockingResult { try await NominatimServer() }.get()
     } catch {
         fail("Nominatim: \(error) (set up by scripts/setup.sh test)")
     }

@@ -21,19 +21,8 @@ enum BenchBroker {
                 fail("mock cluster: \(error)")
             }
         case "noida":
-            let started = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) var result: Result<NoidaBroker, any Error>!
-            Task {
-                do {
-                    result = .success(try await NoidaBroker())
-                } catch {
-                    result = .failure(error)
-                }
-                started.signal()
-            }
-            started.wait()
             do {
-                return .noida(try result.get())
+                return .noida(try blockingResult { try await NoidaBroker() }.get())
             } catch {
                 fail("noida-db: \(error) (installed by scripts/setup.sh test)")
             }
