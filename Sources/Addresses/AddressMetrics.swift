@@ -18,8 +18,8 @@ struct AddressMetrics: Sendable {
     /// 0 closed, 1 half-open, 2 open.
     private let breakerState = Gauge(label: "geoworker_address_breaker_state")
 
-    func hit() { hits.increment() }
-    func miss() { misses.increment() }
+    func hit(_ count: Int = 1) { hits.increment(by: count) }
+    func miss(_ count: Int = 1) { misses.increment(by: count) }
     func request() { requests.increment() }
     func coalesce() { coalesced.increment() }
     func drop() { dropped.increment() }

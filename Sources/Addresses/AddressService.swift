@@ -251,15 +251,19 @@ public final class AddressService: Service, Sendable {
     /// Asks for the prefetched buckets whose cached answer is missing or expired, at most every ``prefetchInterval``;
     /// returns when to look again when it is too early.
     private func askForPrefetches() async -> ContinuousClock.Instant? {
-        let buckets = state.withLock { state -> [AddressBucket]? in
-            guard !state.prefetches.isEmpty else { return [] }
+        let take = state.withLock { state -> PrefetchTake in
+            guard !state.prefetches.isEmpty else { return .nothing }
             let now = ContinuousClock.now
-            guard now >= state.nextPrefetchLook else { return nil }
+            guard now >= state.nextPrefetchLook else { return .tooEarly(until: state.nextPrefetchLook) }
             state.nextPrefetchLook = now + Self.prefetchInterval
-            return state.prefetches.take()
+            return .buckets(state.prefetches.take())
         }
-        guard let buckets else { return state.withLock { $0.nextPrefetchLook } }
-        guard !buckets.isEmpty else { return nil }
+        let buckets: [AddressBucket]
+        switch take {
+        case .nothing: return nil
+        case .tooEarly(let until): return until
+        case .buckets(let taken): buckets = taken
+        }
         let now = wallClock()
         let cache = cache
         let expiries: [AddressBucket: Int64]
@@ -270,15 +274,20 @@ public final class AddressService: Service, Sendable {
             logger.warning("cannot read the address cache", metadata: ["error": "\(error)"])
             expiries = [:]
         }
-        for bucket in buckets {
-            if let expiry = expiries[bucket], expiry > now {
-                metrics.hit()
-            } else {
-                metrics.miss()
-                note(state.withLock { $0.queue.ask(bucket) })
-            }
-        }
+        let missing = buckets.filter { expiries[$0].map { $0 <= now } ?? true }
+        metrics.hit(buckets.count - missing.count)
+        metrics.miss(missing.count)
+        let asks = state.withLock { state in missing.map { state.queue.ask($0) } }
+        for ask in asks { note(ask) }
         return nil
+    }
+
+    /// What the run loop finds waiting among the prefetches.
+    private enum PrefetchTake {
+        case nothing
+        /// Some wait, but the last take was less than ``prefetchInterval`` ago.
+        case tooEarly(until: ContinuousClock.Instant)
+        case buckets([AddressBucket])
     }
 
     private func lookUp(_ bucket: AddressBucket) async {
