@@ -28,6 +28,18 @@ package struct JSONWriter {
         return output
     }
 
+    /// Forgets what was written, keeping the buffer and its room: a writer reused line after line grows its buffer
+    /// once, not at every line.
+    package mutating func removeAll() {
+        count = 0
+        needsComma = false
+    }
+
+    /// Calls `body` with the bytes written so far.
+    package func withWrittenBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+
     /// Calls `write` with the address where the next byte goes (after a comma when `separated` and the value
     /// needs one) and room for `maximum` bytes there; `write` returns how many it wrote.
     @inline(__always)

@@ -46,12 +46,13 @@ struct LocalityTree: Sendable {
     /// of every country whose sphere came within its distance of the nearest place: most of `geocode --places`' time
     /// over random points of the globe.
     let anywhere: [Node]
-    /// The splitting axis of each node of ``anywhere``.
-    let anywhereAxes: [UInt8]
-    /// The box (least and greatest corner) around each subtree of ``anywhere``, kept at its node (a leaf's: at its
-    /// first place): a search far out at sea, whose best distance is long, skips a subtree whose box lies beyond it
-    /// where its splitting plane alone would not.
-    private let anywhereBoxes: [(low: SIMD3<Float>, high: SIMD3<Float>)]
+    /// The boxes (least and greatest corners) around the two subtrees of each of ``anywhere``'s splitting nodes,
+    /// numbered as a heap (the root 0, the children of `n` at `2n + 1` and `2n + 2`).
+    ///
+    /// A search far out at sea, whose best distance is long, enters the subtree whose box is nearer first and skips
+    /// one whose box lies beyond the best distance, where its splitting plane alone would not. Both boxes sit
+    /// together, so a splitting node costs one fetch for both.
+    private let anywhereChildBoxes: [ChildBoxes]
     /// The one region of all the places of each subtree, kept at its node (a leaf's: at its first place).
     ///
     /// ``noRegion`` for none, ``mixedRegions`` for several. A search for another region than one, or for any region,
@@ -73,31 +74,26 @@ struct LocalityTree: Sendable {
     ///   - axes: the splitting axis of each node.
     ///   - regions: the region of each node's place, ``noRegion`` for none.
     ///   - countryRanges: each country's range of `nodes`.
-    ///   - anywhereOrder: the node numbers of ``anywhere``'s tree in its order, with its axes, as the builder laid
-    ///     them out (``layOutAnywhere(_:)``); nil to lay them out here.
+    ///   - anywhereOrder: the node numbers of ``anywhere``'s tree in its order, as the builder laid them out
+    ///     (``layOutAnywhere(_:)``); nil to lay them out here.
     init(
         nodes: [Node],
         axes: [UInt8],
         regions: [UInt16],
         countryRanges: [Range<Int>],
-        anywhereOrder: (order: [UInt32], axes: [UInt8])? = nil
+        anywhereOrder: [UInt32]? = nil
     ) {
         self.nodes = nodes
         self.axes = axes
         self.regions = regions
         self.countryRanges = countryRanges
-        let layout = anywhereOrder ?? Self.layOutAnywhere(nodes)
-        anywhere = layout.order.map { number in
+        anywhere = (anywhereOrder ?? Self.layOutAnywhere(nodes).order).map { number in
             let node = nodes[Int(number)]
             return Node(x: node.x, y: node.y, z: node.z, place: number)
         }
-        anywhereAxes = layout.axes
-        var boxes = [(low: SIMD3<Float>, high: SIMD3<Float>)](
-            repeating: (SIMD3(repeating: 0), SIMD3(repeating: 0)),
-            count: anywhere.count
-        )
-        if !anywhere.isEmpty { Self.box(anywhere.indices, of: anywhere, into: &boxes) }
-        anywhereBoxes = boxes
+        var childBoxes: [ChildBoxes] = []
+        Self.box(anywhere.indices, heap: 0, of: anywhere, into: &childBoxes)
+        anywhereChildBoxes = childBoxes
         var subtreeRegions = [UInt16](repeating: Self.mixedRegions, count: nodes.count)
         for range in countryRanges where !range.isEmpty {
             Self.summarize(range, regions: regions, into: &subtreeRegions)
@@ -105,29 +101,58 @@ struct LocalityTree: Sendable {
         self.subtreeRegions = subtreeRegions
     }
 
-    /// Fills in `boxes` for `range` (not empty) and every subtree in it; returns the range's own.
+    /// A box around places: its least and greatest corners (inside out when it holds none).
+    struct Box {
+        var low = SIMD3<Float>(repeating: .infinity)
+        var high = SIMD3<Float>(repeating: -.infinity)
+
+        mutating func add(_ other: Box) {
+            low = pointwiseMin(low, other.low)
+            high = pointwiseMax(high, other.high)
+        }
+
+        /// The squared distance from `point` to the nearest point of the box (infinite for an empty box).
+        func chordSquared(from point: SIMD3<Float>) -> Float {
+            let dx = max(low.x - point.x, point.x - high.x, 0)
+            let dy = max(low.y - point.y, point.y - high.y, 0)
+            let dz = max(low.z - point.z, point.z - high.z, 0)
+            return dx * dx + dy * dy + dz * dz
+        }
+    }
+
+    /// The boxes of a splitting node's two subtrees: the places before it in its range, and those after it.
+    struct ChildBoxes {
+        var below = Box()
+        var above = Box()
+    }
+
+    /// Fills in `boxes` for the splitting nodes of `range` (numbered from `heap`); returns the range's box.
     @discardableResult
     private static func box(
         _ range: Range<Int>,
+        heap: Int,
         of nodes: [Node],
-        into boxes: inout [(low: SIMD3<Float>, high: SIMD3<Float>)]
-    ) -> (low: SIMD3<Float>, high: SIMD3<Float>) {
-        func point(_ index: Int) -> SIMD3<Float> { SIMD3(nodes[index].x, nodes[index].y, nodes[index].z) }
+        into boxes: inout [ChildBoxes]
+    ) -> Box {
+        func point(_ index: Int) -> Box {
+            let point = SIMD3(nodes[index].x, nodes[index].y, nodes[index].z)
+            return Box(low: point, high: point)
+        }
+        var found = Box()
         guard range.count > leafSize else {
-            var found = (low: point(range.lowerBound), high: point(range.lowerBound))
-            for index in range.dropFirst() {
-                found = (pointwiseMin(found.low, point(index)), pointwiseMax(found.high, point(index)))
-            }
-            boxes[range.lowerBound] = found
+            for index in range { found.add(point(index)) }
             return found
         }
         let middle = range.lowerBound + range.count / 2
-        var found = (low: point(middle), high: point(middle))
-        for half in [range.lowerBound..<middle, (middle + 1)..<range.upperBound] where !half.isEmpty {
-            let inner = box(half, of: nodes, into: &boxes)
-            found = (pointwiseMin(found.low, inner.low), pointwiseMax(found.high, inner.high))
-        }
-        boxes[middle] = found
+        let children = ChildBoxes(
+            below: box(range.lowerBound..<middle, heap: 2 * heap + 1, of: nodes, into: &boxes),
+            above: box((middle + 1)..<range.upperBound, heap: 2 * heap + 2, of: nodes, into: &boxes)
+        )
+        if boxes.count <= heap { boxes.append(contentsOf: repeatElement(ChildBoxes(), count: heap + 1 - boxes.count)) }
+        boxes[heap] = children
+        found = point(middle)
+        found.add(children.below)
+        found.add(children.above)
         return found
     }
 
@@ -197,16 +222,15 @@ struct LocalityTree: Sendable {
         return best
     }
 
-    /// The node nearest `point` among all places (for a point no country claims), searched in ``anywhere``.
+    /// The node nearest `point` among all places (for a point no country claims), searched in ``anywhere``; ties go
+    /// to the lower node number, whatever order the search met them in.
     func nearestAnywhere(to point: SIMD3<Float>) -> (node: Int, chordSquared: Float)? {
         guard !anywhere.isEmpty else { return nil }
         return anywhere.withUnsafeBufferPointer { nodes in
-            anywhereAxes.withUnsafeBufferPointer { axes in
-                anywhereBoxes.withUnsafeBufferPointer { boxes in
-                    var search = AnywhereSearch(point: point, nodes: nodes, axes: axes, boxes: boxes)
-                    search.visit(0..<nodes.count)
-                    return (Int(nodes[search.best].place), search.bound)
-                }
+            anywhereChildBoxes.withUnsafeBufferPointer { boxes in
+                var search = AnywhereSearch(point: point, nodes: nodes, boxes: boxes)
+                search.visit(0..<nodes.count, heap: 0)
+                return (Int(search.best), search.bound)
             }
         }
     }
@@ -217,37 +241,39 @@ struct LocalityTree: Sendable {
     private struct AnywhereSearch {
         let point: SIMD3<Float>
         let nodes: UnsafeBufferPointer<Node>
-        let axes: UnsafeBufferPointer<UInt8>
-        let boxes: UnsafeBufferPointer<(low: SIMD3<Float>, high: SIMD3<Float>)>
-        var best = 0
+        let boxes: UnsafeBufferPointer<ChildBoxes>
+        /// The node number (``Node/place``) of the nearest place found.
+        var best = UInt32.max
         var bound = Float.infinity
 
-        /// Searches the subtree laid out in `range` (not empty) as a country's search does, skipping subtrees whose
-        /// box lies beyond the best distance.
-        mutating func visit(_ range: Range<Int>) {
-            let middle = range.lowerBound + range.count / 2
-            let key = range.count > leafSize ? middle : range.lowerBound
-            let (low, high) = boxes[key]
-            let dx = max(low.x - point.x, point.x - high.x, 0)
-            let dy = max(low.y - point.y, point.y - high.y, 0)
-            let dz = max(low.z - point.z, point.z - high.z, 0)
-            guard dx * dx + dy * dy + dz * dz < bound else { return }
+        /// Searches the subtree laid out in `range`, numbered `heap`, the subtree with the nearer box first; a subtree
+        /// whose box lies beyond the best distance is skipped (one at the best distance is not: it may hold a tie).
+        mutating func visit(_ range: Range<Int>, heap: Int) {
             guard range.count > leafSize else {
-                for index in range {
-                    let distance = chordSquared(point, nodes[index])
-                    if distance < bound { (best, bound) = (index, distance) }
-                }
+                for index in range { consider(index) }
                 return
             }
-            let node = nodes[middle]
-            let distance = chordSquared(point, node)
-            if distance < bound { (best, bound) = (middle, distance) }
-            let along = offset(of: point, from: node, along: axes[middle])
+            let middle = range.lowerBound + range.count / 2
+            consider(middle)
+            let children = boxes[heap]
             let below = range.lowerBound..<middle
             let above = (middle + 1)..<range.upperBound
-            let (near, far) = along < 0 ? (below, above) : (above, below)
-            if !near.isEmpty { visit(near) }
-            if along * along < bound && !far.isEmpty { visit(far) }
+            let belowBox = children.below.chordSquared(from: point)
+            let aboveBox = children.above.chordSquared(from: point)
+            if belowBox <= aboveBox {
+                if belowBox <= bound { visit(below, heap: 2 * heap + 1) }
+                if aboveBox <= bound { visit(above, heap: 2 * heap + 2) }
+            } else {
+                if aboveBox <= bound { visit(above, heap: 2 * heap + 2) }
+                if belowBox <= bound { visit(below, heap: 2 * heap + 1) }
+            }
+        }
+
+        @inline(__always)
+        private mutating func consider(_ index: Int) {
+            let distance = chordSquared(point, nodes[index])
+            guard distance <= bound else { return }
+            if distance < bound || nodes[index].place < best { (best, bound) = (nodes[index].place, distance) }
         }
     }
 

@@ -120,9 +120,7 @@ public final class PlaceIndex: PlaceResolver {
         country: Int?
     ) -> PlaceDecision<PlaceRegion> {
         guard let countryCode, let country else { return .decided(nil) }
-        if let polygon = regionPolygons.countryNumber(at: coordinate),
-            regionPolygons.countries[polygon].code.hasPrefix(countryCode + "-")
-        {
+        if let polygon = regionPolygon(at: coordinate, countryCode: countryCode) {
             guard radius > 0 else { return .decided(region(number: regionOfPolygon[polygon], source: .polygon)) }
             // A disc that reaches into another region, or beyond the polygons, decides nothing.
             guard let whole = regionPolygons.country(at: coordinate, within: radius),
@@ -150,6 +148,15 @@ public final class PlaceIndex: PlaceResolver {
         return .decided(region(number: number, source: .nearestPlace))
     }
 
+    /// The region polygon of the country that holds the point (within the coastal tolerance at sea), by its number in
+    /// ``regionPolygons``; nil where the index draws none of the country's there.
+    private func regionPolygon(at coordinate: Coordinate, countryCode: String) -> Int? {
+        guard let polygon = regionPolygons.countryNumber(at: coordinate),
+            regionPolygons.countries[polygon].code.hasPrefix(countryCode + "-")
+        else { return nil }
+        return polygon
+    }
+
     func region(number: UInt16, source: PlaceRegion.Source) -> PlaceRegion? {
         guard number != LocalityTree.noRegion else { return nil }
         let region = regions[Int(number)]
@@ -169,13 +176,11 @@ public final class PlaceIndex: PlaceResolver {
     }
 
     /// A point's region, locality and time zone at once, as the resolver's three answers give them, with one
-    /// search of the places where they can share it: a point (no accuracy disc) whose nearest place has a region,
-    /// in a country without region polygons there, has that place's region.
+    /// search of the places where they can share it (a point, with no accuracy disc, whose nearest place has a region,
+    /// in a country without region polygons there, has that place's region) and one look at the region polygons.
     public func places(at coordinate: Coordinate, within radius: Double, countryCode: String?) -> PlaceAnswer {
         let zone = timeZone(at: coordinate, within: radius)
-        guard radius <= 0, let countryCode, let country = countryNumbers[countryCode],
-            regionPolygons.countryNumber(at: coordinate) == nil
-        else {
+        guard radius <= 0, let countryCode, let country = countryNumbers[countryCode] else {
             return PlaceAnswer(
                 region: region(at: coordinate, within: radius, countryCode: countryCode),
                 locality: locality(near: coordinate, countryCode: countryCode),
@@ -183,6 +188,13 @@ public final class PlaceIndex: PlaceResolver {
             )
         }
         let point = LocalityTree.unitVector(coordinate)
+        if let polygon = regionPolygon(at: coordinate, countryCode: countryCode) {
+            return PlaceAnswer(
+                region: .decided(region(number: regionOfPolygon[polygon], source: .polygon)),
+                locality: locality(near: coordinate, point: point, country: country),
+                timeZone: zone
+            )
+        }
         guard let nearest = tree.nearest(to: point, inCountry: country, filter: .any) else {
             return PlaceAnswer(region: .decided(nil), locality: nil, timeZone: zone)
         }

@@ -7,9 +7,9 @@ struct PlaceIndexContents {
     var sources = ""
     var timeZones: CountryIndex
     var regionPolygons: CountryIndex
-    var regions: [PlaceIndex.Region] = []
-    var countryCodes: [String] = []
-    var places = PlaceTable()
+    var regions: [PlaceIndex.Region]
+    var countryCodes: [String]
+    var places: PlaceTable
     var tree: LocalityTree
 
     init(reading reader: inout IndexFileReader) throws(IndexFileError) {
@@ -17,14 +17,32 @@ struct PlaceIndexContents {
         sources = try reader.string(length: Int(try reader.u32()))
         var zones = try reader.section()
         var regionSection = try reader.section()
-        timeZones = try CountryIndex(reading: &zones, coastalTolerance: 0)
-        regionPolygons = try CountryIndex(reading: &regionSection, coastalTolerance: CountryIndex.territorialSea)
+        // The polygons and the places are independent: read at once.
+        ((timeZones, regionPolygons), (regions, countryCodes, places, tree)) = try LoadingTogether.run(
+            { () throws(IndexFileError) in
+                (
+                    try CountryIndex(reading: &zones, coastalTolerance: 0),
+                    try CountryIndex(reading: &regionSection, coastalTolerance: CountryIndex.territorialSea)
+                )
+            },
+            { () throws(IndexFileError) in try Self.readPlaces(&reader) }
+        )
+    }
+
+    /// Reads what follows the polygons: the regions, the countries' ranges, the places' table and their trees.
+    private static func readPlaces(
+        _ reader: inout IndexFileReader
+    ) throws(IndexFileError) -> (
+        regions: [PlaceIndex.Region], countryCodes: [String], places: PlaceTable, tree: LocalityTree
+    ) {
+        var regions: [PlaceIndex.Region] = []
         for _ in 0..<Int(try reader.u32()) {
             let code = try reader.string(length: Int(try reader.u8()))
             let name = try reader.string(length: Int(try reader.u16()))
             let localName = try reader.string(length: Int(try reader.u16()))
             regions.append(PlaceIndex.Region(code: code, name: name, localName: localName))
         }
+        var countryCodes: [String] = []
         var countryRanges: [Range<Int>] = []
         for _ in 0..<Int(try reader.u32()) {
             countryCodes.append(try reader.string(length: Int(try reader.u8())))
@@ -33,6 +51,7 @@ struct PlaceIndexContents {
         }
         let count = Int(try reader.u32())
         let placesStart = reader.offset
+        var places = PlaceTable()
         places.geonameIds = try reader.array(count)
         places.latitudes = try reader.array(count)
         places.longitudes = try reader.array(count)
@@ -71,13 +90,14 @@ struct PlaceIndexContents {
             let point = LocalityTree.unitVector(table.coordinate(of: place))
             return LocalityTree.Node(x: point.x, y: point.y, z: point.z, place: UInt32(place))
         }
-        tree = LocalityTree(
+        let tree = LocalityTree(
             nodes: nodes,
             axes: axes,
             regions: regionNumbers,
             countryRanges: countryRanges,
-            anywhereOrder: (anywhereOrder, anywhereAxes)
+            anywhereOrder: anywhereOrder
         )
+        return (regions, countryCodes, places, tree)
     }
 
     /// Whether `numbers` holds each of 0..<count once.

@@ -3,6 +3,8 @@ import ArgumentParser
 import Countries
 import Foundation
 import GeoCore
+import IndexFile
+import JSONCodec
 import Places
 
 /// `geoworker geocode`: the offline country lookup, one coordinate or a stream of them.
@@ -97,8 +99,10 @@ struct GeocodeCommand: AsyncParsableCommand {
             try await runAddresses()
             return
         }
-        let index = try CountryIndex.bundled(coastalTolerance: toleranceKilometres * 1000)
-        let placeIndex = places ? try PlaceIndex.load(from: placesIndexPath) : nil
+        let (index, placeIndex) = try LoadingTogether.run(
+            { () throws(IndexFileError) in try CountryIndex.bundled(coastalTolerance: toleranceKilometres * 1000) },
+            { () throws(IndexFileError) in places ? try PlaceIndex.load(from: placesIndexPath) : nil }
+        )
         if let inputPath {
             let failures = try GeocodeStream(index: index, places: placeIndex).run(inputPath: inputPath)
             if failures > 0 { throw ExitCode(1) }
@@ -126,10 +130,10 @@ struct GeocodeCommand: AsyncParsableCommand {
         }
         if let placeIndex {
             // The same members as a line of --input --places gives.
-            var line: [UInt8] = []
+            var line = JSONWriter()
             placeIndex.places(at: point, within: 0, countryCode: result["country"] as? String)
-                .appendGeocodeLine(at: point, country: result["country"] as? String, to: &line)
-            let members = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] ?? [:]
+                .writeGeocodeLine(at: point, country: result["country"] as? String, to: &line)
+            let members = try JSONSerialization.jsonObject(with: Data(line.takeOutput())) as? [String: Any] ?? [:]
             for key in ["region", "locality", "timeZone"] { result[key] = members[key] }
         }
         let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .withoutEscapingSlashes])

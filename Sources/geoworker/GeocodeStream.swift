@@ -1,10 +1,11 @@
 import Countries
 import Foundation
 import GeoCore
+import JSONCodec
 import Places
 
 /// The streaming form of `geoworker geocode`: `lat,lon` lines in, one country code per line out (with places, one
-/// JSON object per line: ``PlaceAnswer/appendGeocodeLine(at:country:to:)``).
+/// JSON object per line: ``PlaceAnswer/writeGeocodeLine(at:country:to:)``).
 ///
 /// Built for files of millions of lines: input is read in large blocks straight into one buffer, each block's
 /// whole lines are cut into one stretch per core and geocoded in parallel, each line read in place
@@ -97,16 +98,14 @@ struct GeocodeStream {
         }
         for part in 0..<parts {
             report.add(stretches[part].result)
-            try Self.write(stretches[part].result.output)
+            try stretches[part].result.output.withWrittenBytes(Self.write)
         }
     }
 
-    private static func write(_ output: [UInt8]) throws {
+    private static func write(_ output: UnsafeRawBufferPointer) throws {
         var written = 0
         while written < output.count {
-            let result = output.withUnsafeBytes { bytes in
-                Foundation.write(STDOUT_FILENO, bytes.baseAddress! + written, bytes.count - written)
-            }
+            let result = Foundation.write(STDOUT_FILENO, output.baseAddress! + written, output.count - written)
             if result < 0 {
                 if errno == EINTR { continue }
                 throw GeocodeError("cannot write the output: \(String(cString: strerror(errno)))")
@@ -125,7 +124,9 @@ struct GeocodeStream {
         private(set) var result = Result()
 
         struct Result {
-            var output: [UInt8] = []
+            /// The stretch's lines: country codes, or JSON with places (one writer kept for every block, so that its
+            /// buffer grows once).
+            var output = JSONWriter()
             var lines = 0
             /// The first few malformed lines (as many as get reported), and how many there were.
             var malformed: [(line: Int, text: String)] = []
@@ -142,7 +143,7 @@ struct GeocodeStream {
         func geocode(_ bytes: UnsafeRawBufferPointer, _ index: CountryIndex) {
             var result = Result()
             swap(&result.output, &self.result.output)
-            result.output.removeAll(keepingCapacity: true)
+            result.output.removeAll()
             if let base = bytes.baseAddress {
                 var start = 0
                 while start < bytes.count {
@@ -159,6 +160,7 @@ struct GeocodeStream {
 
         /// With places, what a malformed line gets: an object that says so, keeping the output line for line.
         private static let malformedLine = Array(#"{"error":"expected 'lat,lon' in degrees"}"#.utf8)
+        private static let newline = [UInt8(ascii: "\n")]
 
         private func handle(_ line: UnsafeRawBufferPointer, _ index: CountryIndex, into result: inout Result) {
             result.lines += 1
@@ -169,19 +171,19 @@ struct GeocodeStream {
                 if result.malformed.count < GeocodeStream.reportedFailures {
                     result.malformed.append((result.lines, String(decoding: line.prefix(80), as: UTF8.self)))
                 }
-                if places != nil { result.output.append(contentsOf: Self.malformedLine) }
-                result.output.append(UInt8(ascii: "\n"))
+                if places != nil { result.output.fixed(Self.malformedLine) }
+                result.output.fixed(Self.newline)
                 return
             }
             if let places {
                 let country = index.countryNumber(at: point).map { index.countries[$0].code }
                 places.places(at: point, within: 0, countryCode: country)
-                    .appendGeocodeLine(at: point, country: country, to: &result.output)
-                result.output.append(UInt8(ascii: "\n"))
+                    .writeGeocodeLine(at: point, country: country, to: &result.output)
+                result.output.fixed(Self.newline)
             } else if let number = index.countryNumber(at: point) {
-                result.output.append(contentsOf: codes[number])
+                result.output.fixed(codes[number])
             } else {
-                result.output.append(UInt8(ascii: "\n"))
+                result.output.fixed(Self.newline)
             }
         }
     }

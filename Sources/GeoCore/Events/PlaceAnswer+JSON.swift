@@ -1,4 +1,4 @@
-import JSONCodec
+package import JSONCodec
 
 extension JSONWriter {
     /// `{"code":"DE-BY","name":"Bavaria","localName":"Bayern","source":"polygon"}`, or null.
@@ -58,9 +58,7 @@ extension PlaceAnswer {
     ///
     /// The region and time zone as a point decides them (an undecided one, which only a fix with an accuracy
     /// radius can leave, is null).
-    public func appendGeocodeLine(at coordinate: Coordinate, country: String?, to output: inout [UInt8]) {
-        var writer = JSONWriter(output: output)
-        output = []
+    package func writeGeocodeLine(at coordinate: Coordinate, country: String?, to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("lat")
         writer.number(coordinate.latitude)
@@ -75,6 +73,5 @@ extension PlaceAnswer {
         writer.key("timeZone")
         writer.optionalString(timeZone.value)
         writer.endObject()
-        output = writer.takeOutput()
     }
 }
