@@ -178,7 +178,9 @@ struct LocalityTree: Sendable {
     static func unitVector(_ coordinate: Coordinate) -> SIMD3<Float> {
         let latitude = coordinate.latitude * .pi / 180
         let longitude = coordinate.longitude * .pi / 180
-        return SIMD3(Float(cos(latitude) * cos(longitude)), Float(cos(latitude) * sin(longitude)), Float(sin(latitude)))
+        // The C library's cosine is a call the compiler does not share between two uses.
+        let cosLatitude = cos(latitude)
+        return SIMD3(Float(cosLatitude * cos(longitude)), Float(cosLatitude * sin(longitude)), Float(sin(latitude)))
     }
 
     /// The chord (straight line through the sphere) in metres' terms: the great-circle distance of a squared chord.
