@@ -7,17 +7,21 @@ import Places
 /// The streaming form of `geoworker geocode`: `lat,lon` lines in, one country code per line out (with places, one
 /// JSON object per line: ``PlaceAnswer/writeGeocodeLine(at:country:to:)``).
 ///
-/// Built for files of millions of lines: input is read in large blocks straight into one buffer, each block's
-/// whole lines are cut into one stretch per core and geocoded in parallel, each line read in place
-/// (``Coordinate/init(latLon:)-(UnsafeRawBufferPointer)``, the project's number reader, no String per number)
-/// and answered from bytes prepared once per country; the stretches' output is written in input order.
+/// Built for files of millions of lines: input is read in blocks of a megabyte straight into one buffer, each
+/// block's whole lines are cut into one stretch per core (``GeocodeStretch``) and geocoded in parallel, each line
+/// read in place (``Coordinate/init(latLon:)-(UnsafeRawBufferPointer)``, the project's number reader, no String per
+/// number) and answered from bytes prepared once per country, or with places looked up along a curve over the map
+/// (``SpatialOrder``); the stretches' output is written in input order (``OrderedOutput``).
+///
+/// A block of a megabyte holds some 50,000 lines: enough for points of a whole-globe file, looked up along the curve,
+/// to find most of what they need in the cache, and little enough for each thread's answers to stay in it.
 struct GeocodeStream {
     let index: CountryIndex
     /// With `--places`: the places index, each line answered as JSON.
     let places: PlaceIndex?
     /// Malformed lines reported on standard error before going quiet (all are still counted).
     static let reportedFailures = 10
-    private static let blockSize = 1 << 18
+    private static let blockSize = 1 << 20
     /// Below this, a block is not worth splitting between threads.
     private static let smallestStretch = 1 << 16
 
@@ -35,7 +39,7 @@ struct GeocodeStream {
         defer { if input != STDIN_FILENO { close(input) } }
         let codes = index.countries.map { Array($0.code.utf8) + [UInt8(ascii: "\n")] }
         let threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
-        let stretches = (0..<threads).map { _ in Stretch(codes: codes, places: places) }
+        let stretches = (0..<threads).map { _ in GeocodeStretch(codes: codes, places: places) }
         var report = FailureReport()
         // `filled` bytes of `buffer` hold input; a partial last line moves to the front before the next read.
         var buffer = [UInt8](repeating: 0, count: Self.blockSize)
@@ -78,7 +82,7 @@ struct GeocodeStream {
     /// output in input order.
     private func geocode(
         _ lines: UnsafeRawBufferPointer,
-        stretches: [Stretch],
+        stretches: [GeocodeStretch],
         report: inout FailureReport
     ) throws {
         guard !lines.isEmpty else { return }
@@ -97,93 +101,14 @@ struct GeocodeStream {
             busy[part].geocode(shared.stretch(part), index)
         }
         for part in 0..<parts {
-            report.add(stretches[part].result)
-            try stretches[part].result.output.withWrittenBytes(Self.write)
-        }
-    }
-
-    private static func write(_ output: UnsafeRawBufferPointer) throws {
-        var written = 0
-        while written < output.count {
-            let result = Foundation.write(STDOUT_FILENO, output.baseAddress! + written, output.count - written)
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw GeocodeError("cannot write the output: \(String(cString: strerror(errno)))")
-            }
-            written += result
-        }
-    }
-
-    /// One stretch of whole lines geocoded on one thread: the output and the malformed lines, numbered within
-    /// the stretch.
-    private final class Stretch: @unchecked Sendable {
-        // @unchecked: a stretch is used by one thread at a time: its geocoding thread, then the reading one.
-        /// Each country's code and a newline, by its number in the index.
-        let codes: [[UInt8]]
-        let places: PlaceIndex?
-        private(set) var result = Result()
-
-        struct Result {
-            /// The stretch's lines: country codes, or JSON with places (one writer kept for every block, so that its
-            /// buffer grows once).
-            var output = JSONWriter()
-            var lines = 0
-            /// The first few malformed lines (as many as get reported), and how many there were.
-            var malformed: [(line: Int, text: String)] = []
-            var malformedCount = 0
-        }
-
-        init(codes: [[UInt8]], places: PlaceIndex?) {
-            self.codes = codes
-            self.places = places
-        }
-
-        /// Geocodes the lines into a local result, stored once at the end: the stretches sit side by side
-        /// in memory, and counting in the object from two threads would share its cache line between cores.
-        func geocode(_ bytes: UnsafeRawBufferPointer, _ index: CountryIndex) {
-            var result = Result()
-            swap(&result.output, &self.result.output)
-            result.output.removeAll()
-            if let base = bytes.baseAddress {
-                var start = 0
-                while start < bytes.count {
-                    let end =
-                        memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start).map {
-                            base.distance(to: UnsafeRawPointer($0))
-                        } ?? bytes.count
-                    handle(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), index, into: &result)
-                    start = end + 1
+            let result = stretches[part].result
+            report.add(result)
+            try result.output.withWrittenBytes { output in
+                if result.lines.isEmpty {
+                    try OrderedOutput.write([0..<output.count], of: output, to: STDOUT_FILENO)
+                } else {
+                    try OrderedOutput.write(result.lines, of: output, to: STDOUT_FILENO)
                 }
-            }
-            self.result = result
-        }
-
-        /// With places, what a malformed line gets: an object that says so, keeping the output line for line.
-        private static let malformedLine = Array(#"{"error":"expected 'lat,lon' in degrees"}"#.utf8)
-        private static let newline = [UInt8(ascii: "\n")]
-
-        private func handle(_ line: UnsafeRawBufferPointer, _ index: CountryIndex, into result: inout Result) {
-            result.lines += 1
-            var line = line
-            if line.last == UInt8(ascii: "\r") { line = UnsafeRawBufferPointer(rebasing: line.dropLast()) }
-            guard let point = Coordinate(latLon: line) else {
-                result.malformedCount += 1
-                if result.malformed.count < GeocodeStream.reportedFailures {
-                    result.malformed.append((result.lines, String(decoding: line.prefix(80), as: UTF8.self)))
-                }
-                if places != nil { result.output.fixed(Self.malformedLine) }
-                result.output.fixed(Self.newline)
-                return
-            }
-            if let places {
-                let country = index.countryNumber(at: point).map { index.countries[$0].code }
-                places.places(at: point, within: 0, countryCode: country)
-                    .writeGeocodeLine(at: point, country: country, to: &result.output)
-                result.output.fixed(Self.newline)
-            } else if let number = index.countryNumber(at: point) {
-                result.output.fixed(codes[number])
-            } else {
-                result.output.fixed(Self.newline)
             }
         }
     }
@@ -205,14 +130,14 @@ struct GeocodeStream {
         var linesBefore = 0
         var failures = 0
 
-        mutating func add(_ stretch: Stretch.Result) {
+        mutating func add(_ stretch: GeocodeStretch.Result) {
             for (line, text) in stretch.malformed.prefix(max(0, GeocodeStream.reportedFailures - failures)) {
                 FileHandle.standardError.write(
                     Data("geocode: line \(linesBefore + line): expected 'lat,lon' in degrees, got '\(text)'\n".utf8)
                 )
             }
             failures += stretch.malformedCount
-            linesBefore += stretch.lines
+            linesBefore += stretch.lineCount
         }
     }
 }

@@ -40,6 +40,49 @@ struct GeocodePlacesTests {
         #expect(Set(district.keys) == ["name", "geonameId", "distanceMeters"])
     }
 
+    @Test("a file of several read blocks: every line's places in input order, whatever order they were looked up in")
+    func largeFile() async throws {
+        // Four places far apart in turn (the lookups take them in another order: along a curve over the map), and
+        // malformed lines; about 2.5 MB, more than one read block, each split between threads.
+        let known = [
+            ("52.4986,13.4030", #""country":"DE","#, #""locality":{"name":"Berlin","#),
+            ("-33.92,18.42", #""country":"ZA","#, #""locality":{"name":"Cape Town","#),
+            ("0,-30", #""country":null,"#, #""timeZone":"Etc/GMT+2""#),
+            ("40.7128,-74.0060", #""country":"US","#, #""locality":{"name":"New York City","#),
+        ]
+        let lineCount = 120_000
+        let malformed: Set<Int> = [7, 60_001, 119_999]
+        var input = ""
+        input.reserveCapacity(lineCount * 20)
+        for line in 1...lineCount {
+            input += malformed.contains(line) ? "not a coordinate \(line)" : known[line % known.count].0
+            if line < lineCount { input += "\n" }  // the last line has no newline
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("geocode-places-\(UUID()).txt")
+        try Data(input.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        let result = try await runGeoworker(["geocode", "--places", "--input", file.path])
+        #expect(result.status == 1)
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        try #require(lines.count == lineCount)
+        var misplaced: [String] = []
+        for (offset, text) in lines.enumerated() {
+            let line = offset + 1
+            let expected =
+                malformed.contains(line)
+                ? [#"{"error":"expected 'lat,lon' in degrees"}"#]
+                : [known[line % known.count].1, known[line % known.count].2]
+            if !expected.allSatisfy({ text.contains($0) }) { misplaced.append("line \(line): \(text)") }
+        }
+        #expect(misplaced.isEmpty, "\(misplaced.count) lines: \(misplaced.prefix(3))")
+        for line in malformed.sorted() {
+            #expect(
+                result.errors.contains("line \(line): expected 'lat,lon' in degrees, got 'not a coordinate \(line)'")
+            )
+        }
+    }
+
     @Test("one coordinate: the country's answer gains region, locality and time zone")
     func single() async throws {
         let result = try await runGeoworker(["geocode", "--places", "31.7619", "-106.4850"])
