@@ -43,18 +43,15 @@ final class GeocodeStretch: @unchecked Sendable {
         }
     }
 
-    /// A line to look up: its place on the curve, then its number (the sort key), and its point, which travels with
-    /// it: read by line number in the curve's order, each point would be a fetch from memory of its own.
+    /// With places, the same lines sorted along the curve.
+    private var sorted: [Lookup] = []
+
+    /// A line to look up: its point, which travels with it (read by line number in the curve's order, each point
+    /// would be a fetch from memory of its own), the point's place on the curve, and the line's number.
     private struct Lookup {
-        let key: UInt64
         let point: Coordinate
-
-        init(_ point: Coordinate, line: Int) {
-            key = UInt64(SpatialOrder.key(of: point)) << 32 | UInt64(line)
-            self.point = point
-        }
-
-        var line: Int { Int(truncatingIfNeeded: key & 0xFFFF_FFFF) }
+        let curve: UInt32
+        let line: Int32
     }
 
     init(codes: [[UInt8]], places: PlaceIndex?) {
@@ -74,7 +71,8 @@ final class GeocodeStretch: @unchecked Sendable {
         // retain them, and both threads retaining the same object at every line pass its count between the cores.
         if let places {
             read(bytes, into: &result)
-            Self.answer(&lookups, index, places, into: &result)
+            SpatialOrder.sort(lookups, into: &sorted, by: \.curve)
+            Self.answer(sorted, index, places, into: &result)
         } else {
             Self.answerInOrder(bytes, index, codes, into: &result)
         }
@@ -106,19 +104,20 @@ final class GeocodeStretch: @unchecked Sendable {
         lookups.removeAll(keepingCapacity: true)
         Self.forEachLine(bytes) { line in
             let point = Coordinate(latLon: line)
-            if let point { lookups.append(Lookup(point, line: result.lineCount)) }
+            if let point {
+                lookups.append(Lookup(point: point, curve: SpatialOrder.key(of: point), line: Int32(result.lineCount)))
+            }
             result.count(line, malformed: point == nil)
         }
     }
 
-    /// Answers the well-formed lines with their places, as JSON, along the curve; then the malformed ones.
+    /// Answers the well-formed lines with their places, as JSON, in the order given; then the malformed ones.
     private static func answer(
-        _ lookups: inout [Lookup],
+        _ lookups: [Lookup],
         _ index: CountryIndex,
         _ places: PlaceIndex,
         into result: inout Result
     ) {
-        lookups.sort { $0.key < $1.key }
         // A malformed line keeps the empty range until it is answered below.
         result.lines.append(contentsOf: repeatElement(0..<0, count: result.lineCount))
         for lookup in lookups {
@@ -127,7 +126,7 @@ final class GeocodeStretch: @unchecked Sendable {
             places.places(at: lookup.point, within: 0, countryCode: country)
                 .writeGeocodeLine(at: lookup.point, country: country, to: &result.output)
             result.output.fixed(newline)
-            result.lines[lookup.line] = start..<result.output.count
+            result.lines[Int(lookup.line)] = start..<result.output.count
         }
         guard result.malformedCount > 0 else { return }
         for line in result.lines.indices where result.lines[line].isEmpty {

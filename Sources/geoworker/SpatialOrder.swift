@@ -14,6 +14,29 @@ enum SpatialOrder {
         return spread(latitude) | spread(longitude) << 1
     }
 
+    /// The bits of a key that a sort along the curve looks at: cells of 2.8 by 1.4 degrees (16,384 in all).
+    ///
+    /// A block's stretch holds some 25,000 points: about one and a half a cell over the globe, so the order inside a
+    /// cell matters little, and a counting sort over the cells takes two passes where a comparison sort took a
+    /// twentieth of the command.
+    private static let sortedBits = 14
+
+    /// `items` in the order of their keys' cells along the curve (in their own order within a cell), into `sorted`.
+    static func sort<Item>(_ items: [Item], into sorted: inout [Item], by key: (Item) -> UInt32) {
+        let shift = UInt32(32 - sortedBits)
+        var starts = [Int](repeating: 0, count: (1 << sortedBits) + 1)
+        for item in items { starts[Int(key(item) >> shift) + 1] += 1 }
+        for cell in 0..<(1 << sortedBits) { starts[cell + 1] += starts[cell] }
+        sorted.removeAll(keepingCapacity: true)
+        guard let first = items.first else { return }
+        sorted.append(contentsOf: repeatElement(first, count: items.count))
+        for item in items {
+            let cell = Int(key(item) >> shift)
+            sorted[starts[cell]] = item
+            starts[cell] += 1
+        }
+    }
+
     /// The low 16 bits of `value` moved to the even bits.
     private static func spread(_ value: UInt32) -> UInt32 {
         var bits = value & 0xFFFF
