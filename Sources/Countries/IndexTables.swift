@@ -65,10 +65,10 @@ struct IndexTables: Sendable {
     /// ``Vertex`` lies in memory on a little-endian machine. (Read as an array of integers first, then made into
     /// vertices, the largest table of a polygon index was copied twice, in a third of its load.)
     private static func vertices(_ count: Int, from reader: inout IndexFileReader) throws(IndexFileError) -> [Vertex] {
+        let (size, overflow) = count.multipliedReportingOverflow(by: 8)
+        guard !overflow else { throw reader.failure("a table of \(count) vertices is larger than any file") }
         #if _endian(little)
         if MemoryLayout<Vertex>.stride == 8 && MemoryLayout<Vertex>.offset(of: \.y) == 4 {
-            let (size, overflow) = count.multipliedReportingOverflow(by: 8)
-            guard !overflow else { throw reader.failure("a table of \(count) vertices is larger than any file") }
             let bytes = try reader.take(size)
             return [Vertex](unsafeUninitializedCapacity: count) { vertices, initialized in
                 UnsafeMutableRawBufferPointer(vertices).copyMemory(from: bytes)
