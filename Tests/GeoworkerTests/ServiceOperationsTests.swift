@@ -211,11 +211,13 @@ struct ServiceOperationsTests {
         // The next produce requests are refused as for a topic the worker may not write to; nothing but the
         // worker produces now.
         bed.cluster.refuseNext(4, .produce, with: .topicAuthorizationFailed)
-        let child = try bed.start()
+        // /health answers 503 only while the worker backs off: 5 s here rather than the default 1 s, which a fresh
+        // clone's run once missed whole (a second's stall of the test process under the suite's load).
+        let child = try bed.start(environment: ["GEOWORKER_DELIVERY_RETRY_INITIAL_BACKOFF_MS": "5000"])
         let port = try await listeningPort(of: child)
 
-        // /health answers 503 only while the worker backs off (a second or two): asked on its own, every 20 ms, not
-        // between the event counts, each of which takes a consumer's start-up (over a second under a suite's load).
+        // /health asked on its own, every 20 ms, not between the event counts, each of which takes a consumer's
+        // start-up (over a second under a suite's load).
         let watcher = Task { () -> String? in
             while !Task.isCancelled {
                 if let health = try? await get(port, "health"), health.status == 503 { return health.body }
