@@ -1,7 +1,6 @@
 import Countries
 import Foundation
 import GeoCore
-import JSONCodec
 import Places
 
 /// The streaming form of `geoworker geocode`: `lat,lon` lines in, one country code per line out (with places, one
@@ -103,13 +102,7 @@ struct GeocodeStream {
         for part in 0..<parts {
             let result = stretches[part].result
             report.add(result)
-            try result.output.withWrittenBytes { output in
-                if result.lines.isEmpty {
-                    try OrderedOutput.write([0..<output.count], of: output, to: STDOUT_FILENO)
-                } else {
-                    try OrderedOutput.write(result.lines, of: output, to: STDOUT_FILENO)
-                }
-            }
+            try result.write(to: STDOUT_FILENO)
         }
     }
 

@@ -32,6 +32,13 @@ final class GeocodeStretch: @unchecked Sendable {
         var malformed: [(line: Int, text: String)] = []
         var malformedCount = 0
 
+        /// Writes the answers to `file` in input order.
+        func write(to file: Int32) throws {
+            try output.withWrittenBytes { bytes in
+                try OrderedOutput.write(lines.isEmpty ? [0..<bytes.count] : lines, of: bytes, to: file)
+            }
+        }
+
         /// Counts a line, and one that is malformed (its text kept while few have been).
         mutating func count(_ line: UnsafeRawBufferPointer, malformed: Bool) {
             lineCount += 1
