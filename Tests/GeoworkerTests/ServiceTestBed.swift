@@ -193,8 +193,10 @@ final class ServiceTestBed: @unchecked Sendable {
     /// The events of an uninterrupted run over everything in the input topics, by a second worker with its
     /// own group, state directory and events topic (the event ids derive from the input offsets, so they
     /// are the same), applying on one thread: the runs under test, on three, must give the same events.
-    func referenceEvents() async throws -> [Event] {
-        let instance = try instance(named: "reference")
+    ///
+    /// `name` tells the reference runs of one bed apart (each reads everything produced so far).
+    func referenceEvents(named name: String = "reference") async throws -> [Event] {
+        let instance = try instance(named: name)
         defer { try? FileManager.default.removeItem(atPath: instance.stateDir) }
         try await runUntilCaughtUp(["--apply-threads", "1"], as: instance, omitting: ["--apply-threads"])
         return try await readAll(instance.events, partitions: partitions).map(Event.init)
@@ -384,6 +386,29 @@ struct BorderTraffic {
             default:
                 return nil
             }
+        }
+    }
+
+    /// Pins swapped at the same instant as ``pinChanges(atStep:)``: every third device (those that change nothing
+    /// there) untracks its customer pin and tracks another one, two commands of one device one after the other.
+    ///
+    /// Two commands of one device in a row: one of them applied and not the other (the later one's offset taken for
+    /// both) leaves the customer pin tracked, and its entered and exited events come back.
+    func pinSwaps(atStep step: Int) -> [ProducerRecord] {
+        let time = Self.start + Int64(step) * 10_000 - 5_000
+        return (0..<devices).filter { $0 % 3 == 2 }.flatMap { device -> [ProducerRecord] in
+            [
+                command(
+                    device,
+                    #"{"type":"untrack","deviceId":"\#(deviceId(device))","pinId":"customer"}"#,
+                    at: time
+                ),
+                command(
+                    device,
+                    #"{"type":"track","deviceId":"\#(deviceId(device))","pin":{"id":"dock","lat":\#(latitude(of: device)),"lon":7.92,"radius":600}}"#,
+                    at: time
+                ),
+            ]
         }
     }
 

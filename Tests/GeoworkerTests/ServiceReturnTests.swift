@@ -1,0 +1,112 @@
+import Foundation
+import GeoCore
+import Kafka
+import TestSupport
+import Testing
+import Worker
+
+/// One of two instances away (killed, stopped past its session, or stopped with SIGTERM) while the other applies pin
+/// changes and the positions after them, then back with its old store (or its old memory) and its partitions: what it
+/// applies next must start from the other's states, never from its own.
+///
+/// The order is forced, not left to a kill's timing: the other holds every partition and has emitted every event of
+/// the second part before the first comes back. A returning instance that applies the third part to its own stale
+/// states announces the untracked `customer` pins again (entered, exited), which a single instance never does.
+@Suite(
+    "geoworker run: an instance back with an old state after the other changed pins",
+    .serialized,
+    .timeLimit(.minutes(10))
+)
+struct ServiceReturnTests {
+    typealias ScaleOut = ServiceScaleOutTests
+    typealias Fencing = ServiceFencingTests
+
+    /// How the first instance is taken away, and on which broker.
+    enum Absence: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        /// SIGKILL on the mock, restarted on its old state directory.
+        case killed
+        /// SIGSTOP past its session on the mock, resumed with SIGCONT (its memory as it was).
+        case paused
+        /// SIGSTOP past its session on the mock, resumed only once the other has applied the third part too: what it
+        /// fetches first after SIGCONT is stamped after the untracks.
+        case pausedThroughTheEnd
+        /// SIGTERM on noida-db (which never expires a killed member's session: a graceful leave hands the partitions
+        /// over), restarted on its old state directory.
+        case stopped
+
+        var testDescription: String {
+            switch self {
+            case .killed: "killed with SIGKILL on the mock, restarted"
+            case .paused: "stopped past its session on the mock, resumed"
+            case .pausedThroughTheEnd: "stopped past its session on the mock, resumed after the third part"
+            case .stopped: "stopped with SIGTERM on noida-db, restarted"
+            }
+        }
+    }
+
+    @Test(
+        "an instance back with its old state after the other applied untracks and later positions: no event for an untracked pin",
+        arguments: Absence.allCases
+    )
+    func backAfterPinChanges(_ absence: Absence) async throws {
+        let bed = try ServiceTestBed(on: try await TestBroker.start(absence == .stopped ? .noida : .mock))
+        let traffic = BorderTraffic(devices: 300, positionsPerDevice: 120, topics: bed.topics)
+        let thirds = ScaleOut.thirds(traffic.positions())
+        try await bed.produce(traffic.commands() + thirds[0])
+
+        let (a, b) = (ScaleOut.member(bed, "a"), ScaleOut.member(bed, "b"))
+        var first = try bed.start(as: a)
+        let other = try bed.start(as: b)
+        defer {
+            first.send(SIGCONT)
+            first.send(SIGKILL)
+            other.send(SIGKILL)
+        }
+        try await Fencing.waitForSettledGroup([first, other], total: 2 * bed.partitions)
+        // The first part applied by both, each holding half of the partitions.
+        _ = try await ScaleOut.waitForAll(bed, try await bed.referenceEvents(named: "reference-1"))
+
+        switch absence {
+        case .killed:
+            first.send(SIGKILL)
+            #expect(await first.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+            ScaleOut.expectNoBrokenInvariant(first, "the killed incarnation")
+        case .paused, .pausedThroughTheEnd:
+            first.send(SIGSTOP)
+        case .stopped:
+            await ScaleOut.stop(first)
+        }
+        // The other takes every partition (after the session, for the killed and the paused one), restoring the first
+        // one's devices from the changelog.
+        try await Fencing.waitForSettledGroup([other], total: 2 * bed.partitions)
+
+        // The second part, with pins changing before it: every third device untracks the customer pin it would reach
+        // in the third part; the next tracks a pin it reaches in the second; the third swaps its customer pin for one
+        // further on, untrack and track in a row. All of it applied by the other alone.
+        try await bed.produce(traffic.pinChanges(atStep: 50) + traffic.pinSwaps(atStep: 50))
+        try await bed.produce(thirds[1])
+        _ = try await ScaleOut.waitForAll(bed, try await bed.referenceEvents(named: "reference-2"))
+
+        // Back with the state it had: its old store, or its memory; it takes half of the partitions again.
+        switch absence {
+        case .killed, .stopped: first = try bed.start(as: a)
+        case .paused: first.send(SIGCONT)
+        case .pausedThroughTheEnd:
+            try await bed.produce(thirds[2])
+            _ = try await ScaleOut.waitForAll(bed, try await bed.referenceEvents(named: "reference-3"))
+            first.send(SIGCONT)
+        }
+        try await Fencing.waitForSettledGroup([first, other], total: 2 * bed.partitions)
+        if absence != .pausedThroughTheEnd { try await bed.produce(thirds[2]) }
+
+        let reference = try await bed.referenceEvents()
+        let events = try await ScaleOut.waitForAll(bed, reference)
+        await ScaleOut.stop(other)
+        await ScaleOut.stop(first)
+        ScaleOut.expectSameEvents(
+            events,
+            as: reference,
+            logs: "returned:\n\(first.errors.suffix(4000))\nother:\n\(other.errors.suffix(4000))"
+        )
+    }
+}
