@@ -32,6 +32,7 @@ struct ServiceFailoverTests {
         try await ServiceScaleOutTests.waitForChangelog(bed, beyond: before)
         doomed.send(SIGKILL)
         #expect(await doomed.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+        ServiceScaleOutTests.expectNoBrokenInvariant(doomed, "the killed instance")
         try await bed.produce(thirds[2])
 
         let reference = try await bed.referenceEvents()
@@ -70,6 +71,7 @@ struct ServiceFailoverTests {
         try await Task.sleep(for: trial.duration("kill after", .milliseconds(100)...(.milliseconds(3_500))))
         doomed.send(SIGKILL)
         #expect(await doomed.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+        ServiceScaleOutTests.expectNoBrokenInvariant(doomed, "the killed incarnation")
         try await Task.sleep(for: trial.duration("restart after", .milliseconds(200)...(.seconds(10))))
         doomed = try bed.start(as: a)
         try await streaming.value

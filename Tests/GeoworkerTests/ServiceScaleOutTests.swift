@@ -93,13 +93,18 @@ struct ServiceScaleOutTests {
     static func stop(_ child: BackgroundProcess) async {
         child.send(SIGTERM)
         let ending = await child.waitForExit(timeout: .seconds(60))
-        let broken = child.errors.split(separator: "\n").filter { $0.contains("invariant broken") }
-        #expect(broken.isEmpty, "\(broken.prefix(5).joined(separator: "\n"))")
+        expectNoBrokenInvariant(child, "a member stopped with SIGTERM")
         // A crash's reason and its thread's frames come before the registers and images, which fill the log's tail.
         let lines = child.errors.split(separator: "\n")
         let crash = lines.firstIndex { $0.contains("Fatal error") || $0.contains("Program crashed") } ?? lines.endIndex
         let reason = lines[crash...].prefix(40).joined(separator: "\n")
         #expect(ending == .exited(0), "\(reason)\n\(child.errors.suffix(2000))")
+    }
+
+    /// Expects no line of a member's log (a killed one's too, which ``stop(_:)`` never sees) to say an invariant broke.
+    static func expectNoBrokenInvariant(_ child: BackgroundProcess, _ who: String) {
+        let broken = child.errors.split(separator: "\n").filter { $0.contains("invariant broken") }
+        #expect(broken.isEmpty, "\(who): \(broken.prefix(5).joined(separator: "\n"))")
     }
 
     /// Waits until every changelog partition holds more records than `counts` (none: any): each instance has
