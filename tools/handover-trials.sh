@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The multi-instance tests, each run many times with a seed of its own: an instance killed and restarted on its old
-# state, one stopped past its session and resumed (three stop moments a run), a rolling restart, one joining. Each
-# run picks its moments from its seed (Tests/GeoworkerTests/HandoverTrial.swift) and prints them with its result;
-# every run compares the events read back, by id and content, with a single instance's, and fails on any invariant a
-# member logged as broken. A failing run's log is kept; GEOWORKER_TRIAL_SEED=<seed> with the same filter repeats it.
+# state, one stopped past its session and resumed (three stop moments a run), a rolling restart, one joining, and the
+# exactly-once instance killed at five moments on noida-db. Each run picks its moments from its seed
+# (Tests/GeoworkerTests/HandoverTrial.swift) and prints them with its result; every run compares the events read back,
+# by id and content, with a single instance's, and fails on any invariant a member logged as broken. A failing run's log
+# is kept; GEOWORKER_TRIAL_SEED=<seed> with the same filter repeats it.
 #
 # usage: tools/handover-trials.sh [RUNS (10)] [OUTPUT_DIR (.build/handover-trials)] [TEST...]
-# About an hour for ten runs of the four on two cores.
+# About an hour and a quarter for ten runs of the five on two cores.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
@@ -19,6 +20,7 @@ if [ ${#tests[@]} -eq 0 ]; then
         ServiceFencingTests/twoInstances
         ServiceScaleOutTests/rollingRestart
         ServiceScaleOutTests/joinerGetsState
+        ServiceExactlyOnceTests/killedAndRestarted
     )
 fi
 mkdir -p "$output"
@@ -40,7 +42,7 @@ for run in $(seq 1 "$runs"); do
         else
             failed[$test]=$((${failed[$test]:-0} + 1))
             result="FAILED (log: $log)"
-            grep -E 'missing|do not emit|differ|invariant broken|one id, two' "$log" | head -3 | cut -c1-400
+            grep -E 'missing|do not emit|differ|invariant broken|one id, two|more than once' "$log" | head -3 | cut -c1-400
         fi
         echo "run $run ${test##*/} seed $seed [$moments] $((($(date +%s) - started)))s: $result"
     done

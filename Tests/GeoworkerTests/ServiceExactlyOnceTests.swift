@@ -20,14 +20,16 @@ struct ServiceExactlyOnceTests {
             Array(positions[(positions.count * part / parts)..<(positions.count * (part + 1) / parts)])
         }
         try await bed.produce(traffic.commands())
-        var generator = SystemRandomNumberGenerator()
+        // The kill moments from a printed seed (tools/handover-trials.sh gives each run its own), so that a run that
+        // loses events can be repeated.
+        var trial = HandoverTrial("exactly-once, killed and restarted", fixed: 5)
         for slice in slices {
             let worker = try Self.start("a", on: bed)
             defer { worker.send(SIGKILL) }
             try await ServiceScaleOutTests.waitForLog(worker, "geoworker running")
             try await bed.produce(slice)
             // Somewhere in the slice's processing, or in a checkpoint's transaction.
-            try await Task.sleep(for: .milliseconds(Int.random(in: 50...1_500, using: &generator)))
+            try await Task.sleep(for: trial.duration("kill after", .milliseconds(50)...(.milliseconds(1_500))))
             worker.send(SIGKILL)
             _ = await worker.waitForExit(timeout: .seconds(10))
         }
