@@ -72,6 +72,7 @@ struct ServiceFailoverTests {
         doomed.send(SIGKILL)
         #expect(await doomed.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
         ServiceScaleOutTests.expectNoBrokenInvariant(doomed, "the killed incarnation")
+        let killed = doomed
         try await Task.sleep(for: trial.duration("restart after", .milliseconds(200)...(.seconds(10))))
         doomed = try bed.start(as: a)
         try await streaming.value
@@ -82,6 +83,12 @@ struct ServiceFailoverTests {
         let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
         await ServiceScaleOutTests.stop(survivor)
         await ServiceScaleOutTests.stop(doomed)
-        ServiceScaleOutTests.expectSameEvents(events, as: reference)
+        // The three incarnations' own words, read only on a failure: who held which partition when, what each restored.
+        ServiceScaleOutTests.expectSameEvents(
+            events,
+            as: reference,
+            logs: "killed:\n\(killed.errors.suffix(6000))\nrestarted:\n\(doomed.errors.suffix(8000))\n"
+                + "survivor:\n\(survivor.errors.suffix(8000))"
+        )
     }
 }
