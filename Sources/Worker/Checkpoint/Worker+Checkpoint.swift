@@ -77,7 +77,10 @@ extension Worker {
             changelog: changelog,
             membership: changelog == nil
                 ? nil
-                : MembershipCheck(consumer: consumer, offsets: parts.ledger.confirmableOffsets(assigned: assigned)),
+                : MembershipCheck(
+                    consumer: consumer,
+                    loggedOffsets: parts.ledger.logged.filter { assigned.contains($0.key) }
+                ),
             transaction: clients.transaction(committingFor: consumer)
         )
         switch checkpoints.taken(isEmpty: checkpoint.isEmpty, now: clock.now, scope: scope) {
