@@ -30,7 +30,7 @@ declare -A passed failed
 for run in $(seq 1 "$runs"); do
     for test in "${tests[@]}"; do
         seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-        log="$output/${test##*/}-$seed.log"
+        log="$output/${test//\//-}-$seed.log"
         started=$(date +%s)
         GEOWORKER_TRIAL_SEED=$seed timeout 900 swift test --skip-build --filter "$test" >"$log" 2>&1
         status=$?
@@ -44,12 +44,12 @@ for run in $(seq 1 "$runs"); do
             result="FAILED (log: $log)"
             grep -E 'missing|do not emit|differ|invariant broken|one id, two|more than once' "$log" | head -3 | cut -c1-400
         fi
-        echo "run $run ${test##*/} seed $seed [$moments] $((($(date +%s) - started)))s: $result"
+        echo "run $run $test seed $seed [$moments] $((($(date +%s) - started)))s: $result"
     done
 done
 echo
 for test in "${tests[@]}"; do
-    echo "${test##*/}: ${passed[$test]:-0} passed, ${failed[$test]:-0} failed"
+    echo "$test: ${passed[$test]:-0} passed, ${failed[$test]:-0} failed"
 done
 total_failed=0
 for test in "${tests[@]}"; do total_failed=$((total_failed + ${failed[$test]:-0})); done
