@@ -37,7 +37,7 @@ extension Consumer {
 
     /// Answers that mean this consumer is not a member of the current generation.
     private static let membershipLostCodes: Set<KafkaError.Code> = [
-        KafkaError.Code(rawValue: RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION.rawValue),
+        .illegalGeneration,
         KafkaError.Code(rawValue: RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID.rawValue),
         KafkaError.Code(rawValue: RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID.rawValue),
         KafkaError.Code(rawValue: RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST.rawValue),

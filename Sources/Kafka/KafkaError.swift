@@ -33,6 +33,8 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let messageSizeTooLarge = Code(rawValue: RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE.rawValue)
         public static let fatal = Code(rawValue: RD_KAFKA_RESP_ERR__FATAL.rawValue)
         public static let rebalanceInProgress = Code(rawValue: RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS.rawValue)
+        /// The group coordinator's answer to a member of an earlier generation.
+        public static let illegalGeneration = Code(rawValue: RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION.rawValue)
         public static let topicAuthorizationFailed = Code(
             rawValue: RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED.rawValue
         )

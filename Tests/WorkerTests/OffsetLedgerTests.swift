@@ -46,6 +46,27 @@ struct OffsetLedgerTests {
         #expect(ledger.rewindTargets(assigned: [started]).isEmpty, "a revocation forgets where the partition started")
     }
 
+    @Test("the membership check commits what is logged, else where the assignment started, else the first read")
+    func confirmableOffsets() {
+        let logged = TopicPartition("positions", 0)
+        let started = TopicPartition("positions", 1)
+        let readOnly = TopicPartition("commands", 1)
+        let untouched = TopicPartition("commands", 0)
+        let ledger = OffsetLedger(topics: topics, stored: [logged: 500])
+        ledger.noteStarted([logged: 480, started: 0])
+        ledger.noteRead(partition: 0, kind: .positions, offset: 480)
+        ledger.noteRead(partition: 1, kind: .commands, offset: 70)
+        ledger.noteRead(partition: 1, kind: .commands, offset: 71)
+        let assigned: Set = [logged, started, readOnly, untouched]
+        #expect(ledger.confirmableOffsets(assigned: assigned) == [logged: 500, started: 0, readOnly: 70])
+        ledger.forgetAssignment(partition: 1)
+        #expect(
+            ledger.confirmableOffsets(assigned: [started, readOnly]).isEmpty,
+            "a partition revoked and not read since has nothing to confirm"
+        )
+        #expect(ledger.confirmableOffsets(assigned: [logged, started]) == [logged: 500])
+    }
+
     @Test("released offsets count as applied only through their round, in order; a checkpoint takes them once")
     func releasedThenApplied() {
         let first = TopicPartition("positions", 0)

@@ -259,6 +259,35 @@ struct WorkerInProcessTests {
         #expect(ids.count * 2 == produced, "\(ids.count) ids for \(produced) events produced in two passes")
     }
 
+    @Test(
+        "a checkpoint before anything of its partitions is logged still meets the group's check: refused, nothing reaches the changelog"
+    )
+    func membershipCheckedBeforeAnythingIsLogged() throws {
+        let devices = 20
+        let cluster = try clusterWithPositions(devices: devices)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = ManualClock()
+        // A new group: the partitions start where the reset policy points, with nothing stored or committed, and the
+        // checkpoints before the first stored one (10 s) log their eventful devices and no offset.
+        let worker = try worker(on: cluster, clock: clock, checkpointInterval: .seconds(1))
+        let outcome = start(worker)
+        #expect(eventually { worker.health.isReady && worker.counters.positions == devices })
+
+        // The group has moved on without this member: the coordinator refuses its next commit, the check.
+        cluster.refuseNext(1, .offsetCommit, with: .illegalGeneration)
+        clock.advance(by: .seconds(1))
+        #expect(
+            eventually { worker.counters.positions == 2 * devices },
+            "the checkpoint is refused and the worker goes back to its store: its input applied again"
+        )
+        #expect(try changelogRecords(on: cluster) == 0, "nothing of the refused checkpoint reached the changelog")
+
+        // Taken back into the group, the next checkpoint goes through.
+        clock.advance(by: .seconds(1))
+        #expect(try eventually { try changelogRecords(on: cluster) == Int64(devices) })
+        try stop(worker, outcome)
+    }
+
     @Test("every round's duration is recorded once, the rounds a checkpoint finishes included")
     func everyRoundTimed() throws {
         let (warmUp, devices) = (20, 300)

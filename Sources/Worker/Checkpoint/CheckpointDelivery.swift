@@ -39,7 +39,7 @@ final class CheckpointDelivery: @unchecked Sendable {
                 for batch in deliveries { try Self.checkDelivered(batch) }
                 let sendsRecords = changelog != nil && !devices.isEmpty
                 // Asked before anything of the checkpoint is written or committed.
-                if sendsRecords || transaction != nil { try membership?.confirm() }
+                if sendsRecords || transaction != nil { try membership?.confirm(sendingRecords: sendsRecords) }
                 var records: DeliveryBatch?
                 if let changelog, sendsRecords { records = changelog.producer.send(changelog.records(for: devices)) }
                 if let transaction {

@@ -12,19 +12,31 @@ import Kafka
 struct MembershipCheck: Sendable {
     /// The group's consumer.
     let consumer: Consumer
-    /// Logged offsets of assigned partitions (their changelog records delivered): committing them says nothing new.
-    let loggedOffsets: [TopicPartition: Int64]
+    /// For each assigned partition, an offset committing which says nothing new
+    /// (``OffsetLedger/confirmableOffsets(assigned:)``): logged, else where the assignment started it.
+    let offsets: [TopicPartition: Int64]
 
-    /// Asks the coordinator.
+    /// Asks the coordinator, before `sendingRecords` (changelog records) or a transaction's commit.
+    ///
+    /// With nothing to commit, no partition this instance holds has given it anything since its assignment: changelog
+    /// records in hand are of partitions it no longer holds, and nothing of them is written; a transaction without any
+    /// has nothing of theirs to commit, and goes on unchecked.
     ///
     /// - Throws: ``WorkerError`` `fenced` when the coordinator (or librdkafka) says this instance is no longer a member
-    ///   of the current generation; `delivery` when no answer came within the session timeout (the coordinator
-    ///   unreachable), which backs off and retries like a refused delivery.
-    func confirm() throws(WorkerError) {
-        guard !loggedOffsets.isEmpty else { return }
+    ///   of the current generation, or when it would send records of partitions it does not hold; `delivery` when no
+    ///   answer came within the session timeout (the coordinator unreachable), which backs off and retries like a
+    ///   refused delivery.
+    func confirm(sendingRecords: Bool) throws(WorkerError) {
+        guard !offsets.isEmpty else {
+            guard sendingRecords else { return }
+            throw WorkerError(
+                .fenced,
+                "none of the partitions whose devices changed is this instance's any more; the checkpoint in hand is dropped"
+            )
+        }
         let membership: Consumer.Membership
         do {
-            membership = try consumer.confirmMembership(committing: loggedOffsets)
+            membership = try consumer.confirmMembership(committing: offsets)
         } catch {
             throw WorkerError(
                 .delivery,

@@ -77,10 +77,7 @@ extension Worker {
             changelog: changelog,
             membership: changelog == nil
                 ? nil
-                : MembershipCheck(
-                    consumer: consumer,
-                    loggedOffsets: parts.ledger.logged.filter { assigned.contains($0.key) }
-                ),
+                : MembershipCheck(consumer: consumer, offsets: parts.ledger.confirmableOffsets(assigned: assigned)),
             transaction: clients.transaction(committingFor: consumer)
         )
         switch checkpoints.taken(isEmpty: checkpoint.isEmpty, now: clock.now, scope: scope) {

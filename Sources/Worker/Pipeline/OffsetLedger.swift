@@ -179,6 +179,16 @@ final class OffsetLedger {
         return offsets
     }
 
+    /// What the group's membership check of a checkpoint commits for each of the `assigned` partitions.
+    ///
+    /// Its logged offset (the changelog covers everything before it), else where its assignment started it, else the
+    /// first offset read from it since: each says nothing the group does not know. A partition read from where the reset
+    /// policy pointed has nothing logged until its first complete checkpoint, and the checkpoints before that are
+    /// checked too.
+    func confirmableOffsets(assigned: Set<TopicPartition>) -> [TopicPartition: Int64] {
+        offsets(of: assigned, preferring: logged)
+    }
+
     /// Where each of the `assigned` partitions reads again from after a rewind: its stored offset, which the devices
     /// put back from the store reflect; else (nothing stored for it yet: the store reflects none of its messages) where
     /// the assignment started it; else the first offset read from it since.
@@ -186,10 +196,19 @@ final class OffsetLedger {
     /// Not "where the consumer is now": the batches the consumer gave since may never have reached the ledger (the
     /// loop drops a poll's batch when a refusal or a loss ends the poll), and the position moved past them.
     func rewindTargets(assigned: Set<TopicPartition>) -> [TopicPartition: Int64] {
+        offsets(of: assigned, preferring: stored)
+    }
+
+    /// Each of `assigned`'s offset in `first`, else where its assignment started it, else the first offset read from it
+    /// since; a partition with none of them is left out.
+    private func offsets(
+        of assigned: Set<TopicPartition>,
+        preferring first: [TopicPartition: Int64]
+    ) -> [TopicPartition: Int64] {
         let read = read
         var offsets: [TopicPartition: Int64] = [:]
         for partition in assigned {
-            if let offset = stored[partition] ?? started[partition] ?? read[partition] { offsets[partition] = offset }
+            if let offset = first[partition] ?? started[partition] ?? read[partition] { offsets[partition] = offset }
         }
         return offsets
     }
