@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// `geoworker geocode --address` against a real Nominatim (Monaco's extract, `scripts/nominatim.sh`).
-@Suite("geoworker geocode --address", .serialized, .timeLimit(.minutes(5)))
+@Suite("geoworker geocode --address", .serialized, .timeLimit(.minutes(10)))
 struct GeocodeAddressTests {
     @Test(
         "a file of points: one address per line in order, malformed lines reported; a second run answers from the cache"

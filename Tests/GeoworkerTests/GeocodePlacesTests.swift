@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("geoworker geocode --places", .timeLimit(.minutes(5)))
+@Suite("geoworker geocode --places", .timeLimit(.minutes(10)))
 struct GeocodePlacesTests {
     @Test("--input: one JSON object per line with exactly the contract's members, in input order")
     func stream() async throws {
