@@ -287,6 +287,13 @@ public final class Consumer: Sendable {
     /// still needs committing.
     public var acknowledgedCommits: [TopicPartition: Int64] { state.acknowledgedCommits }
 
+    /// Ends a ``poll(maxMessages:timeout:)`` that waits for messages now (or the next one, if none waits), as if its
+    /// timeout had passed: another thread has something for the polling thread to act on.
+    public func wakePoll() {
+        guard !isClosed.value, let queue = handle.consumerQueue else { return }
+        rd_kafka_queue_yield(queue)
+    }
+
     /// The assigned partitions that have been read to their end, with nothing read from them since.
     public var partitionsAtEnd: Set<TopicPartition> { state.partitionsAtEnd }
 

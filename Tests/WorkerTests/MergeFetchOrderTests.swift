@@ -59,10 +59,23 @@ struct MergeFetchOrderTests {
         )
         var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
         var applied: [String] = []
+        // As the worker's loop does: a poll, release, the ends that held a side back confirmed, release again.
         func pollOnce() async throws {
-            for record in try await consumer.nextBatch(maxMessages: 1, timeout: .milliseconds(20)) {
+            let batch = try await consumer.nextBatch(maxMessages: 1, timeout: .milliseconds(20))
+            let reached = Set(batch.partitionsReachedEnd)
+            merge.polled(reachedEnd: consumer.endOffsets.filter { reached.contains($0.key) })
+            for record in batch {
                 merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
             }
+            release()
+            let unconfirmed = merge.takeUnconfirmedEnds()
+            guard !unconfirmed.isEmpty else { return }
+            let asked = merge.poll
+            let brokerEnds = try await consumer.offsets(.end, of: Array(unconfirmed))
+            merge.confirmEnds(brokerEnds, askedAfterPoll: asked, readTo: consumer.endOffsets)
+            release()
+        }
+        func release() {
             merge.release(
                 atEnd: consumer.endOffsets,
                 highWatermark: consumer.cachedHighWatermark(of:),

@@ -14,17 +14,24 @@ struct PartitionPairMergeTests {
         positionsHighWatermark: Int64? = nil,
         commandsHighWatermark: Int64? = nil,
         commandsEnd: Int64? = nil,
+        commandsEndCoversPoll: Int = .max,
         after elapsed: Duration = .zero,
         timestamps: UnsafeMutablePointer<[Int64]>? = nil,
         breaches: UnsafeMutablePointer<[PartitionPairMerge<String>.OrderBreach?]>? = nil
     ) -> [String] {
         var out: [String] = []
         while let (record, _, timestamp) = merge.next(
-            // At its end, unless told where that end was, past any watermark: no fetch has shown it holding more.
-            positionsSide: .init(end: positionsAtEnd ? .max : nil, highWatermark: positionsHighWatermark),
+            // At its end, unless told where that end was, past any watermark: no fetch has shown it holding more. An end
+            // covers every poll's records unless told otherwise.
+            positionsSide: .init(
+                end: positionsAtEnd ? .max : nil,
+                highWatermark: positionsHighWatermark,
+                endCoversPoll: .max
+            ),
             commandsSide: .init(
                 end: commandsEnd ?? (commandsAtEnd ? .max : nil),
-                highWatermark: commandsHighWatermark
+                highWatermark: commandsHighWatermark,
+                endCoversPoll: commandsEndCoversPoll
             ),
             now: start + elapsed,
             maximumWait: .milliseconds(200),
@@ -175,6 +182,47 @@ struct PartitionPairMergeTests {
         #expect(
             drain(&merge, positionsAtEnd: true, commandsHighWatermark: 2, commandsEnd: 2) == ["c2", "p2"],
             "the command first, as its timestamp says"
+        )
+    }
+
+    @Test(
+        "an end known before the other side's record was polled does not cover it: the record waits for the end to be confirmed"
+    )
+    func endNotCoveringLaterPoll() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("c1", offset: 0, timestamp: 5, side: .commands, poll: 1)
+        merge.append("p1", offset: 0, timestamp: 10, side: .positions, poll: 1)
+        #expect(drain(&merge, positionsAtEnd: true, commandsHighWatermark: 1, commandsEnd: 1) == ["c1", "p1"])
+        // The commands' end-of-partition event came in poll 2 (it covers poll 1). Poll 3 brings a position from a
+        // later fetch whose commands part, with a command produced before the position, librdkafka has not parsed
+        // yet: the watermark it shows is still the old end.
+        merge.append("p2", offset: 1, timestamp: 30, side: .positions, poll: 3)
+        #expect(
+            drain(&merge, positionsAtEnd: true, commandsHighWatermark: 1, commandsEnd: 1, commandsEndCoversPoll: 2)
+                == [],
+            "not ahead of a command the end may not cover"
+        )
+        #expect(merge.unconfirmedEnd == .commands, "the caller is asked to confirm the commands' end")
+        // The command arrives in poll 4 with the end-of-partition event at 2 (covering poll 3): it goes first, as its
+        // timestamp says.
+        merge.append("c2", offset: 1, timestamp: 20, side: .commands, poll: 4)
+        #expect(
+            drain(&merge, positionsAtEnd: true, commandsHighWatermark: 2, commandsEnd: 2, commandsEndCoversPoll: 3)
+                == ["c2", "p2"]
+        )
+        // Confirmed by the broker after poll 5 (the end is where it was): a position of poll 5 goes on at once.
+        merge.append("p3", offset: 2, timestamp: 40, side: .positions, poll: 5)
+        #expect(
+            drain(&merge, positionsAtEnd: true, commandsHighWatermark: 2, commandsEnd: 2, commandsEndCoversPoll: 5)
+                == ["p3"]
+        )
+        #expect(merge.unconfirmedEnd == nil)
+        // Never confirmed (the broker does not answer): the end counts as caught up, and the wait is mergeWait's.
+        merge.append("p4", offset: 3, timestamp: 50, side: .positions, poll: 6)
+        #expect(drain(&merge, positionsAtEnd: true, commandsEnd: 2, commandsEndCoversPoll: 5) == [])
+        #expect(
+            drain(&merge, positionsAtEnd: true, commandsEnd: 2, commandsEndCoversPoll: 5, after: .milliseconds(200))
+                == ["p4"]
         )
     }
 

@@ -298,19 +298,20 @@ struct WorkerInProcessTests {
         let clock = ManualClock()
         let worker = try worker(on: cluster, clock: clock, checkpointInterval: .zero, maxBatch: 1, metrics: metrics)
         let outcome = start(worker)
-        // The first positions of both partitions applied: each commands partition has been read to its end, so from
-        // here the merge holds no position back, however slowly the machine runs, and each poll's message is a round.
         #expect(eventually { worker.counters.positions == warmUp })
         // Idle turns, each a checkpoint that finishes and notes the rounds in flight: the warm-up's are all timed.
         #expect(loopTurns(20, on: clock))
         let timer = try metrics.expectTimer(MetricName.batchDuration)
         let timedBefore = timer.values.count
+        let roundsBefore = worker.parts.applyThreads.roundsWithMessages
         try produce(positions(devices: devices, from: warmUp), on: cluster)
         #expect(eventually { worker.counters.positions == warmUp + devices })
         try stop(worker, outcome)
         let timed = timer.values.count - timedBefore
-        #expect(timed >= devices - 10, "\(timed) rounds timed for \(devices) positions read one per poll")
-        #expect(timed <= devices, "no round timed twice")
+        let rounds = worker.parts.applyThreads.roundsWithMessages - roundsBefore
+        // Positions polled while the commands' ends are being confirmed go out together: fewer rounds than polls.
+        #expect(rounds >= 1 && rounds <= devices, "\(rounds) rounds for \(devices) positions read one per poll")
+        #expect(timed == rounds, "each of the \(rounds) rounds timed once: \(timed)")
     }
 
     @Test("the counters, read while the worker applies, never show a position without the events it gave")

@@ -98,13 +98,28 @@ final class KafkaClients {
         )
     }
 
-    /// The changelog restore consumer's settings: the worker's brokers and consumer properties (SASL/SSL),
-    /// a group id of its own that it never joins nor commits to (it reads partitions it names).
+    /// The changelog restore consumer's settings (``standaloneConsumerConfiguration(_:groupSuffix:clientID:)``).
     static func restoreConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
+        standaloneConsumerConfiguration(configuration, groupSuffix: "-changelog-restore", clientID: "geoworker-restore")
+    }
+
+    /// The settings of the consumer that asks where input partitions end (``EndQuestions``).
+    static func endsConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
+        standaloneConsumerConfiguration(configuration, groupSuffix: "-ends", clientID: "geoworker-ends")
+    }
+
+    /// A consumer of the worker's own besides the group's: the worker's brokers and consumer properties (SASL/SSL, the
+    /// isolation level), a group id of its own that it never joins nor commits to (it reads partitions it names, or
+    /// only asks).
+    private static func standaloneConsumerConfiguration(
+        _ configuration: WorkerConfiguration,
+        groupSuffix: String,
+        clientID: String
+    ) -> ConsumerConfiguration {
         ConsumerConfiguration(
             bootstrapServers: configuration.brokers,
-            groupId: configuration.groupId + "-changelog-restore",
-            clientID: "geoworker-restore",
+            groupId: configuration.groupId + groupSuffix,
+            clientID: clientID,
             properties: consumerProperties(configuration)
         )
     }

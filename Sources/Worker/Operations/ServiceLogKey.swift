@@ -25,6 +25,7 @@ public enum ServiceLogKey {
     public static let device: Logger.Metadata.Key = "device"
     public static let appliedOffsets: Logger.Metadata.Key = "applied_offsets"
     public static let storedOffsets: Logger.Metadata.Key = "stored_offsets"
+    public static let startOffsets: Logger.Metadata.Key = "start_offsets"
     public static let file: Logger.Metadata.Key = "file"
     public static let movedTo: Logger.Metadata.Key = "moved_to"
     public static let elapsed: Logger.Metadata.Key = "elapsed"

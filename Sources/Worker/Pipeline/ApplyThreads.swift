@@ -54,6 +54,8 @@ final class ApplyThreads: @unchecked Sendable {
     /// Handed over and not yet counted as applied, in order.
     private var rounds: [Round] = []
     private var nextRound = 0
+    /// How many rounds started with messages for some shard: the rounds that get a duration.
+    private var startedWithMessages = 0
     /// Each shard's parts of rounds, handed over and not yet taken by its thread, in order.
     private var inboxes: [[(round: Int, messages: [DeviceShard.Message])]]
     /// Processed messages, for the loop to let go.
@@ -97,6 +99,7 @@ final class ApplyThreads: @unchecked Sendable {
         let number = nextRound
         nextRound += 1
         rounds.append(Round(number: number, polledAt: polledAt, shardsLeft: busy.count))
+        if !busy.isEmpty { startedWithMessages += 1 }
         for index in busy { inboxes[index].append((number, parts[index])) }
         // A round with no messages (its offsets still count, in order) is applied at once.
         collectAppliedRounds()
@@ -122,6 +125,13 @@ final class ApplyThreads: @unchecked Sendable {
         swap(&release, &processed)
         condition.unlock()
         release.removeAll()
+    }
+
+    /// How many rounds started with messages for some shard since the threads began: each gets a duration.
+    var roundsWithMessages: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return startedWithMessages
     }
 
     /// Whether every shard has processed everything it was handed: ``finish()`` would not wait.

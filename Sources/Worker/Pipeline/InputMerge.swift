@@ -37,6 +37,11 @@ struct InputMerge<Record: MergeableRecord> {
     private var pairs: [PartitionPairMerge<Record>] = []
     /// The next offset after the records released since ``takeReleasedOffsets()``, per partition.
     private var released: [TopicPartition: Int64] = [:]
+    /// Which polls' records each partition's end covers.
+    private var ends = EndConfirmations()
+    /// The partitions whose end held the other side back since ``takeUnconfirmedEnds()``, not known to cover its records
+    /// (``PartitionPairMerge/Side/endCoversPoll``).
+    private var unconfirmedEnds: Set<TopicPartition> = []
     /// Records released out of order since ``takeOrderBreaches()``.
     private var breaches = BreachSample<OrderBreach>()
 
@@ -87,21 +92,40 @@ struct InputMerge<Record: MergeableRecord> {
     /// Nothing buffered waits to be released.
     var isEmpty: Bool { pairs.allSatisfy(\.isEmpty) }
 
-    /// Buffers a record in its pair's merge.
+    /// The number of the loop's current poll (``polled(reachedEnd:)``).
+    var poll: Int { ends.poll }
+
+    /// A new poll begins: the records appended from now on are its.
+    ///
+    /// `reachedEnd` are the partitions whose end-of-partition events it brought, each with the end it reported.
+    mutating func polled(reachedEnd: [TopicPartition: Int64]) {
+        ends.polled(reachedEnd: reachedEnd)
+    }
+
+    /// Takes the brokers' answer about partitions' ends (``EndQuestions``), asked after poll `asked`.
+    mutating func confirmEnds(
+        _ brokerEnds: [TopicPartition: Int64],
+        askedAfterPoll asked: Int,
+        readTo atEnd: [TopicPartition: Int64]
+    ) {
+        ends.confirm(brokerEnds, askedAfterPoll: asked, readTo: atEnd)
+    }
+
+    /// Buffers a record of the current poll in its pair's merge.
     mutating func append(_ record: consuming Record, kind: InputKind) {
         let pair = Int(record.partition)
         if pair >= pairs.count { pairs += Array(repeating: PartitionPairMerge(), count: pair + 1 - pairs.count) }
         let timestamp = record.timestampMilliseconds ?? 0
         let offset = record.offset
-        pairs[pair].append(consume record, offset: offset, timestamp: timestamp, side: kind)
+        pairs[pair].append(consume record, offset: offset, timestamp: timestamp, side: kind, poll: ends.poll)
     }
 
     /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, and `sink`
     /// to put it in; notes the next offsets.
     ///
     /// `atEnd` names the partitions read to their end, each with the offset its end-of-partition event reported;
-    /// `highWatermark` answers a partition's high watermark as
-    /// the consumer last saw it (nil when unknown).
+    /// `highWatermark` answers a partition's high watermark as the consumer last saw it (nil when unknown). Which
+    /// polls' records an end covers, the merge knows (``EndConfirmations``).
     ///
     /// The sink is passed in rather than captured: the loop's shards, captured by the closure, were a property
     /// of the worker reached through its exclusivity check, and the shard a retain and a release, at every
@@ -122,12 +146,14 @@ struct InputMerge<Record: MergeableRecord> {
             let (positionsPartition, commandsPartition) = (
                 TopicPartition(topics.positions, number), TopicPartition(topics.commands, number)
             )
-            let positionsSide = PartitionPairMerge<Record>.Side(
-                end: atEnd[positionsPartition],
+            let positionsSide: PartitionPairMerge<Record>.Side = ends.side(
+                of: positionsPartition,
+                readTo: atEnd[positionsPartition],
                 highWatermark: highWatermark(positionsPartition)
             )
-            let commandsSide = PartitionPairMerge<Record>.Side(
-                end: atEnd[commandsPartition],
+            let commandsSide: PartitionPairMerge<Record>.Side = ends.side(
+                of: commandsPartition,
+                readTo: atEnd[commandsPartition],
                 highWatermark: highWatermark(commandsPartition)
             )
             while let (record, kind, timestamp) = pairs[pair].next(
@@ -148,9 +174,11 @@ struct InputMerge<Record: MergeableRecord> {
                 case .commands: nextOffsets.commands = origin.offset + 1
                 }
                 if let breach = pairs[pair].lastBreach { noteBreach(breach, record: record, kind: kind, pair: number) }
+                if pairs[pair].unconfirmedEnd != nil { noteUnconfirmedEnd(of: pair) }
                 // Handed over, not copied: a copy is a retain and a release of what the record holds (its batch).
                 body(&sink, consume record, kind, origin)
             }
+            noteUnconfirmedEnd(of: pair)
             if let next = nextOffsets.positions { released[TopicPartition(topics.positions, number)] = next }
             if let next = nextOffsets.commands { released[TopicPartition(topics.commands, number)] = next }
         }
@@ -165,6 +193,20 @@ struct InputMerge<Record: MergeableRecord> {
         let topic = kind == .positions ? topics.positions : topics.commands
         let device = record.keyText
         breaches.note { OrderBreach(partition: TopicPartition(topic, pair), breach: breach, device: device) }
+    }
+
+    /// Notes the partition whose end the pair's last call of `next` found not covering the other side's record.
+    private mutating func noteUnconfirmedEnd(of pair: Int) {
+        guard let side = pairs[pair].unconfirmedEnd else { return }
+        unconfirmedEnds.insert(TopicPartition(side == .positions ? topics.positions : topics.commands, Int32(pair)))
+    }
+
+    /// The partitions whose end held the other side back, not known to cover its records, since the last call.
+    ///
+    /// The loop asks the brokers for their ends (``EndQuestions``). Forgets them.
+    mutating func takeUnconfirmedEnds() -> Set<TopicPartition> {
+        defer { unconfirmedEnds = [] }
+        return unconfirmedEnds
     }
 
     /// The next offset of every partition with records released since the last call (the ``OffsetLedger``'s

@@ -8,7 +8,9 @@ import GeoCore
 /// order between them until their timestamps give one. The merge hands out the earliest buffered record of
 /// the pair (a command first on equal times, so a pin tracked at the moment of a fix applies to it). When one
 /// side has nothing buffered, what happens depends on what is known of its partition (``Side``):
-/// - read to its end: it has nothing earlier to give, and the other side goes on at once;
+/// - read to its end: it has nothing earlier to give, and the other side goes on at once, provided the end is known to
+///   cover the other side's record (``Side/endCoversPoll``): else the end is as good as "caught up" below, and the
+///   caller is asked to confirm it (``unconfirmedEnd``);
 /// - **lagging**: it holds more than was read (its high watermark, as librdkafka last saw it, is beyond the next
 ///   offset), or it has given nothing since the pair was assigned: it is waited for, up to `laggingSideWait`, so
 ///   that the events do not depend on which partition's fetch came first; a wait that reaches the bound is
@@ -25,6 +27,14 @@ struct PartitionPairMerge<Record> {
         var atEnd: Bool { end != nil }
         /// The partition's high watermark as librdkafka last saw it (nil: not known).
         var highWatermark: Int64? = nil
+        /// The last poll whose records of the other side this end is known to cover (nil: none).
+        ///
+        /// librdkafka stores each partition's watermark as it parses that partition's part of a fetch response, and
+        /// hands out a partition's records as soon as they are parsed: a record of the other side may reach the loop
+        /// while this side's part of the same response, with records produced before it, is still unparsed, its
+        /// watermark still the old end. So an end covers only records polled before something that came after it: an
+        /// end-of-partition event polled later, or the broker asked for the partition's end after their poll.
+        var endCoversPoll: Int? = nil
     }
 
     private var positions = RecordQueue()
@@ -41,6 +51,10 @@ struct PartitionPairMerge<Record> {
     /// What each side released while the other was read to its end, for the order check (``OrderBreach``).
     private var positionsAhead: SideAhead?
     private var commandsAhead: SideAhead?
+    /// The side whose end held the other side's next record back, not known to cover it (``Side/endCoversPoll``).
+    ///
+    /// The caller confirms the end with the brokers. Set by every call of `next`.
+    private(set) var unconfirmedEnd: InputKind?
     /// The breach the record just released made, if any.
     ///
     /// Set by every call of `next`: the record came after a record of the other side stamped later, though it was
@@ -70,17 +84,18 @@ struct PartitionPairMerge<Record> {
 
     var isEmpty: Bool { positions.isEmpty && commands.isEmpty }
 
-    mutating func append(_ record: Record, offset: Int64, timestamp: Int64, side: InputKind) {
+    /// Buffers a record of `side`, polled in the caller's poll number `poll`.
+    mutating func append(_ record: Record, offset: Int64, timestamp: Int64, side: InputKind, poll: Int = 0) {
         // A side that was empty has something again: no more waiting for it; the wait starts afresh the next
         // time a side runs dry.
         switch side {
         case .positions:
             if positions.isEmpty { waitingSince = nil }
-            positions.append((record, offset, timestamp))
+            positions.append((record, offset, timestamp, poll))
             positionsNext = offset + 1
         case .commands:
             if commands.isEmpty { waitingSince = nil }
-            commands.append((record, offset, timestamp))
+            commands.append((record, offset, timestamp, poll))
             commandsNext = offset + 1
         }
         if givenUpOn == side { givenUpOn = nil }
@@ -104,6 +119,7 @@ struct PartitionPairMerge<Record> {
         laggingSideWait: Duration
     ) -> (record: Record, side: InputKind, timestamp: Int64)? {
         lastBreach = nil
+        unconfirmedEnd = nil
         // By timestamps alone: looking at a record copies it, a retain and a release of what it holds.
         switch (positions.firstTimestamp, commands.firstTimestamp) {
         case (nil, nil):
@@ -117,7 +133,7 @@ struct PartitionPairMerge<Record> {
             return (positions.removeFirst(), .positions, position)
         case (let position?, nil):
             let lagging = Self.isLagging(commandsSide, next: commandsNext)
-            let readToEnd = Self.isReadToEnd(commandsSide)
+            let readToEnd = isReadToEnd(commandsSide, .commands, covering: positions.firstPoll!)
             guard readToEnd || waited(for: .commands, lagging: lagging, now, maximumWait, laggingSideWait)
             else { return nil }
             check(.positions, offset: positions.firstOffset!, timestamp: position)
@@ -125,7 +141,7 @@ struct PartitionPairMerge<Record> {
             return (positions.removeFirst(), .positions, position)
         case (nil, let command?):
             let lagging = Self.isLagging(positionsSide, next: positionsNext)
-            let readToEnd = Self.isReadToEnd(positionsSide)
+            let readToEnd = isReadToEnd(positionsSide, .positions, covering: commands.firstPoll!)
             guard readToEnd || waited(for: .positions, lagging: lagging, now, maximumWait, laggingSideWait)
             else { return nil }
             check(.commands, offset: commands.firstOffset!, timestamp: command)
@@ -167,9 +183,17 @@ struct PartitionPairMerge<Record> {
     /// its event reported holds more, and is waited for like any lagging side. Believing the old event instead let
     /// the other side's later records overtake them: a command applied after positions stamped later. (The event's
     /// own offset, not the side's last record: transaction markers and compaction leave the end past the last record.)
-    private static func isReadToEnd(_ side: Side) -> Bool {
-        guard let end = side.end else { return false }
-        return side.highWatermark.map { $0 <= end } ?? true
+    ///
+    /// And the end must cover the other side's record: polled after it, the record may come from a later fetch whose part
+    /// for this side is not parsed yet (``Side/endCoversPoll``). An end that does not is noted (``unconfirmedEnd``) and
+    /// waited for like a side caught up as far as anyone knows.
+    private mutating func isReadToEnd(_ side: Side, _ kind: InputKind, covering poll: Int) -> Bool {
+        guard let end = side.end, side.highWatermark.map({ $0 <= end }) ?? true else { return false }
+        guard let covered = side.endCoversPoll, covered >= poll else {
+            unconfirmedEnd = kind
+            return false
+        }
+        return true
     }
 
     /// Whether an empty side is known to hold more than it gave: nothing given since the assignment, or a high
@@ -216,15 +240,18 @@ struct PartitionPairMerge<Record> {
     /// A record leaves by moving out of its slot (which then holds nil), not by a copy that the slot would release
     /// later.
     private struct RecordQueue {
-        private var storage: [(record: Record?, offset: Int64, timestamp: Int64)] = []
+        private var storage: [(record: Record?, offset: Int64, timestamp: Int64, poll: Int)] = []
         private var head = 0
 
         var isEmpty: Bool { head == storage.count }
         var firstTimestamp: Int64? { isEmpty ? nil : storage[head].timestamp }
 
         var firstOffset: Int64? { isEmpty ? nil : storage[head].offset }
+        var firstPoll: Int? { isEmpty ? nil : storage[head].poll }
 
-        mutating func append(_ element: (record: Record, offset: Int64, timestamp: Int64)) { storage.append(element) }
+        mutating func append(_ element: (record: Record, offset: Int64, timestamp: Int64, poll: Int)) {
+            storage.append(element)
+        }
 
         mutating func removeFirst() -> Record {
             let record = storage[head].record.take()!

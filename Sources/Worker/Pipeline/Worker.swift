@@ -35,6 +35,8 @@ public final class Worker: @unchecked Sendable {
     public let queries = DeviceQueries()
     let parts: WorkerAssembly
     var merge: InputMerge<ConsumerRecord>
+    /// Asks the brokers where partitions end when the merge needs it.
+    let endQuestions: EndQuestions
     var metrics: WorkerMetrics
     /// When checkpoints are taken and what their answers mean.
     var checkpoints: CheckpointCycle
@@ -66,6 +68,10 @@ public final class Worker: @unchecked Sendable {
         self.feed = feed ?? EventFeed(metricsFactory: metricsFactory)
         metrics = WorkerMetrics(factory: metricsFactory)
         merge = InputMerge(topics: configuration.topics, mergeWait: configuration.mergeWait)
+        endQuestions = EndQuestions(
+            configuration: KafkaClients.endsConsumerConfiguration(configuration),
+            logger: logger
+        )
         parts = try WorkerAssembly(
             configuration,
             health: health,
@@ -168,17 +174,14 @@ public final class Worker: @unchecked Sendable {
         let polledAt = clock.now
         if firstMessage == nil && !batch.isEmpty { firstMessage = polledAt }
         let ledger = parts.ledger
+        let reached = Set(batch.partitionsReachedEnd)
+        merge.polled(reachedEnd: reached.isEmpty ? [:] : consumer.endOffsets.filter { reached.contains($0.key) })
         for record in batch {
             let kind = inputKind(of: record)
             ledger.noteRead(partition: record.partition, kind: kind, offset: record.offset)
             merge.append(record, kind: kind)
         }
-        merge.release(
-            atEnd: consumer.endOffsets,
-            highWatermark: consumer.cachedHighWatermark(of:),
-            now: polledAt,
-            into: &parts.devices.shards
-        ) { $0.enqueue($1, kind: $2, origin: $3) }
+        releaseMerged(consumer, now: polledAt)
         if metrics.recordLaggingWaits(merge.laggingWaitsGivenUp) { logger.warning("\(merge.laggingWaitWarning)") }
         parts.invariants.report(.readOrder, parts.ledger.takeReadOrderBreaches())
         parts.invariants.report(.mergeOrder, merge.takeOrderBreaches())
@@ -203,6 +206,21 @@ public final class Worker: @unchecked Sendable {
         )
         ledger.noteReleased(merge.takeReleasedOffsets(), inRound: round)
         return next
+    }
+
+    /// Hands the shards what the merge releases, after taking the brokers' answer about partitions' ends if one came;
+    /// asks about the ends that held a side back without being known to cover its records (``EndConfirmations``).
+    private func releaseMerged(_ consumer: Consumer, now: ContinuousClock.Instant) {
+        if let answer = endQuestions.takeAnswer() {
+            merge.confirmEnds(answer.ends, askedAfterPoll: answer.askedAfterPoll, readTo: consumer.endOffsets)
+        }
+        merge.release(
+            atEnd: consumer.endOffsets,
+            highWatermark: consumer.cachedHighWatermark(of:),
+            now: now,
+            into: &parts.devices.shards
+        ) { $0.enqueue($1, kind: $2, origin: $3) }
+        endQuestions.ask(merge.takeUnconfirmedEnds(), afterPoll: merge.poll, waking: consumer)
     }
 
     /// A batch the loop does not apply (a refusal or a loss ended its poll: the loop rewinds, fails or stops) still moved

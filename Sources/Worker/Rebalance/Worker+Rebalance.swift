@@ -48,6 +48,7 @@ extension Worker {
                     ServiceLogKey.resuming: "\(assignment.resuming)",
                     ServiceLogKey.devices: "\(devices.holdings.devices)",
                     ServiceLogKey.restoredRecords: "\(assignment.restored.records.values.reduce(0, +))",
+                    ServiceLogKey.startOffsets: "\(Self.described(assignment.starts))",
                     ServiceLogKey.elapsed: "\(ContinuousClock.now - started)",
                 ]
             )
@@ -79,6 +80,11 @@ extension Worker {
             // The group may refuse the commit while it rebalances; the stored offsets are what counts.
             commitStored(of: partitions, consumer: connection.consumer, waitForAnswer: !areWaitsAbandoned())
         }
+        let stored = parts.ledger.stored.filter { partitions.contains($0.key) }
+        logger.info(
+            "revoked \(partitions.count) partitions",
+            metadata: [ServiceLogKey.storedOffsets: "\(Self.described(stored))"]
+        )
         for partition in partitions {
             parts.ledger.forgetAssignment(partition: partition.partition)
             // Their next owner, this worker again after an eager rebalance included, reads them again.
@@ -101,7 +107,7 @@ extension Worker {
             """,
             metadata: [
                 KafkaLogKey.partitions: "\(partitions.sorted())",
-                ServiceLogKey.storedOffsets: "\(stored.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value)" })",
+                ServiceLogKey.storedOffsets: "\(Self.described(stored))",
             ]
         )
         parts.lostAssignments.increment()
@@ -109,6 +115,11 @@ extension Worker {
             $0.assignmentLost(WorkerError(.fenced, "lost \(partitions.count) partitions"))
         }
         assert(action == .none, "a loss is acted on after the poll")
+    }
+
+    /// Partitions' offsets as a log line shows them, in partition order: `topic[2]@1042`.
+    static func described(_ offsets: [TopicPartition: Int64]) -> String {
+        offsets.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value)" }.joined(separator: ", ")
     }
 
     /// Reports a failure met in a hook to the lifecycle.
