@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The multi-instance tests, each run many times with a seed of its own: an instance killed and restarted on its old
-# state, one stopped past its session and resumed (three stop moments a run), a rolling restart, one joining, and the
-# exactly-once instance killed at five moments on noida-db. Each run picks its moments from its seed
-# (Tests/GeoworkerTests/HandoverTrial.swift) and prints them with its result; every run compares the events read back,
-# by id and content, with a single instance's, and fails on any invariant a member logged as broken. A failing run's log
-# is kept; GEOWORKER_TRIAL_SEED=<seed> with the same filter repeats it.
+# state, one stopped past its session and resumed (three stop moments a run), a rolling restart, one joining, the
+# exactly-once instance killed at five moments on noida-db, and an instance back with an old state after the other
+# changed pins (ServiceReturnTests, its order forced: killed, paused, paused through the end on the mock; SIGTERM on
+# noida-db). Each run picks its moments from its seed (Tests/GeoworkerTests/HandoverTrial.swift) and prints them with
+# its result; every run compares the events read back, by id and content, with a single instance's, and fails on any
+# invariant a member logged as broken. A failing run's log is kept; GEOWORKER_TRIAL_SEED=<seed> with the same filter
+# repeats it.
 #
 # usage: tools/handover-trials.sh [RUNS (10)] [OUTPUT_DIR (.build/handover-trials)] [TEST...]
-# About an hour and a quarter for ten runs of the five on two cores.
+# About ten minutes a run of the six on two cores (five and a half without ServiceReturnTests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
@@ -21,6 +23,7 @@ if [ ${#tests[@]} -eq 0 ]; then
         ServiceScaleOutTests/rollingRestart
         ServiceScaleOutTests/joinerGetsState
         ServiceExactlyOnceTests/killedAndRestarted
+        ServiceReturnTests
     )
 fi
 mkdir -p "$output"
