@@ -43,6 +43,9 @@ public final class DeliveryBatch: @unchecked Sendable {
     private let topics: Topics
     let slots: UnsafeMutablePointer<Slot>
 
+    /// The topic of the message at `index`.
+    func topic(at index: Int) -> String { topics[index] }
+
     private let condition = NSCondition()
     /// Why each message that was not delivered failed, by its index.
     private var errors: [Int: KafkaError] = [:]
@@ -205,6 +208,12 @@ func deliveryReportCallback(
     let slot = slotPointer.assumingMemoryBound(to: DeliveryBatch.Slot.self).pointee
     let err = message.pointee.err
     let delivered = err == RD_KAFKA_RESP_ERR_NO_ERROR
+    if delivered, let context = ClientContext.of(handle), context.transactionSpans != nil {
+        context.noteInTransaction(
+            TopicPartition(slot.batch.takeUnretainedValue().topic(at: slot.index), message.pointee.partition),
+            offset: message.pointee.offset
+        )
+    }
     slot.batch.takeUnretainedValue().complete(
         index: slot.index,
         partition: message.pointee.partition,

@@ -115,6 +115,8 @@ final class ClientContext: Sendable {
     let committed: (@Sendable (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
     /// How many times the client reported a connection to a broker lost, or every broker down.
     let connectionLosses = Atomic<Int>(0)
+    /// A transactional producer's: where the records of its open transaction landed (nil for other clients).
+    let transactionSpans: Mutex<[TopicPartition: OffsetSpan]>?
 
     init(
         logger: Logger,
@@ -122,11 +124,26 @@ final class ClientContext: Sendable {
             @Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) ->
                 Void
         )? = nil,
-        committed: (@Sendable (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)? = nil
+        committed: (@Sendable (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)? = nil,
+        tracksTransactions: Bool = false
     ) {
         self.logger = logger
+        transactionSpans = tracksTransactions ? Mutex([:]) : nil
         self.rebalance = rebalance
         self.committed = committed
+    }
+
+    /// A record of the open transaction landed at `offset` (a transactional producer's delivery report).
+    func noteInTransaction(_ partition: TopicPartition, offset: Int64) {
+        transactionSpans?.withLock { OffsetSpan.include(offset, in: &$0[partition]) }
+    }
+
+    /// Where the open transaction's records landed, forgotten as they are returned (a new transaction, an abort).
+    func takeTransactionSpans() -> [TopicPartition: OffsetSpan] {
+        transactionSpans?.withLock { spans in
+            defer { spans = [:] }
+            return spans
+        } ?? [:]
     }
 
     static func of(_ handle: OpaquePointer?) -> ClientContext? {

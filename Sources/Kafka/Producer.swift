@@ -31,7 +31,7 @@ public final class Producer: Sendable {
         self.handle = try KafkaHandle(
             kind: RD_KAFKA_PRODUCER,
             properties: configuration.librdkafkaProperties,
-            context: ClientContext(logger: logger),
+            context: ClientContext(logger: logger, tracksTransactions: configuration.transactionalId != nil),
             configure: { rd_kafka_conf_set_dr_msg_cb($0, deliveryReportCallback) }
         )
         self.pollThread = DedicatedThread(name: "kafka-producer-poll")

@@ -73,9 +73,12 @@ struct TransactionTests {
         try first.commitTransaction()
         try first.beginTransaction()
         // Delivered before the abort, so that the broker holds it and must hide it.
-        let aborted = first.send([ProducerRecord(topic: output, key: "k", value: "aborted")])
-        #expect(aborted.waitForRefusals().isEmpty)
-        try first.abortTransaction()
+        let aborted = first.send([ProducerRecord(topic: output, key: "k", value: "aborted")]).wait()
+        #expect(aborted.allSatisfy { $0.isDelivered })
+        // The abort says where what it aborted landed: a reader that does not honour aborts sees it there.
+        let landed = try first.abortTransaction()
+        let offset = try #require(aborted.first?.offset)
+        #expect(landed == [TopicPartition(output, 0): OffsetSpan(first: offset, next: offset + 1, count: 1)])
         try first.beginTransaction()
         let leftOpen = first.send([ProducerRecord(topic: output, key: "k", value: "left open")])
         #expect(leftOpen.waitForRefusals().isEmpty)
