@@ -153,7 +153,7 @@ final class KafkaClients {
         if isTransactional {
             do {
                 try Self.repeatingWhileRetriable("abort the transaction", logger: logger) { () throws(KafkaError) in
-                    try producer.abortTransaction(timeout: .seconds(10))
+                    logAborted(try producer.abortTransaction(timeout: .seconds(10)))
                 }
                 try producer.beginTransaction()
                 return
@@ -248,6 +248,19 @@ final class KafkaClients {
         }
     }
 
+    /// Says where an aborted transaction's records landed: a `read_committed` reader never sees them, one that does not
+    /// honour aborts (or any reader on a broker that writes no transaction markers) sees them beside what is applied
+    /// again.
+    private func logAborted(_ spans: [TopicPartition: OffsetSpan]) {
+        let records = spans.values.reduce(0) { $0 + $1.count }
+        guard records > 0 else { return }
+        let landed = spans.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value.first)..<\($0.value.next)" }
+        logger.notice(
+            "aborted the open transaction: \(records) records delivered in it are not committed",
+            metadata: [ServiceLogKey.abortedOffsets: "\(landed.joined(separator: ", "))"]
+        )
+    }
+
     /// Closes the producers, purging anything they could not deliver, so that no checkpoint waits for ever.
     ///
     /// Close the group's consumer first: its last revocation checkpoints what was applied, and the producers must still
@@ -262,7 +275,7 @@ final class KafkaClients {
     func close(deliveryWait: Duration = .seconds(10)) {
         if isTransactional {
             do {
-                try producer.abortTransaction(timeout: max(deliveryWait, .seconds(1)))
+                logAborted(try producer.abortTransaction(timeout: max(deliveryWait, .seconds(1))))
             } catch {
                 logger.warning(
                     "cannot abort the open transaction; the next start of this instance aborts it",

@@ -18,6 +18,10 @@ public enum ServiceLogKey {
     public static let records: Logger.Metadata.Key = "records"
     public static let remaining: Logger.Metadata.Key = "remaining"
     public static let restoredRecords: Logger.Metadata.Key = "restored_records"
+    /// Stored device states a restore replaced with the changelog's newer ones.
+    public static let replaced: Logger.Metadata.Key = "replaced"
+    /// Stored device states a restore kept over an older record.
+    public static let kept: Logger.Metadata.Key = "kept"
     public static let resuming: Logger.Metadata.Key = "resuming"
     public static let lost: Logger.Metadata.Key = "lost"
     public static let invariant: Logger.Metadata.Key = "invariant"
@@ -26,6 +30,8 @@ public enum ServiceLogKey {
     public static let appliedOffsets: Logger.Metadata.Key = "applied_offsets"
     public static let storedOffsets: Logger.Metadata.Key = "stored_offsets"
     public static let startOffsets: Logger.Metadata.Key = "start_offsets"
+    /// Where an aborted transaction's records landed: `topic[partition]@first..<next`, comma-separated.
+    public static let abortedOffsets: Logger.Metadata.Key = "aborted_offsets"
     public static let file: Logger.Metadata.Key = "file"
     public static let movedTo: Logger.Metadata.Key = "moved_to"
     public static let elapsed: Logger.Metadata.Key = "elapsed"
