@@ -42,9 +42,12 @@ struct ServiceFailoverTests {
         #expect(ServiceScaleOutTests.restoredRecords(in: survivor.errors) > 0, "\(survivor.errors.suffix(2000))")
     }
 
-    @Test("one of two instances killed mid-stream and restarted on its old state while pins change")
-    func killedAndRestarted() async throws {
-        var trial = HandoverTrial("killed and restarted", fixed: 1)
+    @Test(
+        "one of two instances killed mid-stream and restarted on its old state while pins change",
+        arguments: TrialSeed.pair(1)
+    )
+    func killedAndRestarted(_ seed: TrialSeed) async throws {
+        var trial = HandoverTrial("killed and restarted", seed: seed)
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 300, positionsPerDevice: 120, topics: bed.topics)
         let thirds = ServiceScaleOutTests.thirds(traffic.positions())

@@ -156,9 +156,9 @@ struct ServiceScaleOutTests {
         return parts
     }
 
-    @Test("an instance that joins mid-stream gets partitions with their devices")
-    func joinerGetsState() async throws {
-        var trial = HandoverTrial("joiner", fixed: 3)
+    @Test("an instance that joins mid-stream gets partitions with their devices", arguments: TrialSeed.pair(3))
+    func joinerGetsState(_ seed: TrialSeed) async throws {
+        var trial = HandoverTrial("joiner", seed: seed)
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 300, positionsPerDevice: 100, topics: bed.topics)
         let positions = traffic.positions()
@@ -234,9 +234,12 @@ struct ServiceScaleOutTests {
         Self.expectSameEvents(try await bed.events(), as: reference)
     }
 
-    @Test("a rolling restart of three instances, one at a time, while input keeps coming and pins change")
-    func rollingRestart() async throws {
-        var trial = HandoverTrial("rolling restart", fixed: 4)
+    @Test(
+        "a rolling restart of three instances, one at a time, while input keeps coming and pins change",
+        arguments: TrialSeed.pair(4)
+    )
+    func rollingRestart(_ seed: TrialSeed) async throws {
+        var trial = HandoverTrial("rolling restart", seed: seed)
         let bed = try ServiceTestBed(partitions: 6)
         let traffic = BorderTraffic(devices: 240, positionsPerDevice: 120, topics: bed.topics)
         let waves = 4
