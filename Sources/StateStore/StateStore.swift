@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 public import GeoCore
 public import PartitionOffsets
+import Synchronization
 
 /// Device state and input progress on disk, in SQLite: the worker's source of truth across restarts.
 ///
@@ -21,6 +22,9 @@ public final class StateStore: Sendable {
     private let database: DatabasePool
     /// The directory the store is in.
     private let directory: String
+    /// What the restore under way did to the states the store held (counted by SQLite's calls of
+    /// `geoworker_restore_keeps_stored`).
+    private let restoreTally = RestoreTally()
 
     /// How many pages (4 KiB each) the write-ahead log takes before the commit that passes them copies it into the
     /// database file: 64 MiB, where SQLite's default is 4 MiB.
@@ -39,8 +43,9 @@ public final class StateStore: Sendable {
         self.directory = directory
         var configuration = Configuration()
         configuration.label = "geoworker.state"
+        let keepsStored = Self.restoreKeepsStored(counting: restoreTally)
         configuration.prepareDatabase { db in
-            db.add(function: Self.statePrecedes)
+            db.add(function: keepsStored)
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.logCheckpointPages)")
         }
@@ -164,12 +169,16 @@ public final class StateStore: Sendable {
     ///   - changelogOffsets: for each changelog partition read, the next offset.
     ///   - removed: ids of devices to forget (a changelog tombstone).
     /// - Throws: ``StateStoreError`` `write`; nothing of it is written then.
+    /// - Returns: what it did to the states the store already held (older ones replaced, newer ones kept).
+    @discardableResult
     public func restore(
         devices: some Sequence<EncodedDevice>,
         changelogOffsets: [Int32: Int64],
         removing removed: [String] = []
-    ) throws(StateStoreError) {
+    ) throws(StateStoreError) -> RestoreOutcome {
+        restoreTally.outcome.withLock { $0 = RestoreOutcome() }
         try write(devices: devices, offsets: [:], removing: removed, keepingNewer: true) { .reached(changelogOffsets) }
+        return restoreTally.outcome.withLock { $0 }
     }
 
     /// Writes changed devices and input progress in one transaction once `confirm` says the devices' changelog
@@ -274,19 +283,27 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// `geoworker_state_precedes(incoming, stored)`: whether the state `incoming` encodes is older than `stored`'s (its
-    /// applied offsets precede the other's), read from the encodings' heads; a restore's upsert keeps the stored row
-    /// then.
+    /// `geoworker_restore_keeps_stored(incoming, stored)`: whether the state `incoming` encodes is older than
+    /// `stored`'s.
+    ///
+    /// Its applied offsets precede the other's, read from the encodings' heads; a restore's upsert keeps the stored row
+    /// then. Each call is counted in `tally`: a stored state older than the record (replaced), or newer (kept).
     ///
     /// Called by SQLite only for a device already stored. A head that does not decode is not older: the record the
     /// restore checked wins over a stored row that no longer decodes.
-    private static let statePrecedes = DatabaseFunction("geoworker_state_precedes", argumentCount: 2, pure: true) {
-        values in
-        guard let incoming = Data.fromDatabaseValue(values[0]), let stored = Data.fromDatabaseValue(values[1]),
-            let incomingOffsets = try? incoming.withUnsafeBytes({ try DeviceStateEncoding.appliedOffsets(in: $0) }),
-            let storedOffsets = try? stored.withUnsafeBytes({ try DeviceStateEncoding.appliedOffsets(in: $0) })
-        else { return false }
-        return incomingOffsets.precedes(storedOffsets)
+    private static func restoreKeepsStored(counting tally: RestoreTally) -> DatabaseFunction {
+        DatabaseFunction("geoworker_restore_keeps_stored", argumentCount: 2, pure: false) { values in
+            guard let incoming = Data.fromDatabaseValue(values[0]), let stored = Data.fromDatabaseValue(values[1]),
+                let incomingOffsets = try? incoming.withUnsafeBytes({ try DeviceStateEncoding.appliedOffsets(in: $0) }),
+                let storedOffsets = try? stored.withUnsafeBytes({ try DeviceStateEncoding.appliedOffsets(in: $0) })
+            else { return false }
+            if incomingOffsets.precedes(storedOffsets) {
+                tally.outcome.withLock { $0.keptNewer += 1 }
+                return true
+            }
+            if storedOffsets.precedes(incomingOffsets) { tally.outcome.withLock { $0.replaced += 1 } }
+            return false
+        }
     }
 
     /// The changelog offsets to store for `progress`: a restore's as they are; of a checkpoint's own records, the
@@ -326,7 +343,7 @@ public final class StateStore: Sendable {
     private static let upsertNewerDeviceSQL = """
         INSERT INTO device (device_id, partition, state) VALUES (?, ?, ?)
         ON CONFLICT (device_id) DO UPDATE SET partition = excluded.partition, state = excluded.state
-        WHERE NOT geoworker_state_precedes(excluded.state, device.state)
+        WHERE NOT geoworker_restore_keeps_stored(excluded.state, device.state)
         """
 
     private static let upsertOffsetSQL = """
@@ -344,4 +361,26 @@ public final class StateStore: Sendable {
 struct StoredDataError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// What a changelog restore did to the device states the store already held.
+public struct RestoreOutcome: Hashable, Sendable {
+    /// Stored states older than the record read (their applied offsets precede its): replaced by it.
+    ///
+    /// A store that was behind its own changelog (a crash before the store was written), or an instance back with a state from before
+    /// another instance applied the partition's input.
+    public var replaced = 0
+    /// Stored states newer than the record read (a record written late, by an instance that had lost the partition
+    /// without knowing): kept.
+    public var keptNewer = 0
+
+    public init(replaced: Int = 0, keptNewer: Int = 0) {
+        self.replaced = replaced
+        self.keptNewer = keptNewer
+    }
+}
+
+/// The counts of the restore under way, written by SQLite's calls of the restore's upsert function.
+private final class RestoreTally: Sendable {
+    let outcome = Mutex(RestoreOutcome())
 }

@@ -27,8 +27,16 @@ struct StaleWriterTests {
         let other = device("d2", positions: 10, commands: 1, country: "DE")
         let otherLater = device("d2", positions: 11, commands: 1, country: "NL")
 
-        try store.restore(devices: [EncodedDevice(newer), EncodedDevice(other)], changelogOffsets: [2: 5])
-        try store.restore(devices: [EncodedDevice(older), EncodedDevice(otherLater)], changelogOffsets: [2: 7])
+        let first = try store.restore(devices: [EncodedDevice(newer), EncodedDevice(other)], changelogOffsets: [2: 5])
+        #expect(first == RestoreOutcome(), "devices the store did not hold: nothing replaced, nothing kept")
+        let fresh = device("d3", positions: 1, commands: -1, country: "LU")
+        let second = try store.restore(
+            devices: [EncodedDevice(older), EncodedDevice(otherLater), EncodedDevice(fresh)],
+            changelogOffsets: [2: 7]
+        )
+        #expect(second == RestoreOutcome(replaced: 1, keptNewer: 1), "d2's older state replaced, d1's newer one kept")
+        let again = try store.restore(devices: [EncodedDevice(otherLater)], changelogOffsets: [2: 7])
+        #expect(again == RestoreOutcome(), "the state the store holds, read again: neither")
 
         let stored = Dictionary(uniqueKeysWithValues: try store.loadDevices().map { ($0.deviceId, $0) })
         #expect(stored["d1"] == newer, "the late, older record does not replace the newer state")

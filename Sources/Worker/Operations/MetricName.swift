@@ -39,6 +39,8 @@ public enum MetricName {
     public static let assignmentsLost = "geoworker_assignments_lost_total"
     /// Changelog records restored, by changelog `partition`.
     public static let changelogRestored = "geoworker_changelog_restored_records_total"
+    public static let changelogRestoreReplacedStates = "geoworker_changelog_restore_replaced_states_total"
+    public static let changelogRestoreKeptStates = "geoworker_changelog_restore_kept_states_total"
     /// Changelog records left to restore, by changelog `partition`.
     public static let changelogRestoreRemaining = "geoworker_changelog_restore_remaining_records"
     /// Events a live watcher of the event stream missed because it read too slowly.

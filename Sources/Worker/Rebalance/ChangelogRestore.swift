@@ -30,6 +30,8 @@ struct ChangelogRestore {
     struct Report: Hashable, Sendable {
         /// Records read and stored (tombstones included).
         var records: [Int32: Int] = [:]
+        /// What the records did to the states the store held: older ones replaced, newer ones kept.
+        var outcome = RestoreOutcome()
         var elapsed: Duration = .zero
     }
 
@@ -94,6 +96,7 @@ struct ChangelogRestore {
                 ]
             )
         }
+        reportStaleStates(report.outcome, partitions: report.records.keys.sorted())
         return report
     }
 
@@ -146,11 +149,13 @@ struct ChangelogRestore {
         func flush() throws(WorkerError) {
             guard !pendingOffsets.isEmpty else { return }
             do {
-                try store.restore(
+                let outcome = try store.restore(
                     devices: latest.values.compactMap { $0?.encoded },
                     changelogOffsets: pendingOffsets,
                     removing: latest.compactMap { $0.value == nil ? $0.key : nil }
                 )
+                report.outcome.replaced += outcome.replaced
+                report.outcome.keptNewer += outcome.keptNewer
             } catch {
                 throw WorkerError(.state, "cannot write restored devices", underlying: error)
             }
@@ -206,6 +211,26 @@ struct ChangelogRestore {
         }
         try flush()
         return report
+    }
+
+    /// Logs and counts the stored states the restore found older than the changelog's (replaced: this store was
+    /// behind, or this instance is back with states from before another applied the partitions' input), and those it
+    /// found newer than a record (kept: a record written late).
+    private func reportStaleStates(_ outcome: RestoreOutcome, partitions: [Int32]) {
+        Counter(label: MetricName.changelogRestoreReplacedStates, factory: metricsFactory)
+            .increment(by: outcome.replaced)
+        Counter(label: MetricName.changelogRestoreKeptStates, factory: metricsFactory).increment(by: outcome.keptNewer)
+        guard outcome.replaced > 0 || outcome.keptNewer > 0 else { return }
+        logger.notice(
+            """
+            the store held \(outcome.replaced) device states older than the changelog's, replaced by the newer \
+            records, and \(outcome.keptNewer) newer than a record read, kept
+            """,
+            metadata: [
+                ServiceLogKey.topic: "\(topic)", KafkaLogKey.partitions: "\(partitions)",
+                ServiceLogKey.replaced: "\(outcome.replaced)", ServiceLogKey.kept: "\(outcome.keptNewer)",
+            ]
+        )
     }
 
     /// Reports two records of one device of which neither reflects all the other does (``Invariant/restoreOrder``).
