@@ -52,19 +52,14 @@ struct ServiceReturnTests {
         let bed = try ServiceTestBed(on: try await TestBroker.start(absence == .stopped ? .noida : .mock))
         let traffic = BorderTraffic(devices: 300, positionsPerDevice: 120, topics: bed.topics)
         let thirds = ScaleOut.thirds(traffic.positions())
-        try await bed.produce(traffic.commands() + thirds[0])
-
         let (a, b) = (ScaleOut.member(bed, "a"), ScaleOut.member(bed, "b"))
         var first = try bed.start(as: a)
-        let other = try bed.start(as: b)
+        let other = try await Self.afterTheFirstPart(bed, traffic, thirds[0], first: first, other: b)
         defer {
             first.send(SIGCONT)
             first.send(SIGKILL)
             other.send(SIGKILL)
         }
-        try await Fencing.waitForSettledGroup([first, other], total: 2 * bed.partitions)
-        // The first part applied by both, each holding half of the partitions.
-        _ = try await ScaleOut.waitForAll(bed, try await bed.referenceEvents(named: "reference-1"))
 
         switch absence {
         case .killed:
@@ -99,14 +94,113 @@ struct ServiceReturnTests {
         try await Fencing.waitForSettledGroup([first, other], total: 2 * bed.partitions)
         if absence != .pausedThroughTheEnd { try await bed.produce(thirds[2]) }
 
+        try await Self.expectOneInstancesEvents(bed, returned: first, other: other)
+    }
+
+    /// The reporter's shape (issue 62), with the order left to the fetches rather than forced.
+    ///
+    /// Six partitions, the worker's own checkpoint interval, the second part produced a seeded moment after the first
+    /// instance is taken away (before or after the other takes its partitions), the third as soon as it is back. The other meets the pin changes live on its own partitions
+    /// and in a catch-up on the taken ones; the returning one meets the third part at once.
+    @Test(
+        "pin changes produced while an instance is taken away and the third part as it comes back: no event for an untracked pin",
+        arguments: [Absence.killed, .paused].flatMap { absence in
+            TrialSeed.pair(absence == .killed ? 62 : 63).map { (absence, $0) }
+        }
+    )
+    func backAfterPinChangesProducedAtOnce(_ absence: Absence, _ seed: TrialSeed) async throws {
+        var trial = HandoverTrial("back after pin changes produced at once, \(absence)", seed: seed)
+        let awayFor = trial.duration(
+            "second part after the absence began",
+            .zero...(.milliseconds(9_000)),
+            usual: .zero
+        )
+        let bed = try ServiceTestBed(partitions: 6)
+        let traffic = BorderTraffic(devices: 400, positionsPerDevice: 120, topics: bed.topics)
+        let thirds = ScaleOut.thirds(traffic.positions())
+        let (a, b) = (ScaleOut.member(bed, "a"), ScaleOut.member(bed, "b"))
+        // As the report ran them: the worker's own checkpoint interval and apply threads.
+        let defaults: Set<String> = ["--checkpoint-interval-ms", "--apply-threads"]
+        var first = try bed.start(as: a, omitting: defaults)
+        let other = try await Self.afterTheFirstPart(
+            bed,
+            traffic,
+            thirds[0],
+            first: first,
+            other: b,
+            omitting: defaults
+        )
+        defer {
+            first.send(SIGCONT)
+            first.send(SIGKILL)
+            other.send(SIGKILL)
+        }
+
+        if absence == .killed {
+            first.send(SIGKILL)
+            #expect(await first.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+            ScaleOut.expectNoBrokenInvariant(first, "the killed incarnation")
+        } else {
+            first.send(SIGSTOP)
+        }
+        try await Task.sleep(for: awayFor)
+        try await bed.produce(traffic.pinChanges(atStep: 50) + traffic.pinSwaps(atStep: 50) + thirds[1])
+        try await Fencing.waitForSettledGroup([other], total: 2 * bed.partitions)
+        _ = try await ScaleOut.waitForAll(bed, try await bed.referenceEvents(named: "reference-2"))
+
+        if absence == .killed { first = try bed.start(as: a, omitting: defaults) } else { first.send(SIGCONT) }
+        try await bed.produce(thirds[2])
+        try await Fencing.waitForSettledGroup([first, other], total: 2 * bed.partitions)
+
+        try await Self.expectOneInstancesEvents(bed, returned: first, other: other)
+    }
+
+    /// Produces the commands and the first part, lets `first` take every partition (so that its store has a state of
+    /// every device: whichever partitions it gets back later, its states there are older than the other's), starts
+    /// `other`, and returns it once the two hold half each and have emitted the first part's events.
+    static func afterTheFirstPart(
+        _ bed: ServiceTestBed,
+        _ traffic: BorderTraffic,
+        _ firstPart: [ProducerRecord],
+        first: BackgroundProcess,
+        other: ServiceTestBed.Instance,
+        omitting: Set<String> = []
+    ) async throws -> BackgroundProcess {
+        try await bed.produce(traffic.commands() + firstPart)
+        try await Fencing.waitForSettledGroup([first], total: 2 * bed.partitions)
+        let started = try bed.start(as: other, omitting: omitting)
+        try await Fencing.waitForSettledGroup([first, started], total: 2 * bed.partitions)
+        _ = try await ScaleOut.waitForAll(bed, try await bed.referenceEvents(named: "reference-1"))
+        return started
+    }
+
+    /// Once the third part is in: the deduplicated events are a single instance's, by id and content, and the
+    /// returning instance threw its stale states away (``expectStaleStatesReplaced(_:)``).
+    static func expectOneInstancesEvents(
+        _ bed: ServiceTestBed,
+        returned: BackgroundProcess,
+        other: BackgroundProcess
+    ) async throws {
         let reference = try await bed.referenceEvents()
         let events = try await ScaleOut.waitForAll(bed, reference)
         await ScaleOut.stop(other)
-        await ScaleOut.stop(first)
+        await ScaleOut.stop(returned)
         ScaleOut.expectSameEvents(
             events,
             as: reference,
-            logs: "returned:\n\(first.errors.suffix(4000))\nother:\n\(other.errors.suffix(4000))"
+            logs: "returned:\n\(returned.errors.suffix(4000))\nother:\n\(other.errors.suffix(4000))"
         )
+        expectStaleStatesReplaced(returned)
+    }
+
+    /// The returning instance says that it threw its stale states away: its restore found its store's states older
+    /// than the other's records and replaced them (logged and counted).
+    static func expectStaleStatesReplaced(_ returned: BackgroundProcess) {
+        let replaced = returned.errors.split(separator: "\n").filter { $0.contains("device states older than") }
+            .reduce(0) { total, line in
+                guard let range = line.range(of: "replaced=") else { return total }
+                return total + (Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0)
+            }
+        #expect(replaced > 0, "no stale state replaced: \(returned.errors.suffix(3000))")
     }
 }
