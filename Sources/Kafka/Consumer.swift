@@ -272,6 +272,12 @@ public final class Consumer: Sendable {
         try Self.check(rd_kafka_resume_partitions(handle.pointer, list), list: list, operation: "resume")
     }
 
+    /// Raises a fatal error on the consumer, as librdkafka does when another member with the same `group.instance.id`
+    /// fences it: for tests of what follows (librdkafka's `rd_kafka_test_fatal_error`).
+    package func raiseFatalErrorForTesting(_ reason: String) {
+        _ = rd_kafka_test_fatal_error(handle.pointer, RD_KAFKA_RESP_ERR__FENCED, reason)
+    }
+
     /// The partitions this consumer holds now, as librdkafka sees it.
     public var assignment: Set<TopicPartition> {
         var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?

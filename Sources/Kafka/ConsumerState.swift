@@ -124,9 +124,18 @@ final class ConsumerState: Sendable {
                 : assignError(rd_kafka_assign(handle, list))
             if let failure {
                 logger.error("Assigning partitions failed", metadata: [KafkaLogKey.kafkaError: "\(failure)"])
+                handler.revoke(changed, true)
                 return
             }
             forget(changed)
+            if let refused = Self.refusedAfterFatalError(changed, handle: handle) {
+                logger.error(
+                    "Partitions not assigned: the consumer has raised a fatal error (librdkafka takes the assignment as an unassignment)",
+                    metadata: [KafkaLogKey.partitions: "\(refused.sorted())"]
+                )
+                handler.revoke(refused, true)
+                return
+            }
             logger.info("Partitions assigned", metadata: [KafkaLogKey.partitions: "\(changed.sorted())"])
         case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
             handler.revoke(changed, rd_kafka_assignment_lost(handle) != 0)
@@ -147,6 +156,24 @@ final class ConsumerState: Sendable {
             _ = rd_kafka_assign(handle, nil)
             tracker.withLock { $0.atEnd = [:] }
         }
+    }
+
+    /// The partitions of an assignment that librdkafka did not take although it answered without an error: once the
+    /// consumer has raised a fatal error (a static member fenced by another with its `group.instance.id`), it takes
+    /// every assignment as an unassignment (as it does while the consumer closes, when the owner is leaving anyway).
+    private static func refusedAfterFatalError(
+        _ partitions: [TopicPartition],
+        handle: OpaquePointer
+    ) -> [TopicPartition]? {
+        guard rd_kafka_fatal_error(handle, nil, 0) != RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        var held: Set<TopicPartition> = []
+        if rd_kafka_assignment(handle, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
+            held = Set(TopicPartition.array(from: list))
+            rd_kafka_topic_partition_list_destroy(list)
+        }
+        let refused = partitions.filter { !held.contains($0) }
+        return refused.isEmpty ? nil : refused
     }
 
     private func assignError(_ err: rd_kafka_resp_err_t) -> KafkaError? {

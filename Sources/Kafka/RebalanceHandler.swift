@@ -7,6 +7,10 @@ public struct RebalanceHandler: Sendable {
     ///
     /// Return the offset to start each partition at (the offset of the next message to read) for the partitions whose
     /// progress the caller keeps itself; the others start at the group's committed offset, or per `auto.offset.reset`.
+    ///
+    /// Should librdkafka then not take the assignment (its assign call failed, or the consumer raised a fatal error
+    /// meanwhile, after which it takes an assignment as an unassignment without an error), ``onRevoke`` follows at
+    /// once with those partitions and `isLost`: they were never this consumer's.
     public var onAssign: @Sendable (_ partitions: [TopicPartition]) -> [TopicPartition: Int64]
     /// Called before partitions are taken away: the consumer still owns them until this returns, so this is where a
     /// batch in flight is finished and its progress stored.

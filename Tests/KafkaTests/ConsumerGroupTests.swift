@@ -171,6 +171,42 @@ struct ConsumerGroupTests {
         #expect(own.withLock { $0 }.isEmpty, "the consumer's own hooks never ran: \(own.withLock { $0 })")
     }
 
+    @Test("an assignment librdkafka does not take after the assign hook answered (a fatal error meanwhile) is revoked")
+    func assignmentNotTaken() throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic("refused", partitions: 2)
+        // A static member: librdkafka raises fatal errors only for those (and idempotent producers).
+        let consumer = try cluster.consumer(
+            subscription: .group(topics: [topic]),
+            properties: ["group.instance.id": "refused"]
+        )
+        var assigned: [TopicPartition] = []
+        var revoked: [(partitions: [TopicPartition], isLost: Bool)] = []
+        var failed = false
+        let deadline = ContinuousClock.now + .seconds(30)
+        while revoked.isEmpty && !failed && ContinuousClock.now < deadline {
+            do {
+                _ = try consumer.poll(
+                    timeout: .milliseconds(100),
+                    onAssign: { partitions in
+                        assigned += partitions
+                        // As a static member fenced by another with its instance id, between the hook and the assign.
+                        consumer.raiseFatalErrorForTesting("fenced while assigning")
+                        return [:]
+                    },
+                    onRevoke: { partitions, isLost in revoked.append((partitions, isLost)) }
+                )
+            } catch {
+                #expect(error.isFatal, "a poll after the fatal error: \(error)")
+                failed = true
+            }
+        }
+        #expect(Set(assigned) == [TopicPartition(topic, 0), TopicPartition(topic, 1)])
+        #expect(revoked.count == 1 && Set(revoked[0].partitions) == Set(assigned) && revoked[0].isLost)
+        #expect(consumer.assignment.isEmpty, "the consumer holds \(consumer.assignment)")
+        consumer.close()
+    }
+
 }
 
 extension ReceivedRecord {

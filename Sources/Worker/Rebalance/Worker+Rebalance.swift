@@ -65,7 +65,8 @@ extension Worker {
     /// they are still this member's, and forgets what was read of them.
     ///
     /// Partitions already lost (the member was gone past its session) are another member's: what was applied
-    /// since the last checkpoint is dropped, never written (``lose(_:)``).
+    /// since the last checkpoint is dropped, never written (``lose(_:)``). So are those of an assignment librdkafka did
+    /// not take after the assign hook answered (a fatal error raised meanwhile: the next poll fails the worker).
     func revoke(_ partitions: [TopicPartition], isLost: Bool, _ connection: WorkerAssembly.Connection) {
         logger.info("revoking \(partitions.count) partitions", metadata: [ServiceLogKey.lost: "\(isLost)"])
         if isLost {
@@ -102,8 +103,8 @@ extension Worker {
         logger.error(
             """
             lost \(partitions.count) partitions to the group's other members (this instance was gone past its \
-            session); dropping what was applied since the last checkpoint (the worker's own fence: whatever the broker \
-            checks, nothing of it is written or committed)
+            session, or another took its instance id); dropping what was applied since the last checkpoint (the \
+            worker's own fence: whatever the broker checks, nothing of it is written or committed)
             """,
             metadata: [
                 KafkaLogKey.partitions: "\(partitions.sorted())",
