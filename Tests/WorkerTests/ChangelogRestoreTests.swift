@@ -96,6 +96,47 @@ struct ChangelogRestoreTests {
         #expect(try store.loadDevices(partitions: [2]).first { $0.deviceId == "d3" }?.country == "CH")
         #expect(try restore(store, [2, 3]).records.isEmpty, "nothing is behind any more")
     }
+
+    @Test(
+        "a store back with older states than another instance wrote: they are replaced, counted; a late older record is not"
+    )
+    func staleStatesReplaced() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        func state(_ id: String, positions: Int64, country: String) -> DeviceState {
+            DeviceState(
+                deviceId: id,
+                country: country,
+                inputPartition: 2,
+                appliedOffsets: AppliedOffsets(positions: positions, commands: 3)
+            )
+        }
+        // What this instance stored before it went away.
+        try store.commit(
+            devices: [
+                EncodedDevice(state("d1", positions: 10, country: "FR")),
+                EncodedDevice(state("d3", positions: 50, country: "FR")),
+            ],
+            offsets: [:],
+            changelogOffsets: [2: 0]
+        )
+        // Meanwhile another instance moved d1 on and logged d2; d3's record is an older one written late.
+        try produce(
+            [
+                state("d1", positions: 20, country: "DE"), state("d2", positions: 5, country: "DE"),
+                state("d3", positions: 40, country: "BE"),
+            ],
+            partition: 2
+        )
+
+        let metrics = TestMetrics()
+        let report = try restore(store, [2], metrics: metrics)
+        #expect(report.outcome == RestoreOutcome(replaced: 1, keptNewer: 1))
+        #expect(try metrics.expectCounter(MetricName.changelogRestoreReplacedStates).totalValue == 1)
+        #expect(try metrics.expectCounter(MetricName.changelogRestoreKeptStates).totalValue == 1)
+        let stored = Dictionary(uniqueKeysWithValues: try store.loadDevices().map { ($0.deviceId, $0.country) })
+        #expect(stored == ["d1": "DE", "d2": "DE", "d3": "FR"])
+    }
 }
 
 @Suite("Where assigned partitions start", .timeLimit(.minutes(5)))
