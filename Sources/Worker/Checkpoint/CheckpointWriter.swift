@@ -16,14 +16,13 @@ import Threads
 /// not delivered, and a crash between any two steps replays into the same events with the same ids.
 ///
 /// A checkpoint that is not stored (the store may lag its changelog: ``StoreBacklog``) ends once its changelog records
-/// are delivered; its devices and offsets wait in the backlog for the next one that is stored, or for
-/// ``storeBacklog()``.
+/// are delivered; its answer gives the backlog with it added, for the next one that is stored, or for
+/// ``storeBacklog(_:)``.
 ///
-/// When to write and to store, and what an answer means, is the ``CheckpointCycle``'s to decide; this type carries a
-/// write out.
+/// When to write and to store, and what an answer means, is the ``Checkpointing``'s to decide, which holds the
+/// backlog; this type carries a write out.
 final class CheckpointWriter: @unchecked Sendable {
-    // @unchecked: `inHand` and `answer` are guarded by `condition`; `backlog` is the writing thread's during a write
-    // and the caller's between writes (handed over under `condition`); the rest is immutable.
+    // @unchecked: `inHand`, `answer` and `delivery` are guarded by `condition`; the rest is immutable.
 
     /// What a written checkpoint covers: the input offsets whose events and changelog records are delivered
     /// (`logged`), and the input offsets now in the store, when it was stored (its backlog's included).
@@ -35,6 +34,9 @@ final class CheckpointWriter: @unchecked Sendable {
         var storeFailure: WorkerError?
         /// Whether it was a complete checkpoint (``Checkpoint/isComplete``): the changelog covers everything applied.
         var isComplete = true
+        /// What the changelog holds and the store does not, after this write: empty once stored, else the backlog the
+        /// write was given with this checkpoint added.
+        var backlog = StoreBacklog()
     }
 
     /// What a written checkpoint covers, or why it was not written.
@@ -54,26 +56,26 @@ final class CheckpointWriter: @unchecked Sendable {
     private var delivery: CheckpointDelivery?
     /// How long each checkpoint's writing took, refused or not.
     private let durations: Metrics.Timer
-    /// Delivered to the changelog, not yet written to the store.
-    private var backlog = StoreBacklog()
 
     init(store: StateStore, durations: Metrics.Timer) {
         self.store = store
         self.durations = durations
     }
 
-    /// Hands a checkpoint to the writing thread and returns at once; `storing` writes it to the store with the
-    /// backlog, else it joins the backlog once its changelog records are delivered.
+    /// Hands a checkpoint to the writing thread and returns at once; `storing` writes it to the store with `backlog`
+    /// (what earlier checkpoints delivered to the changelog only), else the answer's backlog is `backlog` with it added,
+    /// once its changelog records are delivered.
     ///
     /// Only once the previous answer was taken.
-    func write(_ checkpoint: Checkpoint, storing: Bool = true) {
+    func write(_ checkpoint: Checkpoint, storing: Bool = true, backlog: StoreBacklog = StoreBacklog()) {
         condition.lock()
         precondition(!inHand && answer == nil, "a checkpoint handed to a writer with one in hand")
         inHand = true
         condition.unlock()
         thread.execute { [self] in
             let started = ContinuousClock.now
-            let result = Answer { () throws(WorkerError) in try persist(checkpoint, storing: storing) }
+            let result = Answer { () throws(WorkerError) in try persist(checkpoint, storing: storing, backlog: backlog)
+            }
             durations.record(duration: ContinuousClock.now - started)
             condition.lock()
             inHand = false
@@ -130,32 +132,22 @@ final class CheckpointWriter: @unchecked Sendable {
         }
     }
 
-    /// Writes the backlog to the store, while no checkpoint is in hand; returns the input offsets stored.
+    /// Writes a backlog to the store, while no checkpoint is in hand; returns the input offsets stored.
     ///
     /// Before the store is read: an assignment, a rewind.
     ///
-    /// - Throws: a failure of the store; the backlog stays.
-    func storeBacklog() throws(WorkerError) -> [TopicPartition: Int64] {
+    /// - Throws: a failure of the store.
+    func storeBacklog(_ backlog: StoreBacklog) throws(WorkerError) -> [TopicPartition: Int64] {
         condition.lock()
         precondition(!inHand, "the backlog stored beside a checkpoint in hand")
         condition.unlock()
         guard !backlog.isEmpty else { return [:] }
-        let pending = backlog
         do {
-            try store.commit(devices: pending.devices.values, offsets: pending.offsets) { pending.spans }
+            try store.commit(devices: backlog.devices.values, offsets: backlog.offsets) { backlog.spans }
         } catch {
             throw WorkerError(.state, "cannot write state", underlying: error)
         }
-        backlog = StoreBacklog()
-        return pending.offsets
-    }
-
-    /// Forgets the backlog: the worker rewinds to the store as it stands, and applying again logs it again.
-    func dropBacklog() {
-        condition.lock()
-        precondition(!inHand, "the backlog dropped beside a checkpoint in hand")
-        condition.unlock()
-        backlog = StoreBacklog()
+        return backlog.offsets
     }
 
     /// Lets the checkpoint in hand finish, then ends the writer's threads.
@@ -170,7 +162,11 @@ final class CheckpointWriter: @unchecked Sendable {
     /// changed devices' rows, the backlog's with them, go into one transaction, which commits devices and offsets once
     /// every record was delivered. Not storing, it waits for the deliveries and adds
     /// the checkpoint to the backlog.
-    private func persist(_ checkpoint: Checkpoint, storing: Bool) throws(WorkerError) -> Written {
+    private func persist(
+        _ checkpoint: Checkpoint,
+        storing: Bool,
+        backlog: StoreBacklog
+    ) throws(WorkerError) -> Written {
         let devices = checkpoint.encodedDevices()
         let delivery = CheckpointDelivery(
             waitingFor: checkpoint.deliveries,
@@ -186,8 +182,14 @@ final class CheckpointWriter: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
         guard storing else {
-            backlog.add(devices: devices, offsets: checkpoint.offsets, spans: try delivery.wait())
-            return Written(logged: checkpoint.offsets, stored: nil, isComplete: checkpoint.isComplete)
+            var unstored = backlog
+            unstored.add(devices: devices, offsets: checkpoint.offsets, spans: try delivery.wait())
+            return Written(
+                logged: checkpoint.offsets,
+                stored: nil,
+                isComplete: checkpoint.isComplete,
+                backlog: unstored
+            )
         }
         let rows = backlog.rows(updatedBy: devices)
         let offsets = backlog.offsets.merging(checkpoint.offsets) { $1 }
@@ -212,11 +214,11 @@ final class CheckpointWriter: @unchecked Sendable {
             // Committed in Kafka, the checkpoint is the truth whatever the disk says: going back to the store would
             // send its events again.
             guard checkpoint.transaction != nil, let delivered, failure.isStorageFailure else { throw failure }
-            backlog.add(devices: devices, offsets: checkpoint.offsets, spans: delivered)
-            return Written(logged: checkpoint.offsets, stored: nil, storeFailure: failure)
+            var unstored = backlog
+            unstored.add(devices: devices, offsets: checkpoint.offsets, spans: delivered)
+            return Written(logged: checkpoint.offsets, stored: nil, storeFailure: failure, backlog: unstored)
         }
         if let refusal { throw refusal }
-        backlog = StoreBacklog()
         return Written(logged: checkpoint.offsets, stored: offsets)
     }
 }

@@ -8,7 +8,7 @@ import Kafka
 /// often than they log: a steady stream changes most devices every second, and writing each row once in several
 /// seconds instead of every second is most of a checkpoint's cost. Nothing here is needed for the guarantee: the
 /// changelog holds all of it, and a restart restores it (``ChangelogRestore``).
-struct StoreBacklog {
+struct StoreBacklog: Equatable, Sendable {
     /// The newest state of each device, by id.
     private(set) var devices: [String: EncodedDevice] = [:]
     /// The next input offset of each partition covered.

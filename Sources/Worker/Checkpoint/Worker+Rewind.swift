@@ -14,9 +14,10 @@ import Metrics
 extension Worker {
     /// Rewinds to the last written checkpoint, backs off and resumes reading there.
     ///
-    /// The rewind: the shards finish what they were handed; new producers (the old ones' queues purged, so
-    /// nothing sent after the refused records gets out); the devices as stored; the merges emptied and what
-    /// was released or applied since the checkpoint forgotten; the checkpoints writable again. Then no polls
+    /// The rewind: the progress goes back to the store (``Checkpointing/rewind(_:)``: the shards finish what they were
+    /// handed, the checkpoint in hand ends, the backlog is stored, what was released or applied since is forgotten, the
+    /// checkpoints writable again); new producers (the old ones' queues purged, so nothing sent after the refused
+    /// records gets out); the devices as stored; the merges emptied. Then no polls
     /// until the back-off is over (the group keeps the member for `max.poll.interval.ms`, longer than the
     /// longest back-off; a stop request ends the wait at once), and each assigned partition is sought back to
     /// its stored offset, or where its assignment started it (``OffsetLedger/rewindTargets(assigned:)``).
@@ -29,7 +30,7 @@ extension Worker {
         delay: Duration,
         on connection: WorkerAssembly.Connection
     ) throws(WorkerError) -> WorkerLifecycle.Action {
-        let (lifecycle, ledger, devices) = (parts.lifecycle, parts.ledger, parts.devices)
+        let (lifecycle, devices) = (parts.lifecycle, parts.devices)
         logger.error(
             "\(Self.rewindHeadline(reason))",
             metadata: [
@@ -39,23 +40,12 @@ extension Worker {
         )
         if let refusal = reason.underlying as? DeliveryRefusal { recordDeliveryFailures(refusal.counts) }
         if reason.isStorageFailure { parts.stateWriteFailures.increment() }
-        finishApplying()
         // After a loss the writer may still have a checkpoint in hand: it ends (written, or refused by the group).
-        if case .fail(let error)? = settleCheckpoint() { throw error }
-        // What reached the changelog goes to the store first, so that going back repeats as little as it can; a store
-        // that refuses it is gone back to as it stands.
-        if case .fail(let error)? = storeBacklogFirst() { throw error }
-        if checkpoints.hasBacklog {
-            parts.writer.dropBacklog()
-            checkpoints.backlogDropped()
-        }
-        ledger.discardUnstored()
+        let restart = try parts.progress.rewind { checkpointSource(connection) }
         let consumer = connection.consumer
         try connection.clients.replaceProducers()
         try devices.reload()
-        let restart = ledger.rewindTargets(assigned: consumer.assignment)
         merge.rewind()
-        checkpoints.rewound()
 
         let next = lifecycle.waitOutBackoff(
             lifecycle.report { $0.backoffElapsed(now: clock.now) },

@@ -34,9 +34,9 @@ extension Worker {
         firstMessage: ContinuousClock.Instant?
     ) -> WorkerLifecycle.Action {
         let lifecycle = parts.lifecycle
-        let afterLast = takeLastCheckpoint(connection)
+        let afterLast = parts.progress.stop({ checkpointSource(connection) }, keepWaiting: { !areWaitsAbandoned() })
         guard afterLast == .consume else { return afterLast }
-        commitStored(
+        parts.progress.commitStored(
             of: connection.consumer.assignment,
             consumer: connection.consumer,
             waitForAnswer: !areWaitsAbandoned()

@@ -7,19 +7,19 @@ import Metrics
 import StateStore
 
 /// Builds the worker's parts from its configuration, once: the country data and the tracker, the state directory's
-/// lock and store, the offset ledger, the checkpoint writer, the apply threads and the devices they hold, and the
-/// hand-over of partitions.
+/// lock and store, the progress and its checkpoints (``Checkpointing``), the apply threads and the devices they hold,
+/// and the hand-over of partitions.
 ///
 /// The ``Worker``'s loop is the one owner of every part: the checkpoint, the rebalance hooks and the rewind are the
-/// loop's steps, which take the parts they need from here. A run's Kafka parts (``Connection``) are made by
+/// loop's moments, which take the parts they need from here. A run's Kafka parts (``Connection``) are made by
 /// ``connect(logger:clock:unless:)`` when the loop starts.
 struct WorkerAssembly {
     let configuration: WorkerConfiguration
     let lifecycle: LifecycleShell
-    let ledger: OffsetLedger
+    /// The input's progress, and the checkpoint, assignment, revocation, rewind and stop sequences that move it.
+    let progress: Checkpointing
     let applyThreads: ApplyThreads
     let devices: HeldDevices
-    let writer: CheckpointWriter
     let handover: PartitionHandover
     /// This process's claim on the state directory, for the worker's life.
     let directoryLock: StateDirectoryLock
@@ -40,6 +40,7 @@ struct WorkerAssembly {
     ///   - health: where the worker's state is shown.
     ///   - logger: where the parts log.
     ///   - metricsFactory: where the metrics go.
+    ///   - clock: when checkpoints fall due.
     ///   - addressPrefetch: told of every fix applied, when `address.prefetch` is on.
     /// - Throws: ``WorkerError`` when the state directory or the country data cannot be read.
     init(
@@ -47,6 +48,7 @@ struct WorkerAssembly {
         health: WorkerHealth,
         logger: Logger,
         metricsFactory: any MetricsFactory,
+        clock: any WorkerClock,
         addressPrefetch: AddressService?
     ) throws(WorkerError) {
         self.configuration = configuration
@@ -81,6 +83,7 @@ struct WorkerAssembly {
             throw WorkerError(.state, "state directory \(configuration.stateDir)", underlying: error)
         }
         let store = try StoreOpening.open(configuration, logger: logger)
+        let ledger: OffsetLedger
         do {
             ledger = OffsetLedger(topics: configuration.topics, stored: try store.loadOffsets())
         } catch {
@@ -98,9 +101,26 @@ struct WorkerAssembly {
                 )
             }
         }
-        writer = CheckpointWriter(
-            store: store,
-            durations: Metrics.Timer(label: MetricName.checkpointDuration, factory: metricsFactory)
+        progress = Checkpointing(
+            ledger: ledger,
+            cycle: CheckpointCycle(
+                interval: configuration.checkpointInterval,
+                storeInterval: configuration.changelog.enabled && configuration.storeInterval > .zero
+                    ? configuration.storeInterval : nil,
+                // Under exactly-once each checkpoint commits its input offsets, which a restart resumes from.
+                logsEventfulBetweenStores: configuration.transactionalId == nil,
+                startedAt: clock.now
+            ),
+            writer: CheckpointWriter(
+                store: store,
+                durations: Metrics.Timer(label: MetricName.checkpointDuration, factory: metricsFactory)
+            ),
+            metrics: CheckpointMetrics(factory: metricsFactory),
+            lifecycle: lifecycle,
+            clock: clock,
+            logger: logger,
+            stateWriteFailures: stateWriteFailures,
+            commitsToGroup: configuration.transactionalId == nil
         )
         handover = PartitionHandover(
             restore: configuration.changelog.enabled

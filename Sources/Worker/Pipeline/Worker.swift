@@ -13,9 +13,10 @@ import Threads
 /// This type is the loop, a `switch` over the ``WorkerLifecycle``'s answers to what just happened, and the one
 /// owner of the worker's parts (``WorkerAssembly``); docs/ARCHITECTURE.md follows one position through it. Each
 /// round polls (the rebalance hooks, `Worker+Rebalance.swift`, run inside), notes reads in the ``OffsetLedger``,
-/// merges (``InputMerge``) and queues for the shards (``ShardedDevices``), carries out the checkpoint's steps
-/// (``CheckpointCycle``, `Worker+Checkpoint.swift`), and hands the round to the ``ApplyThreads``. A refused
-/// checkpoint rewinds (`Worker+Rewind.swift`).
+/// merges (``InputMerge``) and queues for the shards (``ShardedDevices``), gives the checkpoints their turn
+/// (``Checkpointing``, `Worker+Checkpoint.swift`), and hands the round to the ``ApplyThreads``. A refused
+/// checkpoint rewinds (`Worker+Rewind.swift`). What the input's progress is, and the order of the steps that move it at
+/// each of these moments, is the ``Checkpointing``'s alone.
 public final class Worker: @unchecked Sendable {
     // @unchecked: everything below is the loop thread's (the rebalance hooks run inside its poll), but the
     // atomic `stopRequested`, the thread-safe `health`, `feed` and `queries`, and what the apply threads have
@@ -38,10 +39,6 @@ public final class Worker: @unchecked Sendable {
     /// Asks the brokers where partitions end when the merge needs it.
     let endQuestions: EndQuestions
     var metrics: WorkerMetrics
-    /// When checkpoints are taken and what their answers mean.
-    var checkpoints: CheckpointCycle
-    /// What the checkpoints tell an operator: lag, holdings, the store up to date.
-    var checkpointMetrics: CheckpointMetrics
 
     /// Opens the state directory and loads the country index; devices are loaded as partitions are assigned.
     ///
@@ -77,21 +74,9 @@ public final class Worker: @unchecked Sendable {
             health: health,
             logger: logger,
             metricsFactory: metricsFactory,
+            clock: clock,
             addressPrefetch: addressPrefetch
         )
-        checkpoints = CheckpointCycle(
-            interval: configuration.checkpointInterval,
-            storeInterval: configuration.changelog.enabled && configuration.storeInterval > .zero
-                ? configuration.storeInterval : nil,
-            // Under exactly-once each checkpoint commits its input offsets, which a restart resumes from.
-            logsEventfulBetweenStores: configuration.transactionalId == nil,
-            startedAt: clock.now
-        )
-        checkpointMetrics = CheckpointMetrics(factory: metricsFactory)
-    }
-
-    deinit {
-        parts.writer.stop()
     }
 
     /// What has been processed so far (messages applied again after a rewind count again): safe to read from any thread
@@ -169,25 +154,24 @@ public final class Worker: @unchecked Sendable {
         // A rebalance hook inside the poll may have met a failure or lost the partitions.
         let afterPoll = lifecycle.report { $0.polled(now: clock.now) }
         guard afterPoll == .consume else { return dropping(batch, afterPoll) }
-        let afterAnswer = takeCheckpointAnswer()
+        let afterAnswer = parts.progress.takeAnswer()
         guard afterAnswer == .consume else { return dropping(batch, afterAnswer) }
         let polledAt = clock.now
         if firstMessage == nil && !batch.isEmpty { firstMessage = polledAt }
-        let ledger = parts.ledger
+        let progress = parts.progress
         let reached = Set(batch.partitionsReachedEnd)
         merge.polled(reachedEnd: reached.isEmpty ? [:] : consumer.endOffsets.filter { reached.contains($0.key) })
         for record in batch {
             let kind = inputKind(of: record)
-            ledger.noteRead(partition: record.partition, kind: kind, offset: record.offset)
+            progress.noteRead(partition: record.partition, kind: kind, offset: record.offset)
             merge.append(record, kind: kind)
         }
         releaseMerged(consumer, now: polledAt)
         if metrics.recordLaggingWaits(merge.laggingWaitsGivenUp) { logger.warning("\(merge.laggingWaitWarning)") }
-        parts.invariants.report(.readOrder, parts.ledger.takeReadOrderBreaches())
+        parts.invariants.report(.readOrder, progress.takeReadOrderBreaches())
         parts.invariants.report(.mergeOrder, merge.takeOrderBreaches())
         noteAppliedRounds()
-        let afterCheckpoint = checkpointTurn(connection)
-        guard afterCheckpoint == .consume else { return afterCheckpoint }
+        checkpointTurn(connection)
         if queries.hasPending {
             finishApplying()
             parts.devices.answer(queries, inputPartitionCount: clients.inputPartitionCount)
@@ -204,7 +188,7 @@ public final class Worker: @unchecked Sendable {
             producer: clients.producer,
             feed: feed
         )
-        ledger.noteReleased(merge.takeReleasedOffsets(), inRound: round)
+        progress.noteReleased(merge.takeReleasedOffsets(), inRound: round)
         return next
     }
 
@@ -227,7 +211,7 @@ public final class Worker: @unchecked Sendable {
     /// the consumer past it: its reads are noted, so that a rewind takes a partition it began back before it.
     private func dropping(_ batch: ConsumerBatch, _ action: WorkerLifecycle.Action) -> WorkerLifecycle.Action {
         for record in batch {
-            parts.ledger.noteRead(partition: record.partition, kind: inputKind(of: record), offset: record.offset)
+            parts.progress.noteRead(partition: record.partition, kind: inputKind(of: record), offset: record.offset)
         }
         return action
     }
@@ -243,11 +227,11 @@ public final class Worker: @unchecked Sendable {
         noteAppliedRounds()
     }
 
-    /// Notes each round the apply threads applied since the last note, once: its offsets in the ledger (the next
+    /// Notes each round the apply threads applied since the last note, once: its offsets as applied (the next
     /// checkpoint may store them) and its duration in the batch-duration histogram.
     func noteAppliedRounds() {
         for round in parts.applyThreads.takeAppliedRounds() {
-            parts.ledger.noteApplied(throughRound: round.number)
+            parts.progress.noteApplied(throughRound: round.number)
             if let duration = round.duration { metrics.recordBatch(duration) }
         }
     }

@@ -6,11 +6,12 @@ import Metrics
 /// The loop's rebalance hooks, given to each poll of the group's consumer and to its close, so that they run inside
 /// the poll, on the loop's thread, with the parts the loop owns.
 ///
-/// On an assignment: the checkpoint in hand is written; the lifecycle says whether to take it (a worker that
-/// is starting or leaving does not); ``PartitionHandover`` restores what is behind the changelog and says
-/// where each partition starts; the assigned partitions' devices are loaded (``HeldDevices``) and starts past
-/// the store are stored. On a revocation: a checkpoint is taken and written, committed to the group while the
-/// partitions are still this member's, and the revoked partitions are forgotten by the ledger and the merge.
+/// On an assignment: the checkpoint in hand is written and the backlog stored (``Checkpointing/readyToReadStore(_:)``);
+/// the lifecycle says whether to take it (a worker that is starting or leaving does not); ``PartitionHandover``
+/// restores what is behind the changelog and says where each partition starts; the assigned partitions' devices are
+/// loaded (``HeldDevices``) and starts past the store are stored. On a revocation: a checkpoint is taken and stored,
+/// committed to the group while the partitions are still this member's, and the revoked partitions are forgotten
+/// (``Checkpointing/revoke(_:isLost:source:consumer:)``, then the merge).
 ///
 /// A hook cannot throw through librdkafka: a failure in one is reported to the lifecycle, whose answer to
 /// the end of the poll (``WorkerLifecycle/polled(now:)``) stops the loop; a refused checkpoint stays with the
@@ -26,11 +27,12 @@ extension Worker {
 
     /// The assign hook: where each partition starts, or nothing when the worker does not take the assignment.
     func assign(_ partitions: [TopicPartition], _ connection: WorkerAssembly.Connection) -> [TopicPartition: Int64] {
-        let (lifecycle, devices, consumer) = (parts.lifecycle, parts.devices, connection.consumer)
-        finishApplying()
+        let (lifecycle, devices, consumer, progress) = (
+            parts.lifecycle, parts.devices, connection.consumer, parts.progress
+        )
         // Where partitions start and what is loaded depend on what the store holds: the checkpoint in hand and the
         // backlog first. Refused, the loop rewinds after this poll, to the store as it stands.
-        if settleCheckpoint() != nil || storeBacklogFirst() != nil { return [:] }
+        guard progress.readyToReadStore({ checkpointSource(connection) }) else { return [:] }
         guard lifecycle.report({ $0.assigned() }) == .restore else { return [:] }
         let started = ContinuousClock.now
         do {
@@ -38,10 +40,10 @@ extension Worker {
                 partitions,
                 consumer: consumer,
                 held: devices.partitions,
-                storedOffsets: parts.ledger.stored
+                storedOffsets: progress.stored
             )
             if assignment.reloadDevices { try devices.load(partitions: Set(partitions.map(\.partition))) }
-            try storeStarts(assignment.advanced)
+            try progress.assignmentStarts(assignment.starts, storing: assignment.advanced)
             logger.info(
                 "assigned \(partitions.count) partitions",
                 metadata: [
@@ -53,7 +55,6 @@ extension Worker {
                 ]
             )
             guard lifecycle.report({ $0.restored() }) == .consume else { return [:] }
-            parts.ledger.noteStarted(assignment.starts)
             return assignment.starts
         } catch {
             abandon(with: error)
@@ -69,28 +70,19 @@ extension Worker {
     /// not take after the assign hook answered (a fatal error raised meanwhile: the next poll fails the worker).
     func revoke(_ partitions: [TopicPartition], isLost: Bool, _ connection: WorkerAssembly.Connection) {
         logger.info("revoking \(partitions.count) partitions", metadata: [ServiceLogKey.lost: "\(isLost)"])
-        if isLost {
-            lose(partitions)
-        } else {
-            // Refused, the loop rewinds after this poll, to the state as last stored; a failure is the lifecycle's.
-            finishApplying()
-            if settleCheckpoint() == nil {
-                takeCheckpoint(connection, storing: true)
-                _ = settleCheckpoint()
-            }
-            // The group may refuse the commit while it rebalances; the stored offsets are what counts.
-            commitStored(of: partitions, consumer: connection.consumer, waitForAnswer: !areWaitsAbandoned())
-        }
-        let stored = parts.ledger.stored.filter { partitions.contains($0.key) }
+        if isLost { lose(partitions) }
+        let stored = parts.progress.revoke(
+            partitions,
+            isLost: isLost,
+            source: { checkpointSource(connection) },
+            consumer: connection.consumer
+        )
         logger.info(
             "revoked \(partitions.count) partitions",
             metadata: [ServiceLogKey.storedOffsets: "\(Self.described(stored))"]
         )
-        for partition in partitions {
-            parts.ledger.forgetAssignment(partition: partition.partition)
-            // Their next owner, this worker again after an eager rebalance included, reads them again.
-            merge.removeAll(partition: partition.partition)
-        }
+        // Their next owner, this worker again after an eager rebalance included, reads them again.
+        for partition in partitions { merge.removeAll(partition: partition.partition) }
     }
 
     /// The partitions were lost: another member may be applying their input already.
@@ -99,7 +91,7 @@ extension Worker {
     /// (a checkpoint the writer has in hand meets the ``MembershipCheck``); after the poll the loop rewinds to the
     /// store without backing off, and the next assignment restores what the others wrote meanwhile.
     private func lose(_ partitions: [TopicPartition]) {
-        let stored = parts.ledger.stored.filter { partitions.contains($0.key) }
+        let stored = parts.progress.stored(of: partitions)
         logger.error(
             """
             lost \(partitions.count) partitions to the group's other members (this instance was gone past its \
