@@ -226,6 +226,72 @@ struct PartitionPairMergeTests {
         )
     }
 
+    @Test(
+        "a record of a later poll waits for its own confirmation: a wait that ran long for an earlier poll lets nothing go at once"
+    )
+    func laterPollWaitsAfresh() {
+        var merge = PartitionPairMerge<String>()
+        merge.append("c1", offset: 0, timestamp: 5, side: .commands, poll: 1)
+        merge.append("p1", offset: 0, timestamp: 10, side: .positions, poll: 1)
+        #expect(drain(&merge, positionsAtEnd: true, commandsHighWatermark: 1, commandsEnd: 1) == ["c1", "p1"])
+        // Poll 3 brings a position the commands' end (its event came in poll 2) does not cover: it waits.
+        merge.append("p2", offset: 1, timestamp: 30, side: .positions, poll: 3)
+        #expect(
+            drain(&merge, positionsAtEnd: true, commandsHighWatermark: 1, commandsEnd: 1, commandsEndCoversPoll: 2)
+                == []
+        )
+        // A stream catching up: poll 4 brings the next position before the brokers' answer, which comes 300 ms later
+        // and covers poll 3 only. The position of poll 4 may come from a fetch whose commands part is not parsed yet.
+        merge.append("p3", offset: 2, timestamp: 50, side: .positions, poll: 4)
+        #expect(
+            drain(
+                &merge,
+                positionsAtEnd: true,
+                commandsHighWatermark: 1,
+                commandsEnd: 1,
+                commandsEndCoversPoll: 3,
+                after: .milliseconds(300)
+            ) == ["p2"],
+            "p3 waits for an answer that covers its poll, whatever p2 waited"
+        )
+        // It did: poll 5 brings the command stamped before p3, which goes first.
+        merge.append("c2", offset: 1, timestamp: 40, side: .commands, poll: 5)
+        #expect(
+            drain(
+                &merge,
+                positionsAtEnd: true,
+                commandsHighWatermark: 2,
+                commandsEnd: 2,
+                commandsEndCoversPoll: 5,
+                after: .milliseconds(310)
+            ) == ["c2", "p3"]
+        )
+        // With no answer at all, a record of a later poll still goes after its own bound.
+        merge.append("p4", offset: 3, timestamp: 60, side: .positions, poll: 6)
+        merge.append("p5", offset: 4, timestamp: 70, side: .positions, poll: 6)
+        #expect(drain(&merge, positionsAtEnd: true, commandsEnd: 2, commandsEndCoversPoll: 5, after: .seconds(1)) == [])
+        merge.append("p6", offset: 5, timestamp: 80, side: .positions, poll: 7)
+        #expect(
+            drain(
+                &merge,
+                positionsAtEnd: true,
+                commandsEnd: 2,
+                commandsEndCoversPoll: 5,
+                after: .seconds(1) + .milliseconds(200)
+            ) == ["p4", "p5"],
+            "the records of one poll wait together"
+        )
+        #expect(
+            drain(
+                &merge,
+                positionsAtEnd: true,
+                commandsEnd: 2,
+                commandsEndCoversPoll: 5,
+                after: .seconds(1) + .milliseconds(400)
+            ) == ["p6"]
+        )
+    }
+
     @Test("a side whose end lies past its last record (a transaction marker) is at its end while the watermark agrees")
     func endPastLastRecord() {
         var merge = PartitionPairMerge<String>()

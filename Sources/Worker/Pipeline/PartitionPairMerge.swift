@@ -39,8 +39,9 @@ struct PartitionPairMerge<Record> {
 
     private var positions = RecordQueue()
     private var commands = RecordQueue()
-    /// Since when one side has been empty while the other had records waiting.
-    private var waitingSince: ContinuousClock.Instant?
+    /// Since when one side has been empty while the other had records waiting, and the poll of the waiting side's
+    /// next record then: a record of a later poll (fetched while that one waited) waits afresh.
+    private var waitingSince: (poll: Int, since: ContinuousClock.Instant)?
     /// The lagging side whose wait reached its bound: not waited for again until it gives a record.
     private var givenUpOn: InputKind?
     /// The offset after the last record each side gave since the pair was assigned; nil while it gave none.
@@ -134,7 +135,16 @@ struct PartitionPairMerge<Record> {
         case (let position?, nil):
             let lagging = Self.isLagging(commandsSide, next: commandsNext)
             let readToEnd = isReadToEnd(commandsSide, .commands, covering: positions.firstPoll!)
-            guard readToEnd || waited(for: .commands, lagging: lagging, now, maximumWait, laggingSideWait)
+            guard
+                readToEnd
+                    || waited(
+                        for: .commands,
+                        lagging: lagging,
+                        next: positions.firstPoll!,
+                        now,
+                        maximumWait,
+                        laggingSideWait
+                    )
             else { return nil }
             check(.positions, offset: positions.firstOffset!, timestamp: position)
             if readToEnd { Self.note(&positionsAhead, position, otherEnd: commandsSide.end) }
@@ -142,7 +152,16 @@ struct PartitionPairMerge<Record> {
         case (nil, let command?):
             let lagging = Self.isLagging(positionsSide, next: positionsNext)
             let readToEnd = isReadToEnd(positionsSide, .positions, covering: commands.firstPoll!)
-            guard readToEnd || waited(for: .positions, lagging: lagging, now, maximumWait, laggingSideWait)
+            guard
+                readToEnd
+                    || waited(
+                        for: .positions,
+                        lagging: lagging,
+                        next: commands.firstPoll!,
+                        now,
+                        maximumWait,
+                        laggingSideWait
+                    )
             else { return nil }
             check(.commands, offset: commands.firstOffset!, timestamp: command)
             if readToEnd { Self.note(&commandsAhead, command, otherEnd: positionsSide.end) }
@@ -214,20 +233,23 @@ struct PartitionPairMerge<Record> {
     /// Whether the wait for the empty `side` is over.
     ///
     /// `laggingSideWait` for a lagging side, else `maximumWait`, from the first time it was found empty with the
-    /// other side waiting. A lagging side given up on is not waited for again until it gives a record: an
-    /// unavailable partition holds its partner once, not per poll.
+    /// other side's next record (of poll `next`) waiting. The bound is each poll's: records fetched while an earlier
+    /// poll's waited are as new as their fetch, and one whose end is not confirmed may come from a response whose part
+    /// for the empty side is not parsed yet, so a wait that ran long for the earlier poll must not let them go at once.
+    /// A lagging side given up on is not waited for again until it gives a record: an unavailable partition holds its
+    /// partner once, not per poll.
     private mutating func waited(
         for side: InputKind,
         lagging: Bool,
+        next poll: Int,
         _ now: ContinuousClock.Instant,
         _ maximumWait: Duration,
         _ laggingSideWait: Duration
     ) -> Bool {
         if lagging && givenUpOn == side { return true }
         let bound = lagging ? laggingSideWait : maximumWait
-        let since = waitingSince ?? now
-        waitingSince = since
-        guard now - since >= bound else { return false }
+        if waitingSince?.poll != poll { waitingSince = (poll, now) }
+        guard now - waitingSince!.since >= bound else { return false }
         if lagging {
             givenUpOn = side
             laggingWaitsGivenUp += 1
