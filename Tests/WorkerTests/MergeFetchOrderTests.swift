@@ -103,4 +103,141 @@ struct MergeFetchOrderTests {
         await consumer.close()
         await producer.close()
     }
+
+    @Test(
+        "a stream that keeps its pair busy: positions fetched while earlier ones waited for the end's confirmation wait for their own, and a command fetched behind them goes first"
+    )
+    func laterPollWaitsForItsOwnConfirmation() async throws {
+        let cluster = try MockCluster(brokers: 2, logger: .quiet("test.merge"))
+        let suffix = UUID().uuidString.prefix(8)
+        let topics = WorkerConfiguration.Topics(
+            positions: "positions-\(suffix)",
+            commands: "commands-\(suffix)",
+            events: "events-\(suffix)",
+            deadLetters: "dead-letters-\(suffix)"
+        )
+        try cluster.createTopic(topics.positions, partitions: 1)
+        try cluster.createTopic(topics.commands, partitions: 1)
+        try cluster.setLeader(of: topics.positions, partition: 0, to: 1)
+        try cluster.setLeader(of: topics.commands, partition: 0, to: 2)
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: .quiet("test.merge")
+        )
+        func produce(_ topic: String, _ value: String, at time: Int64) async {
+            let report = await producer.send(
+                ProducerRecord(
+                    topic: topic,
+                    partition: 0,
+                    key: nil,
+                    value: Array(value.utf8),
+                    timestampMilliseconds: time
+                )
+            )
+            #expect(report.isDelivered, "\(report)")
+        }
+        await produce(topics.commands, "track", at: 1_000)
+        await produce(topics.positions, "fix-0", at: 2_000)
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                groupId: "merge-\(suffix)"
+            ),
+            subscription: .partitions([
+                TopicPartition(topics.positions, 0): .beginning, TopicPartition(topics.commands, 0): .beginning,
+            ]),
+            logger: .quiet("test.merge")
+        )
+        let commands = TopicPartition(topics.commands, 0)
+        var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
+        var applied: [String] = []
+        // The merge's time is the test's: the waits run out when the test says so.
+        let start = ContinuousClock.now
+        var elapsed = Duration.zero
+        func poll() async throws {
+            let batch = try await consumer.nextBatch(maxMessages: 100, timeout: .milliseconds(20))
+            let reached = Set(batch.partitionsReachedEnd)
+            merge.polled(reachedEnd: consumer.endOffsets.filter { reached.contains($0.key) })
+            for record in batch {
+                merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
+            }
+        }
+        func release() {
+            merge.release(
+                atEnd: consumer.endOffsets,
+                highWatermark: consumer.cachedHighWatermark(of:),
+                now: start + elapsed,
+                into: &applied
+            ) { applied, record, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
+        }
+        func confirm(askedAfterPoll asked: Int) async throws {
+            let brokerEnds = try await consumer.offsets(.end, of: [commands])
+            merge.confirmEnds(brokerEnds, askedAfterPoll: asked, readTo: consumer.endOffsets)
+        }
+        var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while (applied.count < 2 || consumer.partitionsAtEnd.count < 2) && budget.allowsAnotherLook() {
+            try await poll()
+            release()
+            if !merge.takeUnconfirmedEnds().isEmpty {
+                try await confirm(askedAfterPoll: merge.poll)
+                release()
+            }
+        }
+        #expect(applied == ["track", "fix-0"])
+
+        // A position comes; the commands' end does not cover its poll, and the question is asked at once: it waits.
+        try cluster.setRoundTripDelay(of: 2, to: .milliseconds(1_500))
+        await produce(topics.positions, "fix-1", at: 3_000)
+        budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while merge.isEmpty && budget.allowsAnotherLook() {
+            try await poll()
+            release()
+        }
+        #expect(applied == ["track", "fix-0"], "fix-1 waits for the commands' end to be confirmed")
+        let askedAfter = merge.poll
+        let brokerEnds = try await consumer.offsets(.end, of: [commands])
+        // Before the answer is taken, an untrack and a position stamped after it: the position comes at once, the
+        // untrack's fetch a round trip of the slow leader later, behind it.
+        let sent = await producer.send([
+            ProducerRecord(
+                topic: topics.commands,
+                partition: 0,
+                key: nil,
+                value: Array("untrack".utf8),
+                timestampMilliseconds: 3_500
+            ),
+            ProducerRecord(
+                topic: topics.positions,
+                partition: 0,
+                key: nil,
+                value: Array("fix-2".utf8),
+                timestampMilliseconds: 4_000
+            ),
+        ])
+        budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while consumer.cachedHighWatermark(of: TopicPartition(topics.positions, 0)) != 3 && budget.allowsAnotherLook() {
+            try await poll()
+        }
+        try await poll()
+        // The answer, 300 ms after fix-1 began to wait, covers fix-1's poll, not fix-2's: fix-1 goes, fix-2 waits for
+        // its own confirmation (by then the untrack has come).
+        elapsed = .milliseconds(300)
+        merge.confirmEnds(brokerEnds, askedAfterPoll: askedAfter, readTo: consumer.endOffsets)
+        release()
+        #expect(applied == ["track", "fix-0", "fix-1"], "fix-2 is not released on fix-1's wait")
+        budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while applied.count < 5 && budget.allowsAnotherLook() {
+            try await poll()
+            release()
+            if !merge.takeUnconfirmedEnds().isEmpty {
+                try await confirm(askedAfterPoll: merge.poll)
+                release()
+            }
+        }
+        #expect(applied == ["track", "fix-0", "fix-1", "untrack", "fix-2"])
+        let reports = await sent.reports()
+        #expect(reports.allSatisfy { $0.isDelivered }, "\(reports)")
+        await consumer.close()
+        await producer.close()
+    }
 }
