@@ -16,47 +16,16 @@ import Testing
 struct MergeFetchOrderTests {
     @Test("a command fetched behind positions stamped after it is applied before them, though its side was at its end")
     func lateCommandFetch() async throws {
-        let cluster = try MockCluster(brokers: 2, logger: .quiet("test.merge"))
-        let suffix = UUID().uuidString.prefix(8)
-        let topics = WorkerConfiguration.Topics(
-            positions: "positions-\(suffix)",
-            commands: "commands-\(suffix)",
-            events: "events-\(suffix)",
-            deadLetters: "dead-letters-\(suffix)"
-        )
-        try cluster.createTopic(topics.positions, partitions: 1)
-        try cluster.createTopic(topics.commands, partitions: 1)
-        try cluster.setLeader(of: topics.positions, partition: 0, to: 1)
-        try cluster.setLeader(of: topics.commands, partition: 0, to: 2)
-        let producer = try Producer(
-            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
-            logger: .quiet("test.merge")
-        )
+        let bed = try TwoLeaders()
+        let (cluster, topics, producer) = (bed.cluster, bed.topics, bed.producer)
         func produce(_ topic: String, _ value: String, at time: Int64) async {
-            let report = await producer.send(
-                ProducerRecord(
-                    topic: topic,
-                    partition: 0,
-                    key: nil,
-                    value: Array(value.utf8),
-                    timestampMilliseconds: time
-                )
-            )
+            let report = await producer.send(TwoLeaders.record(topic, value, at: time))
             #expect(report.isDelivered, "\(report)")
         }
         await produce(topics.commands, "track", at: 1_000)
         await produce(topics.positions, "fix-0", at: 2_000)
 
-        let consumer = try Consumer(
-            configuration: ConsumerConfiguration(
-                bootstrapServers: cluster.bootstrapServers,
-                groupId: "merge-\(suffix)"
-            ),
-            subscription: .partitions([
-                TopicPartition(topics.positions, 0): .beginning, TopicPartition(topics.commands, 0): .beginning,
-            ]),
-            logger: .quiet("test.merge")
-        )
+        let consumer = try bed.consumer()
         var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
         var applied: [String] = []
         // As the worker's loop does: a poll, release, the ends that held a side back confirmed, release again.
@@ -108,46 +77,15 @@ struct MergeFetchOrderTests {
         "a stream that keeps its pair busy: positions fetched while earlier ones waited for the end's confirmation wait for their own, and a command fetched behind them goes first"
     )
     func laterPollWaitsForItsOwnConfirmation() async throws {
-        let cluster = try MockCluster(brokers: 2, logger: .quiet("test.merge"))
-        let suffix = UUID().uuidString.prefix(8)
-        let topics = WorkerConfiguration.Topics(
-            positions: "positions-\(suffix)",
-            commands: "commands-\(suffix)",
-            events: "events-\(suffix)",
-            deadLetters: "dead-letters-\(suffix)"
-        )
-        try cluster.createTopic(topics.positions, partitions: 1)
-        try cluster.createTopic(topics.commands, partitions: 1)
-        try cluster.setLeader(of: topics.positions, partition: 0, to: 1)
-        try cluster.setLeader(of: topics.commands, partition: 0, to: 2)
-        let producer = try Producer(
-            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
-            logger: .quiet("test.merge")
-        )
+        let bed = try TwoLeaders()
+        let (cluster, topics, producer) = (bed.cluster, bed.topics, bed.producer)
         func produce(_ topic: String, _ value: String, at time: Int64) async {
-            let report = await producer.send(
-                ProducerRecord(
-                    topic: topic,
-                    partition: 0,
-                    key: nil,
-                    value: Array(value.utf8),
-                    timestampMilliseconds: time
-                )
-            )
+            let report = await producer.send(TwoLeaders.record(topic, value, at: time))
             #expect(report.isDelivered, "\(report)")
         }
         await produce(topics.commands, "track", at: 1_000)
         await produce(topics.positions, "fix-0", at: 2_000)
-        let consumer = try Consumer(
-            configuration: ConsumerConfiguration(
-                bootstrapServers: cluster.bootstrapServers,
-                groupId: "merge-\(suffix)"
-            ),
-            subscription: .partitions([
-                TopicPartition(topics.positions, 0): .beginning, TopicPartition(topics.commands, 0): .beginning,
-            ]),
-            logger: .quiet("test.merge")
-        )
+        let consumer = try bed.consumer()
         let commands = TopicPartition(topics.commands, 0)
         var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
         var applied: [String] = []
@@ -199,20 +137,8 @@ struct MergeFetchOrderTests {
         // Before the answer is taken, an untrack and a position stamped after it: the position comes at once, the
         // untrack's fetch a round trip of the slow leader later, behind it.
         let sent = await producer.send([
-            ProducerRecord(
-                topic: topics.commands,
-                partition: 0,
-                key: nil,
-                value: Array("untrack".utf8),
-                timestampMilliseconds: 3_500
-            ),
-            ProducerRecord(
-                topic: topics.positions,
-                partition: 0,
-                key: nil,
-                value: Array("fix-2".utf8),
-                timestampMilliseconds: 4_000
-            ),
+            TwoLeaders.record(topics.commands, "untrack", at: 3_500),
+            TwoLeaders.record(topics.positions, "fix-2", at: 4_000),
         ])
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
         while consumer.cachedHighWatermark(of: TopicPartition(topics.positions, 0)) != 3 && budget.allowsAnotherLook() {
@@ -239,5 +165,51 @@ struct MergeFetchOrderTests {
         #expect(reports.allSatisfy { $0.isDelivered }, "\(reports)")
         await consumer.close()
         await producer.close()
+    }
+}
+
+/// Two topics of one partition on a mock cluster of two brokers: the positions led by broker 1, the commands by broker
+/// 2 (the one a test slows down), with a producer, and a consumer of both from the beginning.
+private struct TwoLeaders {
+    let cluster: MockCluster
+    let topics: WorkerConfiguration.Topics
+    let producer: Producer
+
+    init() throws {
+        cluster = try MockCluster(brokers: 2, logger: .quiet("test.merge"))
+        let suffix = UUID().uuidString.prefix(8)
+        topics = WorkerConfiguration.Topics(
+            positions: "positions-\(suffix)",
+            commands: "commands-\(suffix)",
+            events: "events-\(suffix)",
+            deadLetters: "dead-letters-\(suffix)"
+        )
+        try cluster.createTopic(topics.positions, partitions: 1)
+        try cluster.createTopic(topics.commands, partitions: 1)
+        try cluster.setLeader(of: topics.positions, partition: 0, to: 1)
+        try cluster.setLeader(of: topics.commands, partition: 0, to: 2)
+        producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
+            logger: .quiet("test.merge")
+        )
+    }
+
+    /// A record of partition 0 of `topic`, `value` as its text, stamped `time`.
+    static func record(_ topic: String, _ value: String, at time: Int64) -> ProducerRecord {
+        ProducerRecord(topic: topic, partition: 0, key: nil, value: Array(value.utf8), timestampMilliseconds: time)
+    }
+
+    /// A consumer of both topics from the beginning, in a group of its own.
+    func consumer() throws -> Consumer {
+        try Consumer(
+            configuration: ConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers,
+                groupId: "merge-\(UUID().uuidString.prefix(8))"
+            ),
+            subscription: .partitions([
+                TopicPartition(topics.positions, 0): .beginning, TopicPartition(topics.commands, 0): .beginning,
+            ]),
+            logger: .quiet("test.merge")
+        )
     }
 }
