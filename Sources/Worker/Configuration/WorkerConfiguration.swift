@@ -70,7 +70,9 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// Default: false.
     public var resetState: Bool
-    /// How long a partition pair waits for a side with nothing buffered before going on without it.
+    /// How long a partition pair's next record waits for a side with nothing buffered (that side caught up as far as
+    /// anyone knows, or its end not yet confirmed by the brokers) before going on without it; the records of each poll
+    /// wait their own.
     ///
     /// Default: 200 ms.
     public var mergeWait: Duration
