@@ -18,12 +18,8 @@ struct MergeFetchOrderTests {
     func lateCommandFetch() async throws {
         let bed = try TwoLeaders()
         let (cluster, topics, producer) = (bed.cluster, bed.topics, bed.producer)
-        func produce(_ topic: String, _ value: String, at time: Int64) async {
-            let report = await producer.send(TwoLeaders.record(topic, value, at: time))
-            #expect(report.isDelivered, "\(report)")
-        }
-        await produce(topics.commands, "track", at: 1_000)
-        await produce(topics.positions, "fix-0", at: 2_000)
+        await bed.produce(topics.commands, "track", at: 1_000)
+        await bed.produce(topics.positions, "fix-0", at: 2_000)
 
         let consumer = try bed.consumer()
         var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
@@ -61,8 +57,8 @@ struct MergeFetchOrderTests {
 
         // The commands' leader slows down; an untrack, then positions stamped after it.
         try cluster.setRoundTripDelay(of: 2, to: .milliseconds(1_500))
-        await produce(topics.commands, "untrack", at: 3_000)
-        for index in 1...20 { await produce(topics.positions, "fix-\(index)", at: 3_000 + Int64(index) * 1_000) }
+        await bed.produce(topics.commands, "untrack", at: 3_000)
+        for index in 1...20 { await bed.produce(topics.positions, "fix-\(index)", at: 3_000 + Int64(index) * 1_000) }
         // Not polled meanwhile: the positions come at once, the untrack's fetch after the round trip, behind them.
         try await Task.sleep(for: .seconds(4))
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
@@ -79,12 +75,8 @@ struct MergeFetchOrderTests {
     func laterPollWaitsForItsOwnConfirmation() async throws {
         let bed = try TwoLeaders()
         let (cluster, topics, producer) = (bed.cluster, bed.topics, bed.producer)
-        func produce(_ topic: String, _ value: String, at time: Int64) async {
-            let report = await producer.send(TwoLeaders.record(topic, value, at: time))
-            #expect(report.isDelivered, "\(report)")
-        }
-        await produce(topics.commands, "track", at: 1_000)
-        await produce(topics.positions, "fix-0", at: 2_000)
+        await bed.produce(topics.commands, "track", at: 1_000)
+        await bed.produce(topics.positions, "fix-0", at: 2_000)
         let consumer = try bed.consumer()
         let commands = TopicPartition(topics.commands, 0)
         var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
@@ -127,7 +119,7 @@ struct MergeFetchOrderTests {
 
         // A position comes; the commands' end does not cover its poll, and the question is asked at once: it waits.
         try cluster.setRoundTripDelay(of: 2, to: .milliseconds(1_500))
-        await produce(topics.positions, "fix-1", at: 3_000)
+        await bed.produce(topics.positions, "fix-1", at: 3_000)
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
         while merge.isEmpty && budget.allowsAnotherLook() {
             try await poll()
@@ -197,6 +189,12 @@ private struct TwoLeaders {
     /// A record of partition 0 of `topic`, `value` as its text, stamped `time`.
     static func record(_ topic: String, _ value: String, at time: Int64) -> ProducerRecord {
         ProducerRecord(topic: topic, partition: 0, key: nil, value: Array(value.utf8), timestampMilliseconds: time)
+    }
+
+    /// Sends `value` to partition 0 of `topic`, stamped `time`, and expects it delivered.
+    func produce(_ topic: String, _ value: String, at time: Int64) async {
+        let report = await producer.send(Self.record(topic, value, at: time))
+        #expect(report.isDelivered, "\(report)")
     }
 
     /// A consumer of both topics from the beginning, in a group of its own.
