@@ -6,6 +6,14 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+/// Makes mock broker `broker_id` answer the next request of kind `api_key` it receives `rtt_ms` late, without an
+/// error: rd_kafka_mock_broker_push_request_error_rtts() is variadic, which Swift cannot call.
+static inline rd_kafka_resp_err_t geoworker_mock_delay_next_request(rd_kafka_mock_cluster_t *mcluster, int32_t broker_id,
+                                                                    int16_t api_key, int rtt_ms) {
+    return rd_kafka_mock_broker_push_request_error_rtts(mcluster, broker_id, api_key, 1, RD_KAFKA_RESP_ERR_NO_ERROR,
+                                                        rtt_ms);
+}
+
 /// Enqueues one message with rd_kafka_produceva().
 ///
 /// rd_kafka_producev() is variadic and rd_kafka_vu_t holds an anonymous union, neither of which Swift

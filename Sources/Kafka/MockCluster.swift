@@ -94,6 +94,7 @@ public final class MockCluster: @unchecked Sendable {
     /// Kafka protocol requests the mock cluster can be told to refuse (their ApiKey).
     public enum Request: Int16, Sendable {
         case produce = 0
+        case fetch = 1
         case offsetCommit = 8
         case initProducerId = 22
         case addPartitionsToTxn = 24
@@ -113,6 +114,31 @@ public final class MockCluster: @unchecked Sendable {
     public func refuseNext(_ count: Int, _ request: Request, with error: KafkaError.Code) {
         let errors = [rd_kafka_resp_err_t](repeating: rd_kafka_resp_err_t(error.rawValue), count: count)
         rd_kafka_mock_push_request_errors_array(cluster, request.rawValue, count, errors)
+    }
+
+    /// Makes broker `id` answer the next `count` requests of one kind it receives `delay` late each, without an error.
+    ///
+    /// A leader slow to answer fetches while its other answers (the end of its partitions, a produce) come at once.
+    /// What a delayed fetch returns is what the partition held when the request came.
+    public func delayNext(_ count: Int, _ request: Request, of id: Int32, by delay: Duration) throws(KafkaError) {
+        for _ in 0..<count {
+            let err = geoworker_mock_delay_next_request(
+                cluster,
+                id,
+                request.rawValue,
+                Int32(delay.wholeMilliseconds)
+            )
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "delay broker \(id)'s answers") }
+        }
+    }
+
+    /// How many of the delays ``delayNext(_:_:of:by:)`` set up for one kind of request broker `id` has not used yet:
+    /// one fewer as each such request comes.
+    public func delaysLeft(_ request: Request, of id: Int32) throws(KafkaError) -> Int {
+        var count = 0
+        let err = rd_kafka_mock_broker_error_stack_cnt(cluster, id, request.rawValue, &count)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "count broker \(id)'s delays") }
+        return count
     }
 
     /// Forgets the refusals of one kind of request not yet used up.
