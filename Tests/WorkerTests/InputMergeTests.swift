@@ -29,8 +29,8 @@ struct InputMergeTests {
         let atEnd = Dictionary(uniqueKeysWithValues: partitions.map { ($0, Int64(0)) })
         var released: [String] = []
         func unknown(_: TopicPartition) -> Int64? { nil }
-        // A poll that brought every end: each covers the records appended before.
-        merge.polled(reachedEnd: atEnd)
+        // The brokers, asked now, gave every end: each covers the records appended before.
+        merge.confirmEnds(atEnd, askedAfterPoll: merge.poll, readTo: atEnd)
         merge.release(atEnd: atEnd, highWatermark: unknown, now: now, into: &released) {
             released,
             record,

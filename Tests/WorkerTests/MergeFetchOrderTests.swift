@@ -21,39 +21,13 @@ struct MergeFetchOrderTests {
         await bed.produce(topics.commands, "track", at: 1_000)
         await bed.produce(topics.positions, "fix-0", at: 2_000)
 
-        let consumer = try bed.consumer()
-        var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
-        var applied: [String] = []
-        // As the worker's loop does: a poll, release, the ends that held a side back confirmed, release again.
-        func pollOnce() async throws {
-            let batch = try await consumer.nextBatch(maxMessages: 1, timeout: .milliseconds(20))
-            let reached = Set(batch.partitionsReachedEnd)
-            merge.polled(reachedEnd: consumer.endOffsets.filter { reached.contains($0.key) })
-            for record in batch {
-                merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
-            }
-            release()
-            let unconfirmed = merge.takeUnconfirmedEnds()
-            guard !unconfirmed.isEmpty else { return }
-            let asked = merge.poll
-            let brokerEnds = try await consumer.offsets(.end, of: Array(unconfirmed))
-            merge.confirmEnds(brokerEnds, askedAfterPoll: asked, readTo: consumer.endOffsets)
-            release()
-        }
-        func release() {
-            merge.release(
-                atEnd: consumer.endOffsets,
-                highWatermark: consumer.cachedHighWatermark(of:),
-                now: .now,
-                into: &applied
-            ) { applied, record, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
-        }
+        var driver = LoopDriver(try bed.consumer(), topics: topics)
         // Both sides read to their end.
         var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
-        while (applied.count < 2 || consumer.partitionsAtEnd.count < 2) && budget.allowsAnotherLook() {
-            try await pollOnce()
+        while (driver.applied.count < 2 || driver.consumer.partitionsAtEnd.count < 2) && budget.allowsAnotherLook() {
+            try await driver.pollOnce()
         }
-        #expect(applied == ["track", "fix-0"])
+        #expect(driver.applied == ["track", "fix-0"])
 
         // The commands' leader slows down; an untrack, then positions stamped after it.
         try cluster.setRoundTripDelay(of: 2, to: .milliseconds(1_500))
@@ -62,11 +36,39 @@ struct MergeFetchOrderTests {
         // Not polled meanwhile: the positions come at once, the untrack's fetch after the round trip, behind them.
         try await Task.sleep(for: .seconds(4))
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
-        while applied.count < 23 && budget.allowsAnotherLook() { try await pollOnce() }
-        #expect(applied.dropFirst(2).first == "untrack", "applied in this order: \(applied)")
-        #expect(applied.count == 23)
-        await consumer.close()
+        while driver.applied.count < 23 && budget.allowsAnotherLook() { try await driver.pollOnce() }
+        #expect(driver.applied.dropFirst(2).first == "untrack", "applied in this order: \(driver.applied)")
+        #expect(driver.applied.count == 23)
+        await driver.consumer.close()
         await producer.close()
+    }
+
+    @Test(
+        "the end-of-partition event of a fetch answered before a command was produced, polled after positions stamped later, does not let them go ahead of it"
+    )
+    func endOfPartitionEventOlderThanTheRecord() async throws {
+        let bed = try TwoLeaders()
+        // The consumer's first two fetches of the commands partition are answered 3 s late each, with what the
+        // partition held when the fetch came: the first (nothing yet) brings an end-of-partition event seconds after
+        // the broker made it. Other answers of that broker (where the partition ends, a produce) come at once.
+        try bed.cluster.delayNext(2, .fetch, of: 2, by: .seconds(3))
+        var driver = LoopDriver(try bed.consumer(), topics: bed.topics)
+        var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(10))
+        while try bed.cluster.delaysLeft(.fetch, of: 2) > 1 && budget.allowsAnotherLook() {
+            try await driver.pollOnce()
+        }
+        #expect(try bed.cluster.delaysLeft(.fetch, of: 2) == 1, "the broker has the consumer's first commands fetch")
+
+        // Produced after the broker answered that fetch: an untrack, then a position stamped after it, which comes
+        // from the other leader at once, seconds before the old end-of-partition event, and the untrack a slow fetch
+        // after that.
+        await bed.produce(bed.topics.commands, "untrack", at: 3_000)
+        await bed.produce(bed.topics.positions, "fix-1", at: 4_000)
+        budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while driver.applied.count < 2 && budget.allowsAnotherLook() { try await driver.pollOnce() }
+        #expect(driver.applied == ["untrack", "fix-1"])
+        await driver.consumer.close()
+        await bed.producer.close()
     }
 
     @Test(
@@ -86,8 +88,7 @@ struct MergeFetchOrderTests {
         var elapsed = Duration.zero
         func poll() async throws {
             let batch = try await consumer.nextBatch(maxMessages: 100, timeout: .milliseconds(20))
-            let reached = Set(batch.partitionsReachedEnd)
-            merge.polled(reachedEnd: consumer.endOffsets.filter { reached.contains($0.key) })
+            merge.polled()
             for record in batch {
                 merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
             }
@@ -209,5 +210,44 @@ private struct TwoLeaders {
             ]),
             logger: .quiet("test.merge")
         )
+    }
+}
+
+/// The merge fed by a consumer as the worker's loop feeds it: a poll, release, the ends that held a side back asked of
+/// the brokers, release again; what it releases is applied in order (each record's text).
+private struct LoopDriver {
+    let consumer: Consumer
+    private var merge: InputMerge<ConsumerRecord>
+    private let topics: WorkerConfiguration.Topics
+    private(set) var applied: [String] = []
+
+    init(_ consumer: Consumer, topics: WorkerConfiguration.Topics) {
+        self.consumer = consumer
+        self.topics = topics
+        merge = InputMerge(topics: topics, mergeWait: .milliseconds(200))
+    }
+
+    mutating func pollOnce() async throws {
+        let batch = try await consumer.nextBatch(maxMessages: 1, timeout: .milliseconds(20))
+        merge.polled()
+        for record in batch {
+            merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
+        }
+        release()
+        let unconfirmed = merge.takeUnconfirmedEnds()
+        guard !unconfirmed.isEmpty else { return }
+        let asked = merge.poll
+        let brokerEnds = try await consumer.offsets(.end, of: Array(unconfirmed))
+        merge.confirmEnds(brokerEnds, askedAfterPoll: asked, readTo: consumer.endOffsets)
+        release()
+    }
+
+    private mutating func release() {
+        merge.release(
+            atEnd: consumer.endOffsets,
+            highWatermark: consumer.cachedHighWatermark(of:),
+            now: .now,
+            into: &applied
+        ) { applied, record, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
     }
 }

@@ -3,17 +3,22 @@ import Kafka
 /// What the loop knows of its input partitions' ends, and which polls' records each end covers: what the merge needs
 /// before it lets one side of a pair go ahead of the other, read to its end (``PartitionPairMerge/Side/endCoversPoll``).
 ///
-/// librdkafka parses a fetch response partition by partition, storing each one's high watermark and handing out its
-/// records as it goes: a record of one partition can reach the loop while another partition's part of the same
-/// response, holding records produced before it, is still unparsed, its watermark still the old end. So an end covers
-/// a record only when it was known after that record was polled:
-/// - an end-of-partition event covers the records of the polls before the one that brought it (the consumer's queue
-///   hands out what was parsed in order, so a record polled earlier came from that response or an earlier one);
-/// - the broker's answer to "where does the partition end" (``EndQuestions``, asked by the loop for the ends the merge
-///   found not covering a record) covers the polls before the question when it agrees with the end; when it is past
-///   the end, the partition holds more and the merge waits for it like any lagging side.
+/// An end covers a record of the other side only when the broker gave it after that record was polled: the broker's
+/// answer to "where does the partition end" (``EndQuestions``, asked by the loop for the ends the merge found not
+/// covering a record) covers the polls before the question when it agrees with the end; when it is past the end, the
+/// partition holds more and the merge waits for it like any lagging side.
 ///
-/// Pure: the loop numbers its polls and passes in what the consumer and the broker said.
+/// An end-of-partition event covers nothing, whenever it is polled: it is as old as the broker's answer to the fetch
+/// that brought it, and nothing orders that answer after the other side's record. The partitions of a pair may have
+/// different leaders, each fetched on a connection of its own: a commands fetch answered "at the end" before a command
+/// and the positions after it were produced can reach the consumer after those positions, fetched from the other
+/// leader (a slow leader; or librdkafka's mock cluster, which holds an empty fetch for `fetch.wait.max.ms` with the
+/// answer it made when the request came). Taken as covering the polls before its own, such an event let the positions
+/// go ahead of the command (issue 62, met by an instance's first fetch of partitions it was just given). On one
+/// leader, librdkafka's parsing of a response partition by partition lets a record reach the loop before the other
+/// partition's part of the same response, with its new end.
+///
+/// Pure: the loop numbers its polls and passes in what the broker said.
 struct EndConfirmations {
     /// The number of the loop's current poll, the one whose records were appended last.
     private(set) var poll = 0
@@ -22,11 +27,9 @@ struct EndConfirmations {
     /// Ends the broker gave past what the consumer had read to: the partition holds at least that much.
     private var knownEnds: [TopicPartition: Int64] = [:]
 
-    /// Starts the next poll's number; `reachedEnd` are the partitions whose end-of-partition events it brought, each
-    /// with the end it reported.
-    mutating func polled(reachedEnd: [TopicPartition: Int64]) {
+    /// Starts the next poll's number.
+    mutating func polled() {
         poll += 1
-        for (partition, end) in reachedEnd { cover(partition, end: end, throughPoll: poll - 1) }
     }
 
     /// Takes the broker's ends of partitions, asked after poll `asked`: each that agrees with the end the consumer has

@@ -92,14 +92,12 @@ struct InputMerge<Record: MergeableRecord> {
     /// Nothing buffered waits to be released.
     var isEmpty: Bool { pairs.allSatisfy(\.isEmpty) }
 
-    /// The number of the loop's current poll (``polled(reachedEnd:)``).
+    /// The number of the loop's current poll (``polled()``).
     var poll: Int { ends.poll }
 
     /// A new poll begins: the records appended from now on are its.
-    ///
-    /// `reachedEnd` are the partitions whose end-of-partition events it brought, each with the end it reported.
-    mutating func polled(reachedEnd: [TopicPartition: Int64]) {
-        ends.polled(reachedEnd: reachedEnd)
+    mutating func polled() {
+        ends.polled()
     }
 
     /// Takes the brokers' answer about partitions' ends (``EndQuestions``), asked after poll `asked`.

@@ -29,11 +29,8 @@ struct PartitionPairMerge<Record> {
         var highWatermark: Int64? = nil
         /// The last poll whose records of the other side this end is known to cover (nil: none).
         ///
-        /// librdkafka stores each partition's watermark as it parses that partition's part of a fetch response, and
-        /// hands out a partition's records as soon as they are parsed: a record of the other side may reach the loop
-        /// while this side's part of the same response, with records produced before it, is still unparsed, its
-        /// watermark still the old end. So an end covers only records polled before something that came after it: an
-        /// end-of-partition event polled later, or the broker asked for the partition's end after their poll.
+        /// The broker, asked after their poll, gave this end (``EndConfirmations``). What the consumer saw of the end
+        /// (its end-of-partition event, its watermark) may be older than a record of the other side polled before it.
         var endCoversPoll: Int? = nil
     }
 

@@ -159,8 +159,7 @@ public final class Worker: @unchecked Sendable {
         let polledAt = clock.now
         if firstMessage == nil && !batch.isEmpty { firstMessage = polledAt }
         let progress = parts.progress
-        let reached = Set(batch.partitionsReachedEnd)
-        merge.polled(reachedEnd: reached.isEmpty ? [:] : consumer.endOffsets.filter { reached.contains($0.key) })
+        merge.polled()
         for record in batch {
             let kind = inputKind(of: record)
             progress.noteRead(partition: record.partition, kind: kind, offset: record.offset)
