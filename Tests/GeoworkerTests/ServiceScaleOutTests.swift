@@ -72,19 +72,27 @@ struct ServiceScaleOutTests {
         logs: @autoclosure () -> String = ""
     ) {
         let byID = Dictionary(grouping: events, by: \.id)
+        let referenceByID = Dictionary(uniqueKeysWithValues: reference.map { ($0.id, $0.json) })
         let missing = Set(reference.map(\.id)).subtracting(byID.keys)
         let extra = Set(byID.keys).subtracting(reference.map(\.id))
         #expect(
             missing.isEmpty,
-            "\(missing.count) events of the single-instance run missing: \(missing.sorted().prefix(5))\n\(logs())"
+            """
+            \(missing.count) events of the single-instance run missing: \(missing.sorted().prefix(5))
+            \(missing.sorted().prefix(5).compactMap { referenceByID[$0] }.joined(separator: "\n"))
+            \(logs())
+            """
         )
         #expect(
             extra.isEmpty,
-            "\(extra.count) events a single-instance run does not emit: \(extra.sorted().prefix(5))\n\(logs())"
+            """
+            \(extra.count) events a single-instance run does not emit: \(extra.sorted().prefix(5))
+            \(extra.sorted().prefix(5).compactMap { byID[$0]?.first?.json }.joined(separator: "\n"))
+            \(logs())
+            """
         )
         let differing = byID.filter { Set($0.value.map(\.json)).count > 1 }
         #expect(differing.isEmpty, "one id, two different events: \(differing.prefix(2))")
-        let referenceByID = Dictionary(uniqueKeysWithValues: reference.map { ($0.id, $0.json) })
         let changed = byID.filter { id, copies in referenceByID[id].map { $0 != copies[0].json } ?? false }
         #expect(changed.isEmpty, "\(changed.count) events differ from the single-instance run: \(changed.prefix(2))")
     }
