@@ -48,10 +48,12 @@ struct MergeFetchOrderTests {
     )
     func endOfPartitionEventOlderThanTheRecord() async throws {
         let bed = try TwoLeaders()
-        // The consumer's first two fetches of the commands partition are answered 3 s late each, with what the
-        // partition held when the fetch came: the first (nothing yet) brings an end-of-partition event seconds after
-        // the broker made it. Other answers of that broker (where the partition ends, a produce) come at once.
-        try bed.cluster.delayNext(2, .fetch, of: 2, by: .seconds(3))
+        // The consumer's first two fetches of the commands partition are answered late, with what the partition held
+        // when the fetch came: the first (nothing yet) brings an end-of-partition event seconds after the broker made
+        // it (long enough for this test to see that it came, however busy the machine), the second the untrack.
+        // Other answers of that broker (where the partition ends, a produce) come at once.
+        try bed.cluster.delayNext(1, .fetch, of: 2, by: .seconds(10))
+        try bed.cluster.delayNext(1, .fetch, of: 2, by: .seconds(3))
         var driver = LoopDriver(try bed.consumer(), topics: bed.topics)
         var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(10))
         while try bed.cluster.delaysLeft(.fetch, of: 2) > 1 && budget.allowsAnotherLook() {
@@ -59,9 +61,9 @@ struct MergeFetchOrderTests {
         }
         #expect(try bed.cluster.delaysLeft(.fetch, of: 2) == 1, "the broker has the consumer's first commands fetch")
 
-        // Produced after the broker answered that fetch: an untrack, then a position stamped after it, which comes
-        // from the other leader at once, seconds before the old end-of-partition event, and the untrack a slow fetch
-        // after that.
+        // Produced after the broker made its answer to that fetch: an untrack, then a position stamped after it, which
+        // comes from the other leader at once, seconds before the old end-of-partition event, and the untrack a slow
+        // fetch after that.
         await bed.produce(bed.topics.commands, "untrack", at: 3_000)
         await bed.produce(bed.topics.positions, "fix-1", at: 4_000)
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
