@@ -50,21 +50,21 @@ struct MergeFetchOrderTests {
         let bed = try TwoLeaders()
         // The consumer's first two fetches of the commands partition are answered late, with what the partition held
         // when the fetch came: the first (nothing yet) brings an end-of-partition event seconds after the broker made
-        // it (long enough for this test to see that it came, however busy the machine), the second the untrack.
-        // Other answers of that broker (where the partition ends, a produce) come at once.
+        // it, the second the untrack. Other answers of that broker (where the partition ends, a produce) come at once.
         try bed.cluster.delayNext(1, .fetch, of: 2, by: .seconds(10))
         try bed.cluster.delayNext(1, .fetch, of: 2, by: .seconds(3))
+        // The untrack is produced as soon as the broker has the first fetch: from a thread of its own, since this
+        // test's tasks may wait behind other tests' for longer than the broker holds its answer.
+        let untrack = TwoLeaders.untrackOnceFetched(bed)
         var driver = LoopDriver(try bed.consumer(), topics: bed.topics)
-        var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(10))
-        while try bed.cluster.delaysLeft(.fetch, of: 2) > 1 && budget.allowsAnotherLook() {
-            try await driver.pollOnce()
-        }
-        #expect(try bed.cluster.delaysLeft(.fetch, of: 2) == 1, "the broker has the consumer's first commands fetch")
+        var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(10))
+        while untrack.batch == nil && budget.allowsAnotherLook() { try await driver.pollOnce() }
+        let sent = try #require(untrack.batch, "the broker never got the consumer's fetch")
+        let reports = await sent.reports()
+        #expect(reports.allSatisfy { $0.isDelivered }, "\(reports)")
 
-        // Produced after the broker made its answer to that fetch: an untrack, then a position stamped after it, which
-        // comes from the other leader at once, seconds before the old end-of-partition event, and the untrack a slow
-        // fetch after that.
-        await bed.produce(bed.topics.commands, "untrack", at: 3_000)
+        // Then a position stamped after it, which comes from the other leader at once, seconds before the old
+        // end-of-partition event, and the untrack a slow fetch after that.
         await bed.produce(bed.topics.positions, "fix-1", at: 4_000)
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
         while driver.applied.count < 2 && budget.allowsAnotherLook() { try await driver.pollOnce() }
@@ -200,6 +200,18 @@ private struct TwoLeaders {
         #expect(report.isDelivered, "\(report)")
     }
 
+    /// Sends an untrack stamped 3,000 to the commands partition as soon as broker 2 has used up all but one of its
+    /// delayed fetches (it has the consumer's first), on a thread of its own.
+    static func untrackOnceFetched(_ bed: TwoLeaders) -> SentFromAThread {
+        let sent = SentFromAThread()
+        let (cluster, producer, commands) = (bed.cluster, bed.producer, bed.topics.commands)
+        Thread.detachNewThread {
+            while ((try? cluster.delaysLeft(.fetch, of: 2)) ?? 0) > 1 { usleep(1_000) }
+            sent.batch = producer.send([record(commands, "untrack", at: 3_000)])
+        }
+        return sent
+    }
+
     /// A consumer of both topics from the beginning, in a group of its own.
     func consumer() throws -> Consumer {
         try Consumer(
@@ -251,5 +263,17 @@ private struct LoopDriver {
             now: .now,
             into: &applied
         ) { applied, record, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
+    }
+}
+
+/// What a thread of a test sent, once it has.
+private final class SentFromAThread: @unchecked Sendable {
+    // @unchecked: `batch` is guarded by `lock`.
+    private let lock = NSLock()
+    private var sent: DeliveryBatch?
+
+    var batch: DeliveryBatch? {
+        get { lock.withLock { sent } }
+        set { lock.withLock { sent = newValue } }
     }
 }
