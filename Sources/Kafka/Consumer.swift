@@ -151,18 +151,23 @@ public final class Consumer: Sendable {
     ///
     /// Waits at most the session timeout (see ``Consumer+Commit.swift``): librdkafka's own wait has no bound, and a
     /// commit sent to a coordinator that went down before answering is never answered.
+    /// `giveUp` (asked every 0.1 s) ends the wait sooner: a stop past its deadline does not wait for the answer.
+    ///
     /// - Throws: ``KafkaError`` when the commit failed, for the whole request or for some partitions, or `timedOut`
-    ///   when no answer came.
+    ///   when no answer came, or none before `giveUp` said so.
     @available(*, noasync, message: "blocks the calling thread; use the async commit")
-    public func commit(_ offsets: [TopicPartition: Int64]? = nil) throws(KafkaError) {
+    public func commit(
+        _ offsets: [TopicPartition: Int64]? = nil,
+        giveUpWhen giveUp: () -> Bool = { false }
+    ) throws(KafkaError) {
         guard let offsets else {
-            try commitWaitingForAnswer(nil, operation: "commit stored offsets")
+            try commitWaitingForAnswer(nil, operation: "commit stored offsets", giveUpWhen: giveUp)
             return
         }
         guard !offsets.isEmpty else { return }
         let list = TopicPartition.makeList(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        try commitWaitingForAnswer(list, operation: "commit offsets")
+        try commitWaitingForAnswer(list, operation: "commit offsets", giveUpWhen: giveUp)
     }
 
     /// Sends a commit of `offsets` (the next offset to read, per partition) to the consumer group and returns without

@@ -119,13 +119,14 @@ public final class Producer: Sendable {
         await send([record]).reports()[0]
     }
 
-    /// Delivers what is queued (up to `timeout`), then stops the producer.
+    /// Delivers what is queued (up to `timeout`, or until `giveUp`, asked every 0.1 s, says so), then stops the
+    /// producer.
     ///
     /// Messages still undelivered at the deadline are purged and their reports say so. Sends after closing fail with
     /// `invalidState`.
     @available(*, noasync, message: "blocks the calling thread; use the async close")
-    public func close(timeout: Duration = .seconds(10)) {
-        shutDown(timeout: timeout)
+    public func close(timeout: Duration = .seconds(10), giveUpWhen giveUp: () -> Bool = { false }) {
+        shutDown(timeout: timeout, giveUp: giveUp)
     }
 
     /// Delivers what is queued (up to `timeout`), then stops the producer, off the cooperative pool.
@@ -325,11 +326,15 @@ public final class Producer: Sendable {
         }
     }
 
-    private func shutDown(timeout: Duration) {
+    private func shutDown(timeout: Duration, giveUp: () -> Bool = { false }) {
         guard !isClosed.exchange(true) else { return }
         isPolling.set(false)
         // rd_kafka_flush serves delivery reports itself, so it does not need the polling loop.
-        rd_kafka_flush(handle.pointer, Int32(timeout.wholeMilliseconds))
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            let remaining = max(.zero, deadline - ContinuousClock.now)
+            rd_kafka_flush(handle.pointer, Int32(min(100, remaining.wholeMilliseconds)))
+        } while rd_kafka_outq_len(handle.pointer) > 0 && ContinuousClock.now < deadline && !giveUp()
         let outstanding = rd_kafka_outq_len(handle.pointer)
         if outstanding > 0 {
             logger.warning("Producer closed with \(outstanding) messages undelivered; they are reported as purged")

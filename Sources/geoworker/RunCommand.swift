@@ -170,9 +170,14 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     /// The exit status of a run that failed (the README's table): 75 (`EX_TEMPFAIL`) when the worker gave up on
-    /// Kafka after its retry budget, so that a job scheduler may try again later; 1 for anything else.
+    /// Kafka after its retry budget, so that a job scheduler may try again later; 2 when a stop gave up at its
+    /// deadline, so that a supervisor can tell it from a clean stop; 1 for anything else.
     static func exitCode(of error: WorkerError) -> ExitCode {
-        error.code == .unavailable ? ExitCode(75) : .failure
+        switch error.code {
+        case .unavailable: ExitCode(75)
+        case .shutdown: ExitCode(2)
+        default: .failure
+        }
     }
 
     private func runService(_ configuration: RunConfiguration, logger: Logger) async throws {

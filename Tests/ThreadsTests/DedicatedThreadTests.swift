@@ -36,4 +36,51 @@ struct DedicatedThreadTests {
         }
     }
     #endif
+
+    @Test(
+        "a cancelled wait for a blocking call: the call asked to finish returns its result; one that will not is left"
+    )
+    func cancelledWait() async throws {
+        // Asked to finish, the call returns: its result comes back.
+        let finishing = DispatchSemaphore(value: 0)
+        let answered = Task {
+            let call: @Sendable () -> String = {
+                finishing.wait()
+                return "finished"
+            }
+            return await DedicatedThread.runOnce(
+                name: "test-finishes",
+                onCancel: { finishing.signal() },
+                abandoningAfter: .seconds(60),
+                call
+            )
+        }
+        answered.cancel()
+        #expect(await answered.value == "finished")
+
+        // A call that does not listen: the wait ends after the grace, and the call goes on alone until it returns.
+        let release = DispatchSemaphore(value: 0)
+        let returned = DispatchSemaphore(value: 0)
+        let left = Task {
+            let call: @Sendable () -> String = {
+                release.wait()
+                returned.signal()
+                return "finished"
+            }
+            return await DedicatedThread.runOnce(
+                name: "test-left",
+                onCancel: {},
+                abandoningAfter: .milliseconds(50),
+                call
+            )
+        }
+        left.cancel()
+        #expect(await left.value == nil)
+        release.signal()
+        returned.wait()
+
+        // Not cancelled: as runOnce.
+        let plain = await DedicatedThread.runOnce(name: "test-plain", onCancel: {}, abandoningAfter: .zero, { 42 })
+        #expect(plain == 42)
+    }
 }

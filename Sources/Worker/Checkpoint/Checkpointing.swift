@@ -19,7 +19,7 @@ import Metrics
 /// | an assignment taken (``assignmentStarts(_:storing:)``) | store the starts the group moved past the store; note every start |
 /// | a revocation (``revoke(_:isLost:source:consumer:)``) | finish applying; settle; take a stored checkpoint and settle it; commit it to the group; forget the partitions' reads |
 /// | a rewind (``rewind(_:)``) | finish applying; settle; store the backlog, or drop it when the store refuses; forget what is not stored; the checkpoints writable again; where each partition reads again |
-/// | the stop (``stop(_:keepWaiting:)``, ``commitStored(of:consumer:waitForAnswer:)``) | finish applying; settle; take a stored checkpoint and settle it; the cycle stopped; commit to the group |
+/// | the stop (``stop(_:keepWaiting:)``, ``commitStored(of:consumer:waitingUnless:)``) | finish applying; settle; take a stored checkpoint and settle it; the cycle stopped; commit to the group |
 ///
 /// So the rules the handover depends on hold by construction: the store is read only once it holds every checkpoint
 /// written and the backlog (an assignment loads devices from it, a rewind goes back to it); a partition leaves only
@@ -205,7 +205,7 @@ final class Checkpointing {
                 _ = settle()
             }
             // The group may refuse the commit while it rebalances; the stored offsets are what counts.
-            commitStored(of: partitions, consumer: consumer, waitForAnswer: !source.waitsAbandoned())
+            commitStored(of: partitions, consumer: consumer, waitingUnless: source.waitsAbandoned)
         }
         let stored = stored(of: partitions)
         for partition in partitions { ledger.forgetAssignment(partition: partition.partition) }
@@ -264,15 +264,20 @@ final class Checkpointing {
     /// source of truth.
     ///
     /// Asked at every checkpoint, with or without new input, so a commit the group refused (while it rebalanced) or one
-    /// that never came (a partition just assigned, with nothing new to read) is made good. Without `waitForAnswer` the
-    /// commit goes out in the background and the loop does not wait a round trip. Never under exactly-once.
-    func commitStored(of partitions: some Sequence<TopicPartition>, consumer: Consumer, waitForAnswer: Bool = false) {
+    /// that never came (a partition just assigned, with nothing new to read) is made good. Without `waitingUnless` the
+    /// commit goes out in the background and the loop does not wait a round trip; with it, the loop waits for the
+    /// answer until `waitingUnless` says the waits are given up (a stop past its deadline). Never under exactly-once.
+    func commitStored(
+        of partitions: some Sequence<TopicPartition>,
+        consumer: Consumer,
+        waitingUnless abandoned: (() -> Bool)? = nil
+    ) {
         guard commitsToGroup else { return }
         let offsets = ledger.uncommitted(of: partitions, acknowledged: consumer.acknowledgedCommits)
         guard !offsets.isEmpty else { return }
         do {
-            if waitForAnswer {
-                try consumer.commit(offsets)
+            if let abandoned, !abandoned() {
+                try consumer.commit(offsets, giveUpWhen: abandoned)
             } else {
                 try consumer.commitInBackground(offsets)
             }

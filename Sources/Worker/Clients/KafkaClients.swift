@@ -266,16 +266,20 @@ final class KafkaClients {
     /// Close the group's consumer first: its last revocation checkpoints what was applied, and the producers must still
     /// be there to deliver it.
     ///
-    /// - Parameter deliveryWait: how long each producer may take to deliver what it holds (nothing for a cancelled
-    ///   stop: what it held is not covered by a stored checkpoint, and a restart sends it again).
+    /// - Parameters:
+    ///   - deliveryWait: how long each producer may take to deliver what it holds.
+    ///   - giveUp: whether the stop was cancelled: the producers then stop waiting (what they hold is not covered by a
+    ///     stored checkpoint, and a restart sends it again).
     ///
     /// Under exactly-once the transaction still open (begun after the last commit, or not committed) is aborted first:
     /// left open, it would hold back every read_committed reader of its partitions until this instance starts again or
     /// the broker's transaction timeout passes.
-    func close(deliveryWait: Duration = .seconds(10)) {
+    func close(deliveryWait: Duration = .seconds(10), giveUpWhen giveUp: () -> Bool = { false }) {
         if isTransactional {
             do {
-                logAborted(try producer.abortTransaction(timeout: max(deliveryWait, .seconds(1))))
+                // One call that cannot be cut short: a cancelled stop gives it a second.
+                let abortWait = giveUp() ? .seconds(1) : max(deliveryWait, .seconds(1))
+                logAborted(try producer.abortTransaction(timeout: abortWait))
             } catch {
                 logger.warning(
                     "cannot abort the open transaction; the next start of this instance aborts it",
@@ -283,7 +287,7 @@ final class KafkaClients {
                 )
             }
         }
-        producer.close(timeout: deliveryWait)
-        changelogProducer?.close(timeout: deliveryWait)
+        producer.close(timeout: deliveryWait, giveUpWhen: giveUp)
+        changelogProducer?.close(timeout: deliveryWait, giveUpWhen: giveUp)
     }
 }

@@ -39,7 +39,7 @@ extension Worker {
         parts.progress.commitStored(
             of: connection.consumer.assignment,
             consumer: connection.consumer,
-            waitForAnswer: !areWaitsAbandoned()
+            waitingUnless: { [self] in areWaitsAbandoned() }
         )
         if caughtUp {
             // From the first message to the last checkpoint: what replays and benchmarks want to know.

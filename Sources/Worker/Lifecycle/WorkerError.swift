@@ -11,7 +11,7 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// a value made up by a caller.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case topics, kafka, delivery, state, configuration, countries, changelog, unavailable, fenced
+            case topics, kafka, delivery, state, configuration, countries, changelog, unavailable, fenced, shutdown
         }
 
         private let base: Base
@@ -43,6 +43,9 @@ public struct WorkerError: Error, Sendable, Equatable, CustomStringConvertible {
         /// timeout): what it had in hand since its last checkpoint is dropped, never written, and it goes on with
         /// whatever the group assigns it next.
         public static let fenced = Code(.fenced)
+        /// A stop passed its deadline (`shutdownTimeoutMs`) and gave up waiting for Kafka or the disk: its last
+        /// checkpoint or commit may be missing, so a restart replays from the last checkpoint stored (nothing is lost).
+        public static let shutdown = Code(.shutdown)
     }
 
     public let code: Code

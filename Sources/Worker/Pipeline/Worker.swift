@@ -102,8 +102,34 @@ public final class Worker: @unchecked Sendable {
     }
 
     /// ``run()`` on a thread of its own (never on Swift's cooperative pool), suspending until it returns.
-    public func run() async throws(WorkerError) {
-        try await DedicatedThread.runOnce(name: "geoworker") { [self] () throws(WorkerError) in try run() }
+    ///
+    /// Cancelling the awaiting task is a stop past its deadline: the worker stops at once (``cancel()``), and this
+    /// waits at most `grace` more for its loop, which gives up its waits but may be inside a call to Kafka or the disk
+    /// that cannot be cut short. The store holds whole checkpoints only, so a restart replays what the stop left.
+    ///
+    /// - Throws: ``WorkerError`` as ``run()`` does; `shutdown` when the stop was cancelled, whether the loop then
+    ///   returned in time or was left to end with the process.
+    public func run(graceAfterCancel grace: Duration = .seconds(3)) async throws(WorkerError) {
+        let loop: @Sendable () throws(WorkerError) -> Void = { [self] () throws(WorkerError) in try run() }
+        let returned: Void? = try await DedicatedThread.runOnce(
+            name: "geoworker",
+            onCancel: { [self] in cancel() },
+            abandoningAfter: grace,
+            loop
+        )
+        guard areWaitsAbandoned() else { return }
+        if returned == nil {
+            throw WorkerError(
+                .shutdown,
+                "the stop gave up at its deadline, and the worker's loop was still in a call to Kafka or the disk "
+                    + "\(grace) later: left to end with the process; a restart resumes from the last checkpoint stored"
+            )
+        }
+        throw WorkerError(
+            .shutdown,
+            "the stop gave up at its deadline without its last checkpoint or commit; a restart resumes from the last "
+                + "checkpoint stored"
+        )
     }
 
     private func consumeUntilStopped() throws(WorkerError) {

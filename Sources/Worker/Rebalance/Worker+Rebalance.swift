@@ -22,7 +22,7 @@ extension Worker {
         // A cancelled stop does not wait for a group that does not answer; the group takes the partitions back at the
         // session timeout.
         connection.consumer.close(giveUpWhen: { areWaitsAbandoned() }, onRevoke: { revoke($0, isLost: $1, connection) })
-        connection.clients.close(deliveryWait: areWaitsAbandoned() ? .zero : .seconds(10))
+        connection.clients.close(giveUpWhen: { areWaitsAbandoned() })
     }
 
     /// The assign hook: where each partition starts, or nothing when the worker does not take the assignment.
