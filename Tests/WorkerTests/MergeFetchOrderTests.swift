@@ -81,44 +81,16 @@ struct MergeFetchOrderTests {
         let (cluster, topics, producer) = (bed.cluster, bed.topics, bed.producer)
         await bed.produce(topics.commands, "track", at: 1_000)
         await bed.produce(topics.positions, "fix-0", at: 2_000)
-        let (consumer, asker) = (try bed.consumer(), try bed.asker())
+        var driver = LoopDriver(try bed.consumer(), asking: try bed.asker(), topics: topics, maxMessages: 100)
         let commands = TopicPartition(topics.commands, 0)
-        var merge = InputMerge<ConsumerRecord>(topics: topics, mergeWait: .milliseconds(200))
-        var applied: [String] = []
         // The merge's time is the test's: the waits run out when the test says so.
         let start = ContinuousClock.now
-        var elapsed = Duration.zero
-        func poll() async throws {
-            let batch = try await consumer.nextBatch(maxMessages: 100, timeout: .milliseconds(20))
-            merge.polled()
-            for record in batch {
-                merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
-            }
-        }
-        func release() {
-            merge.release(
-                atEnd: consumer.endOffsets,
-                highWatermark: consumer.cachedHighWatermark(of:),
-                now: start + elapsed,
-                into: &applied
-            ) { applied, record, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
-        }
-        // As the loop does: the ends that held a side back, asked after this poll.
-        func confirmUnconfirmedEnds() async throws {
-            let unconfirmed = merge.takeUnconfirmedEnds()
-            guard !unconfirmed.isEmpty else { return }
-            let asked = merge.poll
-            let brokerEnds = try await asker.offsets(.end, of: Array(unconfirmed))
-            merge.confirmEnds(brokerEnds, askedAfterPoll: asked, readTo: consumer.endOffsets)
-            release()
-        }
+        driver.now = start
         var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
-        while (applied.count < 2 || consumer.partitionsAtEnd.count < 2) && budget.allowsAnotherLook() {
-            try await poll()
-            release()
-            try await confirmUnconfirmedEnds()
+        while (driver.applied.count < 2 || driver.consumer.partitionsAtEnd.count < 2) && budget.allowsAnotherLook() {
+            try await driver.pollOnce()
         }
-        #expect(applied == ["track", "fix-0"])
+        #expect(driver.applied == ["track", "fix-0"])
 
         // A position comes; the commands' end does not cover its poll, and the question is asked at once: it waits.
         // The commands leader's next fetches are answered 10 s late each (its other answers at once): however long
@@ -126,13 +98,13 @@ struct MergeFetchOrderTests {
         try cluster.delayNext(2, .fetch, of: 2, by: .seconds(10))
         await bed.produce(topics.positions, "fix-1", at: 3_000)
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
-        while merge.isEmpty && budget.allowsAnotherLook() {
-            try await poll()
-            release()
+        while driver.merge.isEmpty && budget.allowsAnotherLook() {
+            try await driver.poll()
+            driver.release()
         }
-        #expect(applied == ["track", "fix-0"], "fix-1 waits for the commands' end to be confirmed")
-        let askedAfter = merge.poll
-        let brokerEnds = try await asker.offsets(.end, of: [commands])
+        #expect(driver.applied == ["track", "fix-0"], "fix-1 waits for the commands' end to be confirmed")
+        let askedAfter = driver.merge.poll
+        let brokerEnds = try await driver.asker.offsets(.end, of: [commands])
         // Before the answer is taken, an untrack and a position stamped after it: the position comes at once, the
         // untrack with a slow fetch, behind it.
         let sent = await producer.send([
@@ -140,28 +112,24 @@ struct MergeFetchOrderTests {
             TwoLeaders.record(topics.positions, "fix-2", at: 4_000),
         ])
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
-        while consumer.cachedHighWatermark(of: TopicPartition(topics.positions, 0)) != 3 && budget.allowsAnotherLook() {
-            try await poll()
+        while driver.consumer.cachedHighWatermark(of: TopicPartition(topics.positions, 0)) != 3
+            && budget.allowsAnotherLook()
+        {
+            try await driver.poll()
         }
-        try await poll()
+        try await driver.poll()
         // The answer, 300 ms after fix-1 began to wait, covers fix-1's poll, not fix-2's: fix-1 goes, fix-2 waits for
         // its own confirmation (by then the untrack has come).
-        elapsed = .milliseconds(300)
-        merge.confirmEnds(brokerEnds, askedAfterPoll: askedAfter, readTo: consumer.endOffsets)
-        release()
-        #expect(applied == ["track", "fix-0", "fix-1"], "fix-2 is not released on fix-1's wait")
+        driver.now = start + .milliseconds(300)
+        driver.confirm(brokerEnds, askedAfterPoll: askedAfter)
+        #expect(driver.applied == ["track", "fix-0", "fix-1"], "fix-2 is not released on fix-1's wait")
         // The untrack comes with a slow fetch: up to two of them.
         budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(20))
-        while applied.count < 5 && budget.allowsAnotherLook() {
-            try await poll()
-            release()
-            try await confirmUnconfirmedEnds()
-        }
-        #expect(applied == ["track", "fix-0", "fix-1", "untrack", "fix-2"])
+        while driver.applied.count < 5 && budget.allowsAnotherLook() { try await driver.pollOnce() }
+        #expect(driver.applied == ["track", "fix-0", "fix-1", "untrack", "fix-2"])
         let reports = await sent.reports()
         #expect(reports.allSatisfy { $0.isDelivered }, "\(reports)")
-        await consumer.close()
-        await asker.close()
+        await driver.close()
         await producer.close()
     }
 }
@@ -244,19 +212,25 @@ private struct TwoLeaders {
 
 /// The merge fed by a consumer as the worker's loop feeds it: a poll, release, the ends that held a side back asked of
 /// the brokers, release again; what it releases is applied in order (each record's text).
+///
+/// A test may take the steps one by one, and give the merge its own time.
 private struct LoopDriver {
     let consumer: Consumer
     /// Asks where partitions end on connections of its own, as the worker's ``EndQuestions`` does: behind the
     /// consumer's fetch in flight to a slow leader, a question would wait for that fetch.
-    private let asker: Consumer
-    private var merge: InputMerge<ConsumerRecord>
+    let asker: Consumer
+    private(set) var merge: InputMerge<ConsumerRecord>
     private let topics: WorkerConfiguration.Topics
+    private let maxMessages: Int
     private(set) var applied: [String] = []
+    /// The merge's time: the clock's when nil.
+    var now: ContinuousClock.Instant?
 
-    init(_ consumer: Consumer, asking asker: Consumer, topics: WorkerConfiguration.Topics) {
+    init(_ consumer: Consumer, asking asker: Consumer, topics: WorkerConfiguration.Topics, maxMessages: Int = 1) {
         self.consumer = consumer
         self.asker = asker
         self.topics = topics
+        self.maxMessages = maxMessages
         merge = InputMerge(topics: topics, mergeWait: .milliseconds(200))
     }
 
@@ -265,28 +239,44 @@ private struct LoopDriver {
         await asker.close()
     }
 
+    /// A round of the loop: poll, release, and the ends that held a side back confirmed.
     mutating func pollOnce() async throws {
-        let batch = try await consumer.nextBatch(maxMessages: 1, timeout: .milliseconds(20))
+        try await poll()
+        release()
+        try await confirmUnconfirmedEnds()
+    }
+
+    /// One poll, its records handed to the merge.
+    mutating func poll() async throws {
+        let batch = try await consumer.nextBatch(maxMessages: maxMessages, timeout: .milliseconds(20))
         merge.polled()
         for record in batch {
             merge.append(record, kind: record.topic == topics.commands ? .commands : .positions)
         }
-        release()
-        let unconfirmed = merge.takeUnconfirmedEnds()
-        guard !unconfirmed.isEmpty else { return }
-        let asked = merge.poll
-        let brokerEnds = try await asker.offsets(.end, of: Array(unconfirmed))
-        merge.confirmEnds(brokerEnds, askedAfterPoll: asked, readTo: consumer.endOffsets)
-        release()
     }
 
-    private mutating func release() {
+    /// What the merge lets go, applied.
+    mutating func release() {
         merge.release(
             atEnd: consumer.endOffsets,
             highWatermark: consumer.cachedHighWatermark(of:),
-            now: .now,
+            now: now ?? .now,
             into: &applied
         ) { applied, record, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
+    }
+
+    /// As the loop does: the ends that held a side back, asked of the brokers after this poll, then release.
+    mutating func confirmUnconfirmedEnds() async throws {
+        let unconfirmed = merge.takeUnconfirmedEnds()
+        guard !unconfirmed.isEmpty else { return }
+        let asked = merge.poll
+        confirm(try await asker.offsets(.end, of: Array(unconfirmed)), askedAfterPoll: asked)
+    }
+
+    /// The brokers' answer, asked after poll `asked`, given to the merge; then release.
+    mutating func confirm(_ brokerEnds: [TopicPartition: Int64], askedAfterPoll asked: Int) {
+        merge.confirmEnds(brokerEnds, askedAfterPoll: asked, readTo: consumer.endOffsets)
+        release()
     }
 }
 
