@@ -2,7 +2,7 @@ import Addresses
 import GeoCore
 import Testing
 
-@Suite("Address buckets: the squares the address lookups and cache work in")
+@Suite("Address buckets: the squares the address lookups and cache work in", .timeLimit(.minutes(5)))
 struct AddressBucketTests {
     private func point(_ latitude: Double, _ longitude: Double) -> Coordinate {
         Coordinate(latitude: latitude, longitude: longitude)!

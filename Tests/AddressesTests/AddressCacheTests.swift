@@ -3,7 +3,10 @@ import Foundation
 import GeoCore
 import Testing
 
-@Suite("The address cache: answers by bucket in addresses.sqlite, kept across restarts, least recently used go first")
+@Suite(
+    "The address cache: answers by bucket in addresses.sqlite, kept across restarts, least recently used go first",
+    .timeLimit(.minutes(5))
+)
 struct AddressCacheTests {
     private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("addresses-\(UUID())").path
     private let hermitage = StreetAddress(

@@ -2,7 +2,7 @@ import Addresses
 import GeoCore
 import Testing
 
-@Suite("The address lookups' queue: coalescing, the pace, the bound, the breaker")
+@Suite("The address lookups' queue: coalescing, the pace, the bound, the breaker", .timeLimit(.minutes(5)))
 struct AddressLookupQueueTests {
     private let start = ContinuousClock.now
 

@@ -3,7 +3,7 @@ import Foundation
 import GeoCore
 import Testing
 
-@Suite("Reverse geocoders' requests and answers: Nominatim's jsonv2 and Photon's GeoJSON")
+@Suite("Reverse geocoders' requests and answers: Nominatim's jsonv2 and Photon's GeoJSON", .timeLimit(.minutes(5)))
 struct AddressProviderDialectTests {
     private let casino = Coordinate(latitude: 43.7396, longitude: 7.4277)!
 

@@ -3,7 +3,10 @@ import Testing
 
 @testable import Addresses
 
-@Suite("The prefetches waiting for the address service: each bucket once, the newest kept, the overflow said")
+@Suite(
+    "The prefetches waiting for the address service: each bucket once, the newest kept, the overflow said",
+    .timeLimit(.minutes(5))
+)
 struct PrefetchBufferTests {
     private func bucket(_ index: Int) -> AddressBucket {
         AddressBucket(Coordinate(latitude: 43.73, longitude: 7.40 + Double(index) * 0.01)!, meters: 100)

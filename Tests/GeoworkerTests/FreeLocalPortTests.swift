@@ -3,7 +3,7 @@ import Testing
 
 @testable import TestSupport
 
-@Suite("Ports for helper programs")
+@Suite("Ports for helper programs", .timeLimit(.minutes(5)))
 struct FreeLocalPortTests {
     @Test("a helper's port is never one the kernel hands out for port 0, where mock brokers listen and re-listen")
     func belowTheEphemeralRange() throws {

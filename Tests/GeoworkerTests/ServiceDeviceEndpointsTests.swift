@@ -261,7 +261,10 @@ struct ServiceDeviceEndpointsTests {
         let (child, port) = try await Self.startWithCommandsOnly(
             bed,
             traffic,
-            environment: ["GEOWORKER_HTTP_STREAM_BUFFER": "10", "GEOWORKER_HTTP_RECENT_EVENTS": "0"]
+            environment: [
+                "GEOWORKER_HTTP_STREAM_BUFFER": "10", "GEOWORKER_HTTP_RECENT_EVENTS": "0",
+                "GEOWORKER_SHUTDOWN_TIMEOUT_MS": "600000",
+            ]
         )
         let stalled = try StalledStreamClient(port: port, path: "events/stream")
         try await Task.sleep(for: .milliseconds(500))
@@ -271,11 +274,10 @@ struct ServiceDeviceEndpointsTests {
         let missed = metrics.firstMatch(of: /geoworker_event_stream_missed_total (\d+)/).flatMap { Int($0.1) }
         #expect((missed ?? 0) > 0, "the stalled client missed events: \(missed.map(String.init) ?? "no metric")")
         #expect(try await bed.messageCount(bed.topics.events, partitions: bed.partitions) > 4000, "all events sent")
-        // A stop while the client still hangs on: the worker stops, its stream ends, the process exits.
-        let stopStarted = ContinuousClock.now
+        // A stop while the client still hangs on: the worker stops, its stream ends, the process exits. The stop's
+        // deadline is ten minutes: a client that held the stop up would keep the process well past the wait below.
         child.send(SIGTERM)
-        #expect(await child.waitForExit(timeout: .seconds(40)) == .exited(0), "\(child.errors.suffix(1000))")
-        #expect(ContinuousClock.now - stopStarted < .seconds(10), "the stalled client held the stop up")
+        #expect(await child.waitForExit(timeout: .seconds(60)) == .exited(0), "\(child.errors.suffix(1000))")
         _ = consume stalled
     }
 
