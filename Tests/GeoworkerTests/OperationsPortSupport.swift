@@ -54,6 +54,16 @@ func waitUntil(
     Issue.record("timed out waiting until \(what)")
 }
 
+/// A gauge's value in a Prometheus text page (a gauge may be fractional); nil when the page has none.
+func gauge(_ name: String, in metrics: String) -> Double? {
+    metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+}
+
+/// When the worker on `port` last had everything it applied written (its checkpoint gauge, seconds since the epoch).
+func checkpointUpToDate(_ port: Int) async throws -> Double? {
+    gauge("geoworker_checkpoint_up_to_date_timestamp_seconds", in: try await get(port, "metrics").body)
+}
+
 /// The value of an unlabelled counter in a /metrics text, 0 when it is not there.
 func counter(_ name: String, in metrics: String) -> Int {
     metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0

@@ -56,9 +56,14 @@ struct ServiceDamagedStateTests {
         let halves = ServiceScaleOutTests.thirds(traffic.positions())
         try await bed.produce(traffic.commands() + halves[0])
         let child = try bed.start(extra)
-        try await ServiceScaleOutTests.waitForEvents(bed, atLeast: 50)
-        // Every device's state reached the store (and the changelog) before the stop.
-        try await Task.sleep(for: .seconds(2))
+        let port = try await listeningPort(of: child)
+        try await waitUntilConsumed(port, positions: halves[0].count)
+        // Every device's state reached the store (and the changelog) before the stop: a checkpoint written after the
+        // last position was consumed (the gauge is a wall-clock time, this machine's).
+        let consumed = Date().timeIntervalSince1970
+        try await waitUntil("a checkpoint after the last position") {
+            (try await checkpointUpToDate(port) ?? 0) > consumed
+        }
         if damage == .missingLog {
             child.send(SIGKILL)
             #expect(await child.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))

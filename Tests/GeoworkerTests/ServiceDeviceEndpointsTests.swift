@@ -267,7 +267,9 @@ struct ServiceDeviceEndpointsTests {
             ]
         )
         let stalled = try StalledStreamClient(port: port, path: "events/stream")
-        try await Task.sleep(for: .milliseconds(500))
+        try await waitUntil("the stream's watcher connected") {
+            try await get(port, "metrics").body.contains("geoworker_event_stream_clients 1")
+        }
         try await bed.produce(traffic.positions())
         try await waitUntilConsumed(port, positions: 10000, timeout: .seconds(120))
         let metrics = try await get(port, "metrics").body

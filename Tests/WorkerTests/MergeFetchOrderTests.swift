@@ -33,8 +33,15 @@ struct MergeFetchOrderTests {
         try cluster.setRoundTripDelay(of: 2, to: .milliseconds(1_500))
         await bed.produce(topics.commands, "untrack", at: 3_000)
         for index in 1...20 { await bed.produce(topics.positions, "fix-\(index)", at: 3_000 + Int64(index) * 1_000) }
-        // Not polled meanwhile: the positions come at once, the untrack's fetch after the round trip, behind them.
-        try await Task.sleep(for: .seconds(4))
+        // Not polled meanwhile: the positions come at once, the untrack's fetch after the round trip, behind them in
+        // the consumer's queue; both fetches are in once the consumer knows both sides' new watermarks.
+        budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while driver.consumer.cachedHighWatermark(of: TopicPartition(topics.commands, 0)) != 2
+            || driver.consumer.cachedHighWatermark(of: TopicPartition(topics.positions, 0)) != 21
+        {
+            guard budget.allowsAnotherLook() else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
         budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
         while driver.applied.count < 23 && budget.allowsAnotherLook() { try await driver.pollOnce() }
         #expect(driver.applied.dropFirst(2).first == "untrack", "applied in this order: \(driver.applied)")
