@@ -140,6 +140,7 @@ let package = Package(
             name: "geoworker",
             dependencies: [
                 "Worker", "Kafka", "Countries", "GeoCore", "JSONCodec", "StateStore", "Places", "Addresses", "Threads",
+                "IndexFile",
                 .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -266,7 +267,7 @@ let package = Package(
         .testTarget(
             name: "GeoworkerTests",
             dependencies: [
-                "geoworker", "Worker", "Kafka", "TestSupport", "Addresses", "GeoCore",
+                "geoworker", "Worker", "Kafka", "TestSupport", "Addresses", "GeoCore", "StateStore",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
