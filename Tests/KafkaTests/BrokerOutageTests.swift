@@ -91,6 +91,36 @@ struct UnansweredGroupTests {
         }
     }
 
+    @Test("a commit waiting for a coordinator that went down gives up when its caller does, before the session timeout")
+    func commitGivenUp() async throws {
+        let (cluster, topic, consumer) = try await joinedMember("commit-given-up")
+        try cluster.cluster.setRoundTripDelay(of: 1, to: .seconds(2))
+        defer { try? cluster.cluster.bringBrokerUp(1) }
+
+        let giveUp = Mutex(false)
+        let outcome = Mutex<Result<Void, KafkaError>?>(nil)
+        Thread.detachNewThread {
+            let result = Result { () throws(KafkaError) in
+                try consumer.commit([TopicPartition(topic, 0): 1], giveUpWhen: { giveUp.withLock { $0 } })
+            }
+            outcome.withLock { $0 = result }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        try cluster.cluster.takeBrokerDown(1)
+        giveUp.withLock { $0 = true }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while outcome.withLock({ $0 == nil }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        guard case .failure(let error)? = outcome.withLock({ $0 }) else {
+            Issue.record("the commit was neither given up nor failed: \(String(describing: outcome.withLock { $0 }))")
+            return
+        }
+        #expect(error.code == .timedOut, "\(error)")
+        // Not the session timeout's message: the wait ended because its caller gave it up.
+        #expect("\(error)".contains("given up"), "\(error)")
+    }
+
     @Test(
         "a group member that lost its partitions in an outage closes while its broker is still down: its close returns at the session timeout and letting it go does not block"
     )
