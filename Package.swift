@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "StateStore", targets: ["StateStore"]),
         .library(name: "Countries", targets: ["Countries"]),
         .library(name: "Places", targets: ["Places"]),
+        .library(name: "Geocoding", targets: ["Geocoding"]),
         .library(name: "Worker", targets: ["Worker"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
         .executable(name: "geocore-bench", targets: ["geocore-bench"]),
@@ -102,6 +103,12 @@ let package = Package(
         ),
         // Offline places: region, nearest locality and time zone, from the places index `make places` builds.
         .target(name: "Places", dependencies: ["Countries", "GeoCore", "IndexFile"], swiftSettings: strictSwift),
+        // `geoworker geocode --input`'s engine: files of `lat,lon` lines answered in parallel, in input order.
+        .target(
+            name: "Geocoding",
+            dependencies: ["Countries", "Places", "GeoCore", "JSONCodec"],
+            swiftSettings: strictSwift
+        ),
         // Street addresses from an external reverse geocoder (Nominatim, Photon): buckets, the lookup queue, the cache.
         .target(
             name: "Addresses",
@@ -139,8 +146,9 @@ let package = Package(
         .executableTarget(
             name: "geoworker",
             dependencies: [
-                "Worker", "Kafka", "Countries", "GeoCore", "JSONCodec", "StateStore", "Places", "Addresses", "Threads",
-                "IndexFile",
+                "Worker", "Kafka", "Countries", "GeoCore", "Geocoding", "JSONCodec", "StateStore", "Places",
+                "Addresses",
+                "Threads", "IndexFile",
                 .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -281,6 +289,11 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "GeocodingTests",
+            dependencies: ["Geocoding", "Countries", "Places", "GeoCore", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(

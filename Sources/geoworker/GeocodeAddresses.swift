@@ -2,6 +2,7 @@ import Addresses
 import AsyncHTTPClient
 import Foundation
 import GeoCore
+import Geocoding
 import JSONCodec
 import Logging
 import Threads

@@ -3,6 +3,7 @@ import ArgumentParser
 import Countries
 import Foundation
 import GeoCore
+import Geocoding
 import IndexFile
 import JSONCodec
 import Places
@@ -104,8 +105,7 @@ struct GeocodeCommand: AsyncParsableCommand {
             { () throws(IndexFileError) in places ? try PlaceIndex.load(from: placesIndexPath) : nil }
         )
         if let inputPath {
-            let failures = try GeocodeStream(index: index, places: placeIndex).run(inputPath: inputPath)
-            if failures > 0 { throw ExitCode(1) }
+            if try stream(inputPath, GeocodeStream(index: index, places: placeIndex)) > 0 { throw ExitCode(1) }
             return
         }
         guard let point = Coordinate(latitude: Double(coordinate[0])!, longitude: Double(coordinate[1])!) else {
@@ -138,6 +138,24 @@ struct GeocodeCommand: AsyncParsableCommand {
         }
         let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .withoutEscapingSlashes])
         print(String(decoding: json, as: UTF8.self))
+    }
+
+    /// Answers the lines of `inputPath` (- for standard input) on standard output.
+    ///
+    /// Malformed lines are reported on standard error; returns how many there were.
+    private func stream(_ inputPath: String, _ geocode: GeocodeStream) throws -> Int {
+        let input = inputPath == "-" ? STDIN_FILENO : open(inputPath, O_RDONLY)
+        guard input >= 0 else { throw GeocodeError("cannot read \(inputPath): \(String(cString: strerror(errno)))") }
+        defer { if input != STDIN_FILENO { close(input) } }
+        let failures = try geocode.run(input: input, inputName: inputPath, output: STDOUT_FILENO) { line, text in
+            FileHandle.standardError.write(
+                Data("geocode: line \(line): expected 'lat,lon' in degrees, got '\(text)'\n".utf8)
+            )
+        }
+        if failures > GeocodeStream.reportedFailures {
+            FileHandle.standardError.write(Data("geocode: \(failures) malformed lines in all\n".utf8))
+        }
+        return failures
     }
 
     private func runAddresses() async throws {

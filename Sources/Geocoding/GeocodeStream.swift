@@ -1,10 +1,10 @@
-import Countries
+public import Countries
 import Foundation
 import GeoCore
-import Places
+public import Places
 
-/// The streaming form of `geoworker geocode`: `lat,lon` lines in, one country code per line out (with places, one
-/// JSON object per line: ``PlaceAnswer/writeGeocodeLine(at:country:to:)``).
+/// The engine of `geoworker geocode --input`: `lat,lon` lines in, one country code per line out (with places, one
+/// JSON object per line: ``PlaceAnswer/writeGeocodeLine(at:country:to:)``), in input order.
 ///
 /// Built for files of millions of lines: input is read in blocks of a megabyte straight into one buffer, each
 /// block's whole lines are cut into one stretch per core (``GeocodeStretch``) and geocoded in parallel, each line
@@ -14,32 +14,35 @@ import Places
 ///
 /// A block of a megabyte holds some 50,000 lines: enough for points of a whole-globe file, looked up along the curve,
 /// to find most of what they need in the cache, and little enough for each thread's answers to stay in it.
-struct GeocodeStream {
+public struct GeocodeStream: Sendable {
     let index: CountryIndex
-    /// With `--places`: the places index, each line answered as JSON.
+    /// With places: the places index, each line answered as JSON.
     let places: PlaceIndex?
-    /// Malformed lines reported on standard error before going quiet (all are still counted).
-    static let reportedFailures = 10
+    /// Malformed lines handed to the caller's report, with their text, before going quiet (all are still counted).
+    public static let reportedFailures = 10
     private static let blockSize = 1 << 20
     /// Below this, a block is not worth splitting between threads.
     private static let smallestStretch = 1 << 16
 
-    /// Processes the whole input; returns the number of malformed lines.
-    func run(inputPath: String) throws -> Int {
-        let input: Int32
-        if inputPath == "-" {
-            input = STDIN_FILENO
-        } else {
-            input = open(inputPath, O_RDONLY)
-            guard input >= 0 else {
-                throw GeocodeError("cannot read \(inputPath): \(String(cString: strerror(errno)))")
-            }
-        }
-        defer { if input != STDIN_FILENO { close(input) } }
+    public init(index: CountryIndex, places: PlaceIndex?) {
+        self.index = index
+        self.places = places
+    }
+
+    /// Answers every line of `input` (read to its end; named `inputName` in errors) into `output`, in input order.
+    ///
+    /// The first ``reportedFailures`` malformed lines go to `report` as they come, numbered from 1.
+    /// - Returns: how many lines were malformed.
+    public func run(
+        input: Int32,
+        inputName: String,
+        output: Int32,
+        report: (_ line: Int, _ text: String) -> Void
+    ) throws -> Int {
         let codes = index.countries.map { Array($0.code.utf8) + [UInt8(ascii: "\n")] }
         let threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
         let stretches = (0..<threads).map { _ in GeocodeStretch(codes: codes, places: places) }
-        var report = FailureReport()
+        var failures = MalformedLines()
         // `filled` bytes of `buffer` hold input; a partial last line moves to the front before the next read.
         var buffer = [UInt8](repeating: 0, count: Self.blockSize)
         var filled = 0
@@ -50,14 +53,20 @@ struct GeocodeStream {
             }
             if received < 0 {
                 if errno == EINTR { continue }
-                throw GeocodeError("cannot read \(inputPath): \(String(cString: strerror(errno)))")
+                throw GeocodeError("cannot read \(inputName): \(String(cString: strerror(errno)))")
             }
             let end = filled + received
             // At the end of the input, a last line without a newline is a line too.
             let whole = try buffer.withUnsafeBytes { bytes in
                 let block = UnsafeRawBufferPointer(rebasing: bytes[..<end])
                 let whole = received == 0 ? end : Self.endOfLastLine(in: block)
-                try geocode(UnsafeRawBufferPointer(rebasing: block[..<whole]), stretches: stretches, report: &report)
+                try geocode(
+                    UnsafeRawBufferPointer(rebasing: block[..<whole]),
+                    stretches: stretches,
+                    into: output,
+                    failures: &failures,
+                    report: report
+                )
                 return whole
             }
             if received == 0 { break }
@@ -66,10 +75,7 @@ struct GeocodeStream {
             }
             filled = end - whole
         }
-        if report.failures > Self.reportedFailures {
-            FileHandle.standardError.write(Data("geocode: \(report.failures) malformed lines in all\n".utf8))
-        }
-        return report.failures
+        return failures.count
     }
 
     /// The offset just past the block's last newline (0 when it has none).
@@ -82,7 +88,9 @@ struct GeocodeStream {
     private func geocode(
         _ lines: UnsafeRawBufferPointer,
         stretches: [GeocodeStretch],
-        report: inout FailureReport
+        into output: Int32,
+        failures: inout MalformedLines,
+        report: (_ line: Int, _ text: String) -> Void
     ) throws {
         guard !lines.isEmpty else { return }
         let parts = max(1, min(stretches.count, lines.count / Self.smallestStretch))
@@ -101,8 +109,8 @@ struct GeocodeStream {
         }
         for part in 0..<parts {
             let result = stretches[part].result
-            report.add(result)
-            try result.write(to: STDOUT_FILENO)
+            failures.add(result, report: report)
+            try result.write(to: output)
         }
     }
 
@@ -118,24 +126,23 @@ struct GeocodeStream {
         }
     }
 
-    /// Malformed lines over the whole input: the first few reported on standard error as they come.
-    private struct FailureReport {
+    /// Malformed lines over the whole input: the first few handed to the caller's report as they come.
+    private struct MalformedLines {
         var linesBefore = 0
-        var failures = 0
+        var count = 0
 
-        mutating func add(_ stretch: GeocodeStretch.Result) {
-            for (line, text) in stretch.malformed.prefix(max(0, GeocodeStream.reportedFailures - failures)) {
-                FileHandle.standardError.write(
-                    Data("geocode: line \(linesBefore + line): expected 'lat,lon' in degrees, got '\(text)'\n".utf8)
-                )
+        mutating func add(_ stretch: GeocodeStretch.Result, report: (_ line: Int, _ text: String) -> Void) {
+            for (line, text) in stretch.malformed.prefix(max(0, GeocodeStream.reportedFailures - count)) {
+                report(linesBefore + line, text)
             }
-            failures += stretch.malformedCount
+            count += stretch.malformedCount
             linesBefore += stretch.lineCount
         }
     }
 }
 
-struct GeocodeError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// Input that could not be read or output that could not be written, with the system's reason.
+public struct GeocodeError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
