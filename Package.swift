@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Geocoding", targets: ["Geocoding"]),
         .library(name: "Worker", targets: ["Worker"]),
+        .library(name: "Operations", targets: ["Operations"]),
         .executable(name: "kafka-bench", targets: ["kafka-bench"]),
         .executable(name: "geocore-bench", targets: ["geocore-bench"]),
         .executable(name: "json-codec-bench", targets: ["json-codec-bench"]),
@@ -131,11 +132,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The operations port beside the pipeline: probes, /metrics, the device endpoints, the live event stream and
+        // the page. It reads the worker only through what the worker shares for it (`DeviceQueries`, `EventFeed`,
+        // `WorkerHealth`) and the Prometheus registry.
+        .target(
+            name: "Operations",
+            dependencies: [
+                "Worker", "GeoCore", "JSONCodec", "Addresses",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             // The operations page; the country outlines it draws come from CountryOutlinesPlugin.
             resources: [.copy("Resources/map.html")],
@@ -146,9 +159,8 @@ let package = Package(
         .executableTarget(
             name: "geoworker",
             dependencies: [
-                "Worker", "Kafka", "Countries", "GeoCore", "Geocoding", "JSONCodec", "StateStore", "Places",
-                "Addresses",
-                "Threads", "IndexFile",
+                "Worker", "Operations", "Kafka", "Countries", "GeoCore", "Geocoding", "JSONCodec", "StateStore",
+                "Places", "Addresses", "Threads", "IndexFile",
                 .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -249,6 +261,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "OperationsTests",
+            dependencies: [
+                "Operations", "Worker", "Kafka", "GeoCore", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -275,7 +295,7 @@ let package = Package(
         .testTarget(
             name: "GeoworkerTests",
             dependencies: [
-                "geoworker", "Worker", "Kafka", "TestSupport", "Addresses", "GeoCore", "StateStore",
+                "geoworker", "Worker", "Operations", "Kafka", "TestSupport", "Addresses", "GeoCore", "StateStore",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

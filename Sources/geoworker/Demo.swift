@@ -4,6 +4,7 @@ import Kafka
 import Logging
 import Metrics
 import Prometheus
+import Operations
 import Worker
 
 /// `geoworker demo`: the real pipeline on the bundled sample trace, on an embedded Kafka (librdkafka's mock cluster on

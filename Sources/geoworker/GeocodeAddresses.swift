@@ -6,6 +6,7 @@ import Geocoding
 import JSONCodec
 import Logging
 import Threads
+import Operations
 import Worker
 
 /// `geoworker geocode --address`: street addresses from a reverse geocoder for one point or a file of them, through

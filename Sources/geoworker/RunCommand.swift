@@ -7,6 +7,7 @@ import Logging
 import Metrics
 import Prometheus
 import ServiceLifecycle
+import Operations
 import Worker
 
 /// `geoworker run`: the service.

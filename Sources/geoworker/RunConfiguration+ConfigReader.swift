@@ -2,6 +2,7 @@ import Addresses
 import Configuration
 import Kafka
 import Logging
+import Operations
 import Worker
 
 extension RunConfiguration {

@@ -1,5 +1,6 @@
 import Addresses
 import Logging
+import Operations
 import Worker
 
 /// Everything `geoworker run` reads: the worker's settings, the operations port's, and the process's own.

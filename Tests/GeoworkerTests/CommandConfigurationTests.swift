@@ -1,6 +1,7 @@
 import Configuration
 import Kafka
 import Logging
+import Operations
 import TestSupport
 import Testing
 import Worker

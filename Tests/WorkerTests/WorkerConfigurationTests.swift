@@ -244,19 +244,6 @@ struct WorkerConfigurationTests {
         }
     }
 
-    @Test("the operations port: defaults, both keys, and a port out of range")
-    func operationsPort() throws {
-        #expect(try OperationsServer.Configuration(config: ConfigReader.inMemory([:])).port == 8080)
-        #expect(try OperationsServer.Configuration(config: ConfigReader.inMemory([:])).host == "0.0.0.0")
-        let set = try OperationsServer.Configuration(
-            config: ConfigReader.inMemory(["host": "127.0.0.1", "port": 9_100])
-        )
-        #expect(set.host == "127.0.0.1" && set.port == 9_100)
-        #expect(throws: WorkerError.self) {
-            try OperationsServer.Configuration(config: ConfigReader.inMemory(["port": 70_000]))
-        }
-    }
-
     @Test("unprefixed Kafka properties go to both clients; a client's prefix sends one to it alone and wins")
     func kafkaPropertiesPerClient() {
         let configuration = WorkerConfiguration(kafkaProperties: [

@@ -1,8 +1,8 @@
 public import Hummingbird
-import Kafka
 public import Logging
 import NIOCore
 public import Prometheus
+public import Worker
 
 /// The HTTP endpoints operators and orchestrators poll.
 ///

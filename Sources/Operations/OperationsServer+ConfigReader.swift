@@ -1,4 +1,5 @@
 public import Configuration
+public import Worker
 
 extension OperationsServer.Configuration {
     /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer`, `recentEvents` and `mapLimit`

@@ -4,6 +4,7 @@ import Prometheus
 import TestSupport
 import Testing
 
+@testable import Operations
 @testable import Worker
 
 /// `Schemas/openapi.yaml` against the routes the operations server registers: every route documented, every

@@ -2,6 +2,7 @@ import Foundation
 import GeoCore
 import Hummingbird
 import NIOCore
+public import Worker
 
 /// The endpoints that show devices, on the operations port.
 ///

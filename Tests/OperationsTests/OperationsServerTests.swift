@@ -6,6 +6,7 @@ import Prometheus
 import TestSupport
 import Testing
 
+@testable import Operations
 @testable import Worker
 
 /// The operations port in process (Hummingbird's router test framework): what a probe or a scraper gets.
