@@ -37,10 +37,15 @@ nominatim() {
         "$dir/venv/bin/nominatim" "$@")
 }
 
+# Under a lock: tests start their APIs at once, and two starts of a stopped cluster would race (the second's pg_ctl
+# fails: "another server might be running").
 start_database() {
-    if as_db_user "$pg_bin/pg_ctl" -D "$dir/pg" status >/dev/null 2>&1; then return; fi
-    as_db_user "$pg_bin/pg_ctl" -D "$dir/pg" -l "$dir/run/postgres.log" -w -t 60 \
-        -o "-p $pg_port -k $dir/run -c listen_addresses='' -c fsync=off -c full_page_writes=off" start >/dev/null
+    (
+        flock 9
+        if as_db_user "$pg_bin/pg_ctl" -D "$dir/pg" status >/dev/null 2>&1; then exit 0; fi
+        as_db_user "$pg_bin/pg_ctl" -D "$dir/pg" -l "$dir/run/postgres.log" -w -t 60 \
+            -o "-p $pg_port -k $dir/run -c listen_addresses='' -c fsync=off -c full_page_writes=off" start >/dev/null 9>&-
+    ) 9>"$dir/run/start.lock"
 }
 
 setup() {
