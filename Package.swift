@@ -110,11 +110,14 @@ let package = Package(
             dependencies: ["Countries", "Places", "GeoCore", "JSONCodec"],
             swiftSettings: strictSwift
         ),
-        // Street addresses from an external reverse geocoder (Nominatim, Photon): buckets, the lookup queue, the cache.
+        // Street addresses from an external reverse geocoder (Nominatim, Photon), the pure part: location buckets, the
+        // lookup queue, the breaker, the pace, the providers' dialects, and what the pipeline tells it.
+        .target(name: "Addresses", dependencies: ["GeoCore"], swiftSettings: strictSwift),
+        // The street addresses' lookups: the provider over HTTP (AsyncHTTPClient), the cache in SQLite, the `Service`.
         .target(
-            name: "Addresses",
+            name: "AddressLookups",
             dependencies: [
-                "GeoCore", "Threads", .product(name: "GRDB", package: "GRDB.swift"),
+                "Addresses", "GeoCore", "Threads", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -143,7 +146,7 @@ let package = Package(
         .target(
             name: "Operations",
             dependencies: [
-                "Worker", "GeoCore", "JSONCodec", "Addresses",
+                "Worker", "GeoCore", "JSONCodec", "Addresses", "AddressLookups",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -160,7 +163,7 @@ let package = Package(
             name: "geoworker",
             dependencies: [
                 "Worker", "Operations", "Kafka", "Countries", "GeoCore", "Geocoding", "JSONCodec", "StateStore",
-                "Places", "Addresses", "Threads", "IndexFile",
+                "Places", "Addresses", "AddressLookups", "Threads", "IndexFile",
                 .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -295,7 +298,8 @@ let package = Package(
         .testTarget(
             name: "GeoworkerTests",
             dependencies: [
-                "geoworker", "Worker", "Operations", "Kafka", "TestSupport", "Addresses", "GeoCore", "StateStore",
+                "geoworker", "Worker", "Operations", "Kafka", "TestSupport", "Addresses", "AddressLookups", "GeoCore",
+                "StateStore",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -304,8 +308,13 @@ let package = Package(
         ),
         .testTarget(
             name: "AddressesTests",
+            dependencies: ["Addresses", "GeoCore"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "AddressLookupsTests",
             dependencies: [
-                "Addresses", "GeoCore", "TestSupport",
+                "AddressLookups", "Addresses", "GeoCore", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],

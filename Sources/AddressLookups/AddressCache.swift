@@ -1,3 +1,4 @@
+public import Addresses
 import Foundation
 import GRDB
 

@@ -1,3 +1,4 @@
+import Addresses
 import Metrics
 
 /// The address lookups' metrics on `/metrics`: how often the cache answered, what the provider was asked and how it

@@ -1,3 +1,4 @@
+public import Addresses
 public import AsyncHTTPClient
 import Foundation
 public import GeoCore

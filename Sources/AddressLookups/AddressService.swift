@@ -1,3 +1,4 @@
+public import Addresses
 public import AsyncHTTPClient
 import Foundation
 public import GeoCore
@@ -12,7 +13,7 @@ import Threads
 /// ``AddressCache``.
 ///
 /// Nothing the worker emits or checkpoints reads an address: events stay the same whatever the provider answers.
-public final class AddressService: Service, Sendable {
+public final class AddressService: Service, AddressPrefetching, Sendable {
     public let configuration: AddressConfiguration
     private let provider: AddressProvider
     private let cache: AddressCache

@@ -3,8 +3,8 @@
 ///
 /// When the provider is slower than the fixes enter buckets (always, at 1 request a second, on a catch-up), the newest
 /// fixes are the ones worth an address; what overflows costs the apply thread a store, never a wait.
-struct PrefetchBuffer {
-    let capacity: Int
+package struct PrefetchBuffer {
+    package let capacity: Int
     private var buckets: [AddressBucket] = []
     /// The buckets waiting, so that a bucket many fixes enter waits once.
     private var waiting: Set<AddressBucket> = []
@@ -12,7 +12,7 @@ struct PrefetchBuffer {
     private var oldest = 0
 
     /// What became of a bucket added.
-    enum Addition: Equatable {
+    package enum Addition: Equatable {
         case added
         /// It was waiting already.
         case waiting
@@ -20,14 +20,14 @@ struct PrefetchBuffer {
         case addedDroppingOldest
     }
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         precondition(capacity > 0, "a prefetch buffer holds at least one bucket")
         self.capacity = capacity
     }
 
-    var isEmpty: Bool { buckets.isEmpty }
+    package var isEmpty: Bool { buckets.isEmpty }
 
-    mutating func add(_ bucket: AddressBucket) -> Addition {
+    package mutating func add(_ bucket: AddressBucket) -> Addition {
         guard waiting.insert(bucket).inserted else { return .waiting }
         guard buckets.count == capacity else {
             buckets.append(bucket)
@@ -40,7 +40,7 @@ struct PrefetchBuffer {
     }
 
     /// Everything waiting, the oldest first; the buffer is left empty.
-    mutating func take() -> [AddressBucket] {
+    package mutating func take() -> [AddressBucket] {
         defer {
             buckets.removeAll(keepingCapacity: true)
             waiting.removeAll(keepingCapacity: true)

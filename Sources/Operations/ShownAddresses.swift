@@ -1,4 +1,5 @@
-public import Addresses
+public import AddressLookups
+package import Addresses
 import Foundation
 import GeoCore
 package import JSONCodec

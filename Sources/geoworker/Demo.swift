@@ -3,8 +3,8 @@ import GeoCore
 import Kafka
 import Logging
 import Metrics
-import Prometheus
 import Operations
+import Prometheus
 import Worker
 
 /// `geoworker demo`: the real pipeline on the bundled sample trace, on an embedded Kafka (librdkafka's mock cluster on

@@ -1,3 +1,4 @@
+import AddressLookups
 import Addresses
 import AsyncHTTPClient
 import Foundation
@@ -5,8 +6,8 @@ import GeoCore
 import Geocoding
 import JSONCodec
 import Logging
-import Threads
 import Operations
+import Threads
 import Worker
 
 /// `geoworker geocode --address`: street addresses from a reverse geocoder for one point or a file of them, through

@@ -1,3 +1,4 @@
+import AddressLookups
 import Addresses
 public import ArgumentParser
 import AsyncHTTPClient
@@ -5,9 +6,9 @@ import Configuration
 import Kafka
 import Logging
 import Metrics
+import Operations
 import Prometheus
 import ServiceLifecycle
-import Operations
 import Worker
 
 /// `geoworker run`: the service.

@@ -1,3 +1,4 @@
+import AddressLookups
 import Addresses
 import Foundation
 import GeoCore

@@ -49,7 +49,7 @@ struct WorkerAssembly {
         logger: Logger,
         metricsFactory: any MetricsFactory,
         clock: any WorkerClock,
-        addressPrefetch: AddressService?
+        addressPrefetch: (any AddressPrefetching)?
     ) throws(WorkerError) {
         self.configuration = configuration
         lostAssignments = Counter(label: MetricName.assignmentsLost, factory: metricsFactory)

@@ -30,7 +30,7 @@ public struct InputProcessor: Sendable {
     /// Told of every fix applied, with `address.prefetch` on.
     ///
     /// It asks for the address of a bucket a fix entered, and never waits; nothing here reads its answers.
-    private let addressPrefetch: AddressService?
+    private let addressPrefetch: (any AddressPrefetching)?
 
     /// What the messages applied since the output was last handed out gave.
     public struct Output: Sendable {
@@ -51,7 +51,7 @@ public struct InputProcessor: Sendable {
         topics: WorkerConfiguration.Topics,
         deadLetterLimits: DeadLetter.Limits = DeadLetter.Limits(),
         encoder: CloudEventEncoder = CloudEventEncoder(),
-        addressPrefetch: AddressService? = nil
+        addressPrefetch: (any AddressPrefetching)? = nil
     ) {
         self.registry = registry
         self.addressPrefetch = addressPrefetch

@@ -57,7 +57,7 @@ public final class Worker: @unchecked Sendable {
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
         feed: EventFeed? = nil,
         clock: any WorkerClock = SystemClock(),
-        addressPrefetch: AddressService? = nil
+        addressPrefetch: (any AddressPrefetching)? = nil
     ) throws(WorkerError) {
         self.configuration = configuration
         self.logger = logger
