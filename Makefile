@@ -21,17 +21,18 @@ demo-serve: setup places
 	swift build --product geoworker
 	.build/debug/geoworker demo --serve
 
-## Formatting and documentation-comment check (swift-format with NIO's configuration), then every test, built with
-## warnings as errors (GEOWORKER_WARNINGS_AS_ERRORS: this package's targets only).
+## Formatting and documentation-comment check (swift-format with NIO's configuration), every import declared, then
+## every test, built with warnings as errors (GEOWORKER_WARNINGS_AS_ERRORS: this package's targets only).
 test:
 	@scripts/setup.sh test
 	@$(MAKE) --no-print-directory places
 	@$(MAKE) --no-print-directory lint
-	GEOWORKER_WARNINGS_AS_ERRORS=1 swift build --build-tests
+	GEOWORKER_WARNINGS_AS_ERRORS=1 swift build --build-tests --explicit-target-dependency-import-check error
 	GEOWORKER_WARNINGS_AS_ERRORS=1 scripts/run-tests.sh
 
 lint:
 	swift format lint --strict --recursive $(SWIFT_FORMAT_PATHS)
+	tools/check-imports.py
 
 format:
 	swift format --in-place --recursive $(SWIFT_FORMAT_PATHS)

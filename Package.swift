@@ -131,6 +131,7 @@ let package = Package(
         .target(
             name: "Worker",
             dependencies: [
+                "PartitionOffsets",
                 "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "Places", "Threads", "Addresses",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -162,6 +163,7 @@ let package = Package(
         .executableTarget(
             name: "geoworker",
             dependencies: [
+                "PartitionOffsets",
                 "Worker", "Operations", "Kafka", "Countries", "GeoCore", "Geocoding", "JSONCodec", "StateStore",
                 "Places", "Addresses", "AddressLookups", "Threads", "IndexFile",
                 .target(name: "CJemalloc", condition: .when(platforms: [.linux])),
@@ -237,12 +239,15 @@ let package = Package(
         .executableTarget(name: "json-codec-bench", dependencies: ["JSONCodec"], swiftSettings: strictSwift),
         .executableTarget(
             name: "geocore-bench",
-            dependencies: ["GeoCore", "StateStore", "Kafka", "Countries", "TestSupport"],
+            dependencies: ["PartitionOffsets", "GeoCore", "StateStore", "Kafka", "Countries", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .executableTarget(
             name: "kafka-bench",
-            dependencies: ["Kafka", "CRdKafka", "BenchSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "PartitionOffsets", "Kafka", "CRdKafka", "BenchSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift
         ),
         // Raw librdkafka consumption, the reference the benchmarks measure against.
@@ -251,6 +256,7 @@ let package = Package(
         .executableTarget(
             name: "service-bench",
             dependencies: [
+                "PartitionOffsets",
                 "Kafka", "Worker", "GeoCore", "BenchSupport", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -259,6 +265,7 @@ let package = Package(
         .testTarget(
             name: "WorkerTests",
             dependencies: [
+                "PartitionOffsets",
                 "Worker", "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "TestSupport",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
@@ -270,7 +277,9 @@ let package = Package(
         .testTarget(
             name: "OperationsTests",
             dependencies: [
+                "PartitionOffsets",
                 "Operations", "Worker", "Kafka", "GeoCore", "TestSupport",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -280,7 +289,9 @@ let package = Package(
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka", "TestSupport", "Threads", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "PartitionOffsets", "Kafka", "TestSupport", "Threads", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(
@@ -298,6 +309,7 @@ let package = Package(
         .testTarget(
             name: "GeoworkerTests",
             dependencies: [
+                "PartitionOffsets",
                 "geoworker", "Worker", "Operations", "Kafka", "TestSupport", "Addresses", "AddressLookups", "GeoCore",
                 "StateStore",
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -322,7 +334,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeocodingTests",
-            dependencies: ["Geocoding", "Countries", "Places", "GeoCore", "TestSupport"],
+            dependencies: ["Geocoding", "Countries", "Places", "GeoCore", "JSONCodec", "TestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(

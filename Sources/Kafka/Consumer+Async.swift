@@ -1,3 +1,4 @@
+public import PartitionOffsets
 import Threads
 
 /// The consumer's async API: the blocking calls, run on the consumer's own thread, never on Swift's cooperative

@@ -1,4 +1,5 @@
 import CRdKafka
+public import PartitionOffsets
 
 extension Consumer {
     /// The group coordinator's answer to whether this consumer is a member of the group's current generation.

@@ -1,3 +1,5 @@
+public import PartitionOffsets
+
 /// Rebalance hooks given to one call, for an owner that keeps what they change to itself: the poll or the close runs
 /// them (as a ``RebalanceHandler``'s, on the calling thread) instead of the consumer's own, and they need not outlive
 /// the call, so they may change the caller's state with nothing held by the consumer between calls.

@@ -1,5 +1,6 @@
 import CRdKafka
 public import Logging
+public import PartitionOffsets
 import Synchronization
 import Threads
 

@@ -1,4 +1,5 @@
 import CRdKafka
+public import PartitionOffsets
 
 /// The messages one poll returned, in the order librdkafka delivered them (offset order within each
 /// partition), plus what the poll learned about partition ends and errors.

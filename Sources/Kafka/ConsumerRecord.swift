@@ -1,4 +1,5 @@
 import CRdKafka
+public import PartitionOffsets
 
 /// One consumed message: a view into its ``ConsumerBatch``, which it keeps alive.
 ///

@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import PartitionOffsets
 import Synchronization
 
 /// Which of a consumer's partitions it has read to their end, and the rebalance steps that change what it holds.

@@ -1,5 +1,6 @@
 import CRdKafka
 import Foundation
+public import PartitionOffsets
 
 /// The delivery reports of messages sent together, in the order they were given.
 ///

@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import PartitionOffsets
 import Synchronization
 
 /// Owns one librdkafka client instance (`rd_kafka_t *`) and the Swift state its callbacks reach.

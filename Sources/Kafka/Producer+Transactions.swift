@@ -1,4 +1,5 @@
 import CRdKafka
+public import PartitionOffsets
 import Synchronization
 
 /// Kafka transactions, on a producer with a `transactional.id` (``ProducerConfiguration/transactionalId``).

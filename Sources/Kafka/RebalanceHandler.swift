@@ -1,3 +1,5 @@
+public import PartitionOffsets
+
 /// What a consumer's owner does when the group gives it partitions or takes them away.
 ///
 /// Both hooks run synchronously on the thread that polls, inside the poll during which the group

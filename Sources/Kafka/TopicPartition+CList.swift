@@ -1,4 +1,5 @@
 import CRdKafka
+import PartitionOffsets
 
 extension TopicPartition {
     /// The partitions of a librdkafka list, in list order.

@@ -2,6 +2,7 @@ import Countries
 import Foundation
 import GeoCore
 import Kafka
+import PartitionOffsets
 import StateStore
 import TestSupport
 

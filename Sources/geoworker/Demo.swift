@@ -4,6 +4,7 @@ import Kafka
 import Logging
 import Metrics
 import Operations
+import PartitionOffsets
 import Prometheus
 import Worker
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import Kafka
+import PartitionOffsets
 import Worker
 
 /// `geoworker tail`: follows the events topic, one readable line per event.

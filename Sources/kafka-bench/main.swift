@@ -11,6 +11,7 @@ import CRdKafka
 import Foundation
 import Kafka
 import Logging
+import PartitionOffsets
 
 struct Options {
     var messages = 1_000_000

@@ -4,6 +4,7 @@ import BenchSupport
 import Foundation
 import GeoCore
 import Kafka
+import PartitionOffsets
 import Synchronization
 import TestSupport
 import Worker

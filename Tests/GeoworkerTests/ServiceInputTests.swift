@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Kafka
+import PartitionOffsets
 import TestSupport
 import Testing
 import Worker

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import PartitionOffsets
 import TestSupport
 import Testing
 import Worker

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import PartitionOffsets
 import Testing
 
 @Suite("Errors and edge cases", .timeLimit(.minutes(5)))

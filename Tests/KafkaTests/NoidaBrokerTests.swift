@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import PartitionOffsets
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdTesting
 import Kafka
 import Logging
+import PartitionOffsets
 import Prometheus
 import TestSupport
 import Testing

@@ -3,6 +3,7 @@ import GeoCore
 import Kafka
 import Logging
 import Metrics
+import PartitionOffsets
 import TestSupport
 import Testing
 

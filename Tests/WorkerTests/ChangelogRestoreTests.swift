@@ -4,6 +4,7 @@ import Kafka
 import Logging
 import Metrics
 import MetricsTestKit
+import PartitionOffsets
 import StateStore
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Kafka
+import PartitionOffsets
 import StateStore
 import Testing
 

@@ -3,6 +3,7 @@ import GeoCore
 import Kafka
 import Logging
 import Metrics
+import PartitionOffsets
 import StateStore
 import TestSupport
 import Testing

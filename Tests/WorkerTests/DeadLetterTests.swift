@@ -1,7 +1,8 @@
 import GeoCore
 import Kafka
 import Testing
-import Worker
+
+@testable import Worker
 
 /// Dead-letter records: the original as it came, or its first bytes with what was cut said in headers.
 @Suite("Dead letters", .timeLimit(.minutes(5)))

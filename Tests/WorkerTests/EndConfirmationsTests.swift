@@ -1,4 +1,5 @@
 import Kafka
+import PartitionOffsets
 import Testing
 
 @testable import Worker

@@ -1,7 +1,8 @@
 import GeoCore
 import Kafka
 import Testing
-import Worker
+
+@testable import Worker
 
 @Suite("Input processor: events and dead letters", .timeLimit(.minutes(5)))
 struct InputProcessorTests {

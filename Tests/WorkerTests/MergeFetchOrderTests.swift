@@ -2,6 +2,7 @@ import Foundation
 import GeoCore
 import Kafka
 import Logging
+import PartitionOffsets
 import TestSupport
 import Testing
 

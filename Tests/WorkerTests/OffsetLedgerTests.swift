@@ -1,5 +1,6 @@
 import GeoCore
 import Kafka
+import PartitionOffsets
 import Testing
 
 @testable import Worker

@@ -1,5 +1,6 @@
 import GeoCore
 import Kafka
+import PartitionOffsets
 
 /// What one checkpoint covers, taken whole by the loop when its ``CheckpointCycle`` says: every record sent since the previous
 /// checkpoint, the devices changed since they were last logged, and the next offset of every input partition applied

@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import Kafka
+import PartitionOffsets
 import Threads
 
 /// The delivery half of writing one checkpoint, on a thread of its own: waits until every record the checkpoint

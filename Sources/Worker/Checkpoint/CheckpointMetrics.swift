@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Metrics
+import PartitionOffsets
 
 /// What the checkpoints tell an operator: how far each partition's stored progress is behind its end, how
 /// many devices and pins the worker holds, and when the store last held everything applied.

@@ -1,4 +1,5 @@
 import Kafka
+import PartitionOffsets
 
 /// A checkpoint's Kafka transaction under exactly-once (``ProcessingGuarantee/exactlyOnce``): the last step of its
 /// delivery, once its events, dead letters and changelog records are delivered into the open transaction.

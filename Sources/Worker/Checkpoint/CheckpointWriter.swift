@@ -2,6 +2,7 @@ import Foundation
 import GeoCore
 import Kafka
 import Metrics
+import PartitionOffsets
 import StateStore
 import Threads
 

@@ -2,6 +2,7 @@ import GeoCore
 import Kafka
 import Logging
 import Metrics
+import PartitionOffsets
 
 /// The one owner of the worker's progress through its input and of the sequences that move it: a round's checkpoint,
 /// an assignment, a revocation, a rewind and the stop.

@@ -1,12 +1,12 @@
-public import Kafka
+import Kafka
 
 /// Records the producer could not deliver for good (not an outage, which deliveries wait out): the broker
 /// refused them (authorization, a deleted topic, a record it rejects) or the producer failed.
-public struct DeliveryRefusal: Error, Sendable, CustomStringConvertible {
+struct DeliveryRefusal: Error, Sendable, CustomStringConvertible {
     /// How many records were refused, by topic and by librdkafka error name.
-    public let counts: [String: [String: Int]]
+    let counts: [String: [String: Int]]
     /// The first refused record's error.
-    public let firstError: KafkaError?
+    let firstError: KafkaError?
 
     init(reports: [DeliveryReport]) {
         var counts: [String: [String: Int]] = [:]
@@ -17,5 +17,5 @@ public struct DeliveryRefusal: Error, Sendable, CustomStringConvertible {
         self.firstError = reports.first?.error
     }
 
-    public var description: String { firstError.map { "\($0)" } ?? "refused" }
+    var description: String { firstError.map { "\($0)" } ?? "refused" }
 }

@@ -1,5 +1,6 @@
 import GeoCore
 import Kafka
+import PartitionOffsets
 
 /// The device-state changelog topic: what lets a partition's devices move to whichever instance of the group
 /// is assigned it, the way Kafka Streams backs a state store with a changelog.

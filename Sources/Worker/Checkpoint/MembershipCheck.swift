@@ -1,4 +1,5 @@
 import Kafka
+import PartitionOffsets
 
 /// The fence before a checkpoint's changelog records: proof, from the group coordinator, that this instance is still a
 /// member of its consumer group's current generation, asked just before the records are sent.

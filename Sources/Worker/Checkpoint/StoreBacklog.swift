@@ -1,5 +1,6 @@
 import GeoCore
 import Kafka
+import PartitionOffsets
 
 /// What checkpoints wrote to the changelog and not yet to the store: the newest encoded state of each device they
 /// changed, the input offsets they covered, and where their changelog records landed.

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import PartitionOffsets
 
 /// The worker's producers for one run, built with the settings the worker tunes (each one the operator's
 /// `--kafka` properties override): the producer of events and dead letters, and the changelog's producer;

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-public import GeoCore
-public import Kafka
+import GeoCore
+import Kafka
 
 /// A message the worker cannot use, as a record for the dead-letter topic: its original key and bytes, why
 /// it was refused, and where it came from.
@@ -72,7 +72,7 @@ public enum DeadLetter {
     ///   - error: what was wrong, in words.
     ///   - limits: how much of the value and key the record may carry.
     /// - Returns: the record, its value and key cut to the limits (and the headers saying so).
-    public static func record(
+    static func record(
         topic: String,
         value: UnsafeRawBufferPointer?,
         key: UnsafeRawBufferPointer?,

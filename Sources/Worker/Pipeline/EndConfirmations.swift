@@ -1,4 +1,5 @@
 import Kafka
+import PartitionOffsets
 
 /// What the loop knows of its input partitions' ends, and which polls' records each end covers: what the merge needs
 /// before it lets one side of a pair go ahead of the other, read to its end (``PartitionPairMerge/Side/endCoversPoll``).

@@ -1,5 +1,6 @@
 import Kafka
 import Logging
+import PartitionOffsets
 import Synchronization
 import Threads
 

@@ -1,5 +1,6 @@
 import GeoCore
 import Kafka
+import PartitionOffsets
 
 /// What the merge stage needs of a consumed record.
 protocol MergeableRecord {

@@ -1,7 +1,7 @@
-public import Addresses
-public import GeoCore
-public import JSONCodec
-public import Kafka
+import Addresses
+import GeoCore
+import JSONCodec
+import Kafka
 
 #if canImport(Glibc)
 import Glibc
@@ -13,14 +13,14 @@ import Glibc
 /// events it causes become CloudEvents records for the events topic (key = device id), and a message that
 /// cannot be decoded or carried out becomes a dead-letter record holding its original key and bytes and
 /// the reason. Nothing is published here: the caller sends the ``Output`` (``withOutput(_:)``) and checkpoints.
-public struct InputProcessor: Sendable {
-    public private(set) var registry: DeviceRegistry
-    public let topics: WorkerConfiguration.Topics
+struct InputProcessor: Sendable {
+    private(set) var registry: DeviceRegistry
+    let topics: WorkerConfiguration.Topics
     /// How much of a refused message its dead letter carries.
-    public let deadLetterLimits: DeadLetter.Limits
+    let deadLetterLimits: DeadLetter.Limits
     /// What was applied since the start, or since the counts were last moved (``moveCounts(into:)``), the events by
     /// type included.
-    public var counters: ProcessingCounters { counts.counters }
+    var counters: ProcessingCounters { counts.counters }
     private var counts = Counts()
     private let encoder: CloudEventEncoder
     private var decoder = InputDecoder()
@@ -33,20 +33,20 @@ public struct InputProcessor: Sendable {
     private let addressPrefetch: (any AddressPrefetching)?
 
     /// What the messages applied since the output was last handed out gave.
-    public struct Output: Sendable {
+    struct Output: Sendable {
         /// The events for the events topic, each encoded in place (key: the device id; the CloudEvents
         /// content type as a header), in the order their messages were applied.
-        public internal(set) var events: RecordBuffer
+        var events: RecordBuffer
         /// A record for the dead-letter topic per message that could not be decoded or carried out.
-        public internal(set) var deadLetters: [ProducerRecord] = []
+        var deadLetters: [ProducerRecord] = []
 
-        public var isEmpty: Bool { events.isEmpty && deadLetters.isEmpty }
+        var isEmpty: Bool { events.isEmpty && deadLetters.isEmpty }
     }
 
     /// The bytes of the events applied since the output was last handed out.
-    public var outputEventBytes: Int { output.events.byteCount }
+    var outputEventBytes: Int { output.events.byteCount }
 
-    public init(
+    init(
         registry: DeviceRegistry,
         topics: WorkerConfiguration.Topics,
         deadLetterLimits: DeadLetter.Limits = DeadLetter.Limits(),
@@ -75,7 +75,7 @@ public struct InputProcessor: Sendable {
     ///   - origin: where it was read: its event ids derive from it.
     ///   - decoded: the message already decoded from `value` (the worker decodes a keyless message to find
     ///     its device's apply thread), so that no message is decoded twice; nil to decode it here.
-    public mutating func process(
+    mutating func process(
         value: UnsafeRawBufferPointer?,
         key: UnsafeRawBufferPointer?,
         kind: InputKind,
@@ -139,7 +139,7 @@ public struct InputProcessor: Sendable {
 
     /// Hands what was applied since the last call to `body` (which sends it), then empties the output and
     /// keeps its storage for the next messages.
-    public mutating func withOutput<Result>(_ body: (Output) throws -> Result) rethrows -> Result {
+    mutating func withOutput<Result>(_ body: (Output) throws -> Result) rethrows -> Result {
         defer {
             output.events.removeAll()
             output.deadLetters.removeAll(keepingCapacity: true)

@@ -1,5 +1,6 @@
 import GeoCore
 import Kafka
+import PartitionOffsets
 
 /// Every input partition's offsets on their way from the consumer to the group, in one place.
 ///

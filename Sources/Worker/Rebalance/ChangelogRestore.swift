@@ -3,6 +3,7 @@ import GeoCore
 import Kafka
 import Logging
 import Metrics
+import PartitionOffsets
 import StateStore
 
 /// Brings the local store's copy of changelog partitions up to the changelog's end, before their input is

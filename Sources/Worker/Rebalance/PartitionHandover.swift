@@ -1,6 +1,7 @@
 import GeoCore
 import Kafka
 import Logging
+import PartitionOffsets
 import StateStore
 
 /// How partitions' devices change hands with the group's assignments, so that several instances share one

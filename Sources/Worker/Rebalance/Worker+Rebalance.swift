@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Logging
 import Metrics
+import PartitionOffsets
 
 /// The loop's rebalance hooks, given to each poll of the group's consumer and to its close, so that they run inside
 /// the poll, on the loop's thread, with the parts the loop owns.
