@@ -26,6 +26,8 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
     private let logger: Logger
     /// Milliseconds since the epoch: answers outlive the process, so their times are the wall clock's.
     private let wallClock: @Sendable () -> Int64
+    /// The pace's, the breaker's and the waits' time.
+    private let clock: any LookupClock
 
     private struct State: ~Copyable {
         var queue: AddressLookupQueue
@@ -35,7 +37,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
         /// Buckets the apply threads' fixes entered, for the run loop to check against the cache and ask.
         var prefetches: PrefetchBuffer
         /// When the run loop may next take the prefetches (``prefetchInterval``).
-        var nextPrefetchLook = ContinuousClock.now
+        var nextPrefetchLook: ContinuousClock.Instant
         /// When the run loop is already to wake up for a wait the queue asked for.
         var timerDue: ContinuousClock.Instant?
     }
@@ -57,12 +59,14 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
     ///   - client: the HTTP client the requests go through (its owner shuts it down).
     ///   - logger: where failures are logged.
     ///   - wallClock: now, in milliseconds since the epoch.
+    ///   - clock: the pace's, the breaker's and the waits' time.
     public init(
         configuration: AddressConfiguration,
         cache: AddressCache,
         client: HTTPClient,
         logger: Logger,
-        wallClock: @escaping @Sendable () -> Int64 = AddressService.epochMilliseconds
+        wallClock: @escaping @Sendable () -> Int64 = AddressService.epochMilliseconds,
+        clock: any LookupClock = SystemLookupClock()
     ) {
         precondition(configuration.provider != nil, "an address service needs a provider")
         self.configuration = configuration
@@ -85,13 +89,15 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
                     )
                 ),
                 // No more than the queue could hold: a miss beyond it would only push out an older ask.
-                prefetches: PrefetchBuffer(capacity: configuration.queueCapacity)
+                prefetches: PrefetchBuffer(capacity: configuration.queueCapacity),
+                nextPrefetchLook: clock.now
             )
         )
         (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         metrics = AddressMetrics()
         self.logger = logger
         self.wallClock = wallClock
+        self.clock = clock
     }
 
     deinit {
@@ -119,7 +125,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
         metrics.miss()
         if let reopens = state.withLock({ $0.queue.breaker.reopensAt }) {
             ask(bucket)
-            let seconds = max(0, Int((reopens - .now).components.seconds))
+            let seconds = max(0, Int((reopens - clock.now).components.seconds))
             return .unavailable(reason: "the address provider is failing; asked again in \(seconds) s")
         }
         switch await answer(for: bucket, waitingUpTo: .milliseconds(configuration.cardWaitMs)) {
@@ -172,8 +178,8 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
         }
-        let deadline = Task {
-            try? await Task.sleep(for: limit)
+        let deadline = Task { [clock] in
+            try? await clock.sleep(until: clock.now + limit)
             self.resumeWaiter(number, of: bucket, with: nil)
         }
         defer { deadline.cancel() }
@@ -211,7 +217,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
                     if let later = await askForPrefetches() { scheduleWakeUp(at: later, in: &group) }
                     while true {
                         let (step, waiting, breaker) = state.withLock { state in
-                            (state.queue.next(at: .now), state.queue.waitingCount, state.queue.breaker.state)
+                            (state.queue.next(at: clock.now), state.queue.waitingCount, state.queue.breaker.state)
                         }
                         metrics.queue(waiting: waiting)
                         metrics.breaker(breaker)
@@ -243,7 +249,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
         }
         guard isNew else { return }
         group.addTask {
-            try? await Task.sleep(until: instant)
+            try? await self.clock.sleep(until: instant)
             self.state.withLock { if $0.timerDue == instant { $0.timerDue = nil } }
             self.wake.yield()
         }
@@ -254,7 +260,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
     private func askForPrefetches() async -> ContinuousClock.Instant? {
         let take = state.withLock { state -> PrefetchTake in
             guard !state.prefetches.isEmpty else { return .nothing }
-            let now = ContinuousClock.now
+            let now = clock.now
             guard now >= state.nextPrefetchLook else { return .tooEarly(until: state.nextPrefetchLook) }
             state.nextPrefetchLook = now + Self.prefetchInterval
             return .buckets(state.prefetches.take())
@@ -310,11 +316,11 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
             } catch {
                 logger.warning("cannot keep an address in the cache", metadata: ["error": "\(error)"])
             }
-            state.withLock { $0.queue.finished(bucket, succeeded: true, at: .now) }
+            state.withLock { $0.queue.finished(bucket, succeeded: true, at: clock.now) }
             metrics.answers(found: address != nil)
             resume(bucket, with: .answered(address))
         case .failure(let failure):
-            state.withLock { $0.queue.finished(bucket, succeeded: false, at: .now) }
+            state.withLock { $0.queue.finished(bucket, succeeded: false, at: clock.now) }
             metrics.errors(failure.kind)
             logger.warning(
                 "address lookup failed",

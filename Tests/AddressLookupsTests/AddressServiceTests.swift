@@ -23,7 +23,8 @@ struct AddressServiceTests {
             _ configuration: AddressConfiguration,
             directory: String = FileManager.default.temporaryDirectory.appendingPathComponent("addr-\(UUID())").path,
             client: HTTPClient,
-            clock: WallClock = WallClock()
+            clock: WallClock = WallClock(),
+            lookupClock: any LookupClock = SystemLookupClock()
         ) throws {
             self.directory = directory
             self.clock = clock
@@ -32,7 +33,8 @@ struct AddressServiceTests {
                 cache: try AddressCache(directory: directory),
                 client: client,
                 logger: Logger.quiet("test.addresses"),
-                wallClock: { clock.now }
+                wallClock: { clock.now },
+                clock: lookupClock
             )
             let service = service
             running = Task { try await service.run() }
@@ -44,6 +46,13 @@ struct AddressServiceTests {
             running.cancel()
             _ = await running.result
         }
+    }
+
+    /// How many cards have their answer.
+    final class AnswerCount: Sendable {
+        private let count = Mutex(0)
+        var value: Int { count.withLock { $0 } }
+        func add() { count.withLock { $0 += 1 } }
     }
 
     /// The service's wall clock, which a test moves forward.
@@ -124,25 +133,44 @@ struct AddressServiceTests {
         await bed.stop()
     }
 
-    @Test("no faster than maxRequestsPerSecond: five buckets at 2 a second take at least two seconds")
+    @Test(
+        "no faster than maxRequestsPerSecond: five buckets at 2 a second, one request for each half second of the clock"
+    )
     func paced() async throws {
         let nominatim = try await NominatimServer()
-        let client = HTTPClient.shared
+        let clock = ManualLookupClock()
         let bed = try Bed(
             AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 2, cardWaitMs: Self.patient),
-            client: client
+            client: HTTPClient.shared,
+            lookupClock: clock
         )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
-        let start = ContinuousClock.now
-        let statuses = await withTaskGroup(of: AddressStatus.self) { group in
-            for index in 0..<5 {
-                group.addTask { await bed.service.address(at: Self.point(43.7300 + Double(index) * 0.002, 7.4200)) }
+        let answered = AnswerCount()
+        let cards = Task {
+            await withTaskGroup(of: AddressStatus.self) { group in
+                for index in 0..<5 {
+                    group.addTask {
+                        let status = await bed.service.address(at: Self.point(43.7300 + Double(index) * 0.002, 7.4200))
+                        answered.add()
+                        return status
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
             }
-            return await group.reduce(into: []) { $0.append($1) }
         }
-        let elapsed = ContinuousClock.now - start
+        for expected in 1...5 {
+            if expected > 1 { clock.advance(by: .milliseconds(500)) }
+            // A card is answered only once its request is: the k-th answer means the k-th request went, and the pace
+            // holds the next one until the clock moves again (nothing else moves it).
+            var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(20))
+            while answered.value < expected, budget.allowsAnotherLook() {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(answered.value == expected, "answers after \(expected - 1) half seconds of the clock")
+            #expect(nominatim.reverseRequests == expected, "requests after \(expected - 1) half seconds of the clock")
+        }
+        let statuses = await cards.value
         #expect(statuses.allSatisfy { if case .current = $0 { true } else { false } }, "\(statuses)")
-        #expect(elapsed >= .seconds(2), "the fifth request starts 4 x 0.5 s after the first")
         #expect(nominatim.reverseRequests == 5)
         await bed.stop()
     }
@@ -188,6 +216,7 @@ struct AddressServiceTests {
     func providerStopped() async throws {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
+        let clock = ManualLookupClock()
         let bed = try Bed(
             AddressConfiguration(
                 provider: nominatim.baseURL,
@@ -199,11 +228,14 @@ struct AddressServiceTests {
                 breakerFailures: 3,
                 breakerCoolDownMs: 2_000
             ),
-            client: client
+            client: client,
+            lookupClock: clock
         )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
         nominatim.stop()
         for index in 0..<3 {
+            // The pace (100 a second) lets each request go 10 ms of the lookups' clock after the one before.
+            clock.advance(by: .milliseconds(10))
             let status = await bed.service.address(at: Self.point(43.7300 + Double(index) * 0.002, 7.4200))
             guard case .unavailable(let reason) = status else {
                 Issue.record("with the provider stopped: \(status)")
@@ -218,13 +250,22 @@ struct AddressServiceTests {
         }
         #expect(reason.hasPrefix("the address provider is failing; asked again in"), "\(reason)")
         try await nominatim.start()
-        let deadline = ContinuousClock.now + .seconds(20)
+        // The provider is back, but the breaker stays open until its cool-down has passed on the lookups' clock.
+        let stillOpen = await bed.service.address(at: Self.point(43.7400, 7.4200))
+        #expect(
+            stillOpen == .unavailable(reason: "the address provider is failing; asked again in 2 s"),
+            "\(stillOpen)"
+        )
+        #expect(nominatim.reverseRequests == 0)
+        clock.advance(by: .seconds(2))
+        var budget = WaitBudget(.seconds(20), lookingEvery: .milliseconds(100))
         var status = await bed.service.address(at: Self.point(43.7400, 7.4200))
-        while Self.address(status) == nil, ContinuousClock.now < deadline {
+        while Self.address(status) == nil, budget.allowsAnotherLook() {
             try await Task.sleep(for: .milliseconds(100))
             status = await bed.service.address(at: Self.point(43.7400, 7.4200))
         }
         #expect(Self.address(status) != nil, "after the cool-down: \(status)")
+        clock.advance(by: .milliseconds(10))
         #expect(await bed.service.address(at: Self.point(43.7350, 7.4200)) != .pending)
         await bed.stop()
     }
