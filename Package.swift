@@ -265,6 +265,7 @@ let package = Package(
         .testTarget(
             name: "WorkerTests",
             dependencies: [
+                "Addresses",
                 "PartitionOffsets",
                 "Worker", "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "TestSupport",
                 .product(name: "Configuration", package: "swift-configuration"),

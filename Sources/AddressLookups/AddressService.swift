@@ -74,7 +74,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
             base: configuration.provider ?? "",
             dialect: configuration.dialect,
             userAgent: configuration.userAgent,
-            timeout: .milliseconds(configuration.timeoutMs),
+            timeout: configuration.timeout,
             client: client
         )
         self.cache = cache
@@ -85,7 +85,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
                     pacing: RequestPacing(maxRequestsPerSecond: configuration.maxRequestsPerSecond),
                     breaker: CircuitBreaker(
                         threshold: configuration.breakerFailures,
-                        coolDown: .milliseconds(configuration.breakerCoolDownMs)
+                        coolDown: configuration.breakerCoolDown
                     )
                 ),
                 // No more than the queue could hold: a miss beyond it would only push out an older ask.
@@ -112,7 +112,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
     // MARK: Asking
 
     /// The address at `point` for a card: a cached answer at once (a stale one also asks for a fresh one), else
-    /// asked of the provider and waited for up to `cardWaitMs`.
+    /// asked of the provider and waited for up to `cardWait`.
     public func address(at point: Coordinate) async -> AddressStatus {
         let bucket = AddressBucket(point, meters: configuration.bucketMeters)
         let now = wallClock()
@@ -128,7 +128,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
             let seconds = max(0, Int((reopens - clock.now).components.seconds))
             return .unavailable(reason: "the address provider is failing; asked again in \(seconds) s")
         }
-        switch await answer(for: bucket, waitingUpTo: .milliseconds(configuration.cardWaitMs)) {
+        switch await answer(for: bucket, waitingUpTo: configuration.cardWait) {
         case .answered(let address): return .current(address)
         case .failed(let reason): return .unavailable(reason: reason)
         case .dropped: return .unavailable(reason: "too many addresses asked at once; look again")
@@ -308,7 +308,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
             let entry = AddressCache.Entry(
                 address: address,
                 fetchedAt: now,
-                expiresAt: now + Int64(configuration.ttlSeconds) * 1000
+                expiresAt: now + configuration.ttl.components.seconds * 1000
             )
             let cache = cache
             do {

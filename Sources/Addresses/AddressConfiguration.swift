@@ -14,10 +14,11 @@ public struct AddressConfiguration: Sendable, Equatable {
     ///
     /// Default: 100 m.
     public var bucketMeters: Int
-    /// How long an answer is current; after that it is shown as stale while a fresh one is asked.
+    /// How long an answer is current; after that it is shown as stale while a fresh one is asked (key:
+    /// `ttlSeconds`).
     ///
     /// Default: 7 days.
-    public var ttlSeconds: Int
+    public var ttl: Duration
     /// How many requests a second the provider gets at most.
     ///
     /// Default: 1 (Nominatim's public usage policy).
@@ -26,18 +27,19 @@ public struct AddressConfiguration: Sendable, Equatable {
     ///
     /// Default: `geoworker (+https://github.com/geoworker/geoworker)`.
     public var userAgent: String
-    /// How long a request may take before it counts as failed.
+    /// How long a request may take before it counts as failed (key: `timeoutMs`).
     ///
-    /// Default: 10,000 ms.
-    public var timeoutMs: Int
+    /// Default: 10 s.
+    public var timeout: Duration
     /// Whether a device's fix that enters a new bucket asks for its address before anyone looks.
     ///
     /// Default: false.
     public var prefetch: Bool
-    /// How long a device card waits for an address nobody asked for before (it shows `pending` after).
+    /// How long a device card waits for an address nobody asked for before (it shows `pending` after; key:
+    /// `cardWaitMs`).
     ///
-    /// Default: 2,000 ms.
-    public var cardWaitMs: Int
+    /// Default: 2 s.
+    public var cardWait: Duration
     /// How many buckets may wait for the provider; beyond it the oldest asks are dropped.
     ///
     /// Default: 1,000.
@@ -46,43 +48,43 @@ public struct AddressConfiguration: Sendable, Equatable {
     ///
     /// Default: 100,000.
     public var cacheCapacity: Int
-    /// Failed requests in a row after which the provider is left alone for `breakerCoolDownMs`.
+    /// Failed requests in a row after which the provider is left alone for ``breakerCoolDown``.
     ///
     /// Default: 5.
     public var breakerFailures: Int
-    /// How long the provider is left alone before one trial request.
+    /// How long the provider is left alone before one trial request (key: `breakerCoolDownMs`).
     ///
-    /// Default: 30,000 ms.
-    public var breakerCoolDownMs: Int
+    /// Default: 30 s.
+    public var breakerCoolDown: Duration
 
     public init(
         provider: String? = nil,
         dialect: AddressProviderDialect = .nominatim,
         bucketMeters: Int = 100,
-        ttlSeconds: Int = 7 * 24 * 3600,
+        ttl: Duration = .seconds(7 * 24 * 3600),
         maxRequestsPerSecond: Double = 1,
         userAgent: String = "geoworker (+https://github.com/geoworker/geoworker)",
-        timeoutMs: Int = 10_000,
+        timeout: Duration = .seconds(10),
         prefetch: Bool = false,
-        cardWaitMs: Int = 2_000,
+        cardWait: Duration = .seconds(2),
         queueCapacity: Int = 1_000,
         cacheCapacity: Int = 100_000,
         breakerFailures: Int = 5,
-        breakerCoolDownMs: Int = 30_000
+        breakerCoolDown: Duration = .seconds(30)
     ) {
         self.provider = provider
         self.dialect = dialect
         self.bucketMeters = bucketMeters
-        self.ttlSeconds = ttlSeconds
+        self.ttl = ttl
         self.maxRequestsPerSecond = maxRequestsPerSecond
         self.userAgent = userAgent
-        self.timeoutMs = timeoutMs
+        self.timeout = timeout
         self.prefetch = prefetch
-        self.cardWaitMs = cardWaitMs
+        self.cardWait = cardWait
         self.queueCapacity = queueCapacity
         self.cacheCapacity = cacheCapacity
         self.breakerFailures = breakerFailures
-        self.breakerCoolDownMs = breakerCoolDownMs
+        self.breakerCoolDown = breakerCoolDown
     }
 
     /// Whether addresses are looked up at all.
@@ -95,14 +97,14 @@ public struct AddressConfiguration: Sendable, Equatable {
             problems.append("provider must be an http:// or https:// URL, not \(provider)")
         }
         if bucketMeters < 1 { problems.append("bucketMeters must be at least 1") }
-        if ttlSeconds < 1 { problems.append("ttlSeconds must be at least 1") }
+        if ttl < .seconds(1) { problems.append("ttlSeconds must be at least 1") }
         if !(maxRequestsPerSecond > 0) { problems.append("maxRequestsPerSecond must be above 0") }
-        if timeoutMs < 1 { problems.append("timeoutMs must be at least 1") }
-        if cardWaitMs < 0 { problems.append("cardWaitMs must be 0 or more") }
+        if timeout < .milliseconds(1) { problems.append("timeoutMs must be at least 1") }
+        if cardWait < .zero { problems.append("cardWaitMs must be 0 or more") }
         if queueCapacity < 1 { problems.append("queueCapacity must be at least 1") }
         if cacheCapacity < 1 { problems.append("cacheCapacity must be at least 1") }
         if breakerFailures < 1 { problems.append("breakerFailures must be at least 1") }
-        if breakerCoolDownMs < 0 { problems.append("breakerCoolDownMs must be 0 or more") }
+        if breakerCoolDown < .zero { problems.append("breakerCoolDownMs must be 0 or more") }
         return problems
     }
 }

@@ -27,7 +27,7 @@ public struct ShownAddresses: Sendable {
     }
 
     /// The nearby answer's JSON, each device with the `address` of its last fix: asked all at once, so that the
-    /// answer waits at most `cardWaitMs` in all (devices in one bucket share one request).
+    /// answer waits at most `cardWait` in all (devices in one bucket share one request).
     func adding(to nearby: DeviceNearbySelection) async -> [UInt8] {
         let service = service
         let statuses = await withTaskGroup(of: (Int, AddressStatus).self) { group in

@@ -24,7 +24,7 @@ struct GeocodeAddresses {
         var configuration = configuration
         // A bulk job waits for every answer: as long as the window takes at the pace, and a request's timeout.
         let windowSeconds = Double(Self.window) / configuration.maxRequestsPerSecond
-        configuration.cardWaitMs = Int(windowSeconds * 1000) + 2 * configuration.timeoutMs
+        configuration.cardWait = .seconds(windowSeconds) + configuration.timeout * 2
         configuration.queueCapacity = max(configuration.queueCapacity, Self.window)
         let cache = try AddressCache(directory: stateDirectory, capacity: configuration.cacheCapacity)
         service = AddressService(

@@ -64,7 +64,7 @@ struct AddressServiceTests {
 
     /// How long a card waits in these tests: what they check is the answer, and a loaded machine (the whole suite
     /// on two cores) can keep a cold Nominatim seconds from its first one.
-    private static let patient = 60_000
+    private static let patient: Duration = .seconds(60)
 
     private static func point(_ latitude: Double, _ longitude: Double) -> Coordinate {
         Coordinate(latitude: latitude, longitude: longitude)!
@@ -82,7 +82,7 @@ struct AddressServiceTests {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
         let bed = try Bed(
-            AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 50, cardWaitMs: Self.patient),
+            AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 50, cardWait: Self.patient),
             client: client
         )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
@@ -116,7 +116,7 @@ struct AddressServiceTests {
     func coalesces() async throws {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
-        let bed = try Bed(AddressConfiguration(provider: nominatim.baseURL, cardWaitMs: Self.patient), client: client)
+        let bed = try Bed(AddressConfiguration(provider: nominatim.baseURL, cardWait: Self.patient), client: client)
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
         let center = AddressBucket(Self.point(43.7384, 7.4246), meters: 100).center
         let statuses = await withTaskGroup(of: AddressStatus.self) { group in
@@ -140,7 +140,7 @@ struct AddressServiceTests {
         let nominatim = try await NominatimServer()
         let clock = ManualLookupClock()
         let bed = try Bed(
-            AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 2, cardWaitMs: Self.patient),
+            AddressConfiguration(provider: nominatim.baseURL, maxRequestsPerSecond: 2, cardWait: Self.patient),
             client: HTTPClient.shared,
             lookupClock: clock
         )
@@ -181,8 +181,8 @@ struct AddressServiceTests {
         let client = HTTPClient.shared
         let configuration = AddressConfiguration(
             provider: nominatim.baseURL,
-            ttlSeconds: 3600,
-            cardWaitMs: Self.patient
+            ttl: .seconds(3600),
+            cardWait: Self.patient
         )
         let point = Self.point(43.7396, 7.4277)
         let first = try Bed(configuration, client: client)
@@ -223,10 +223,10 @@ struct AddressServiceTests {
                 maxRequestsPerSecond: 100,
                 // A stopped provider refuses connections, which the HTTP client retries until the request's deadline:
                 // a short one lets each failure come within the card's wait.
-                timeoutMs: 500,
-                cardWaitMs: Self.patient,
+                timeout: .milliseconds(500),
+                cardWait: Self.patient,
                 breakerFailures: 3,
-                breakerCoolDownMs: 2_000
+                breakerCoolDown: .seconds(2)
             ),
             client: client,
             lookupClock: clock
@@ -285,7 +285,7 @@ struct AddressServiceTests {
         let nominatim = try await NominatimServer()
         let client = HTTPClient.shared
         let bed = try Bed(
-            AddressConfiguration(provider: nominatim.baseURL + path, dialect: dialect, cardWaitMs: Self.patient),
+            AddressConfiguration(provider: nominatim.baseURL + path, dialect: dialect, cardWait: Self.patient),
             client: client
         )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }
@@ -311,7 +311,11 @@ struct AddressServiceTests {
         }
         try #require(bound == 0 && listen(listener, 16) == 0)
         let bed = try Bed(
-            AddressConfiguration(provider: "http://127.0.0.1:\(port)", timeoutMs: 300, cardWaitMs: Self.patient),
+            AddressConfiguration(
+                provider: "http://127.0.0.1:\(port)",
+                timeout: .milliseconds(300),
+                cardWait: Self.patient
+            ),
             client: HTTPClient.shared
         )
         defer { try? FileManager.default.removeItem(atPath: bed.directory) }

@@ -1,3 +1,4 @@
+import Addresses
 import Configuration
 import GeoCore
 import Kafka
@@ -112,6 +113,40 @@ struct WorkerConfigurationTests {
         #expect(throws: WorkerError.self) {
             try WorkerConfiguration(config: ConfigReader.inMemory(["topics.changelog": ""]))
         }
+    }
+
+    @Test("the street addresses' settings: every key, each duration in its key's unit; the defaults")
+    func addressSettings() throws {
+        let defaults = try AddressConfiguration(config: ConfigReader.inMemory([:]))
+        #expect(defaults == AddressConfiguration())
+        #expect(defaults.timeout == .seconds(10) && defaults.cardWait == .seconds(2))
+        #expect(defaults.breakerCoolDown == .seconds(30) && defaults.ttl == .seconds(604_800))
+        let set = try AddressConfiguration(
+            config: ConfigReader.inMemory([
+                "provider": "http://nominatim.local:8088", "dialect": "photon", "bucketMeters": 50,
+                "ttlSeconds": 3_600, "maxRequestsPerSecond": 2.5, "userAgent": "fleet (ops@example.com)",
+                "timeoutMs": 1_500, "prefetch": true, "cardWaitMs": 250, "queueCapacity": 64, "cacheCapacity": 500,
+                "breakerFailures": 2, "breakerCoolDownMs": 45_000,
+            ])
+        )
+        #expect(
+            set
+                == AddressConfiguration(
+                    provider: "http://nominatim.local:8088",
+                    dialect: .photon,
+                    bucketMeters: 50,
+                    ttl: .seconds(3_600),
+                    maxRequestsPerSecond: 2.5,
+                    userAgent: "fleet (ops@example.com)",
+                    timeout: .milliseconds(1_500),
+                    prefetch: true,
+                    cardWait: .milliseconds(250),
+                    queueCapacity: 64,
+                    cacheCapacity: 500,
+                    breakerFailures: 2,
+                    breakerCoolDown: .seconds(45)
+                )
+        )
     }
 
     @Test("every key is read, the nested ones through their scopes")

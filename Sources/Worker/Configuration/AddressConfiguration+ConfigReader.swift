@@ -1,5 +1,6 @@
 public import Addresses
 public import Configuration
+import Kafka
 
 extension AddressConfiguration {
     /// Reads `provider`, `dialect` (nominatim or photon), `bucketMeters`, `ttlSeconds`, `maxRequestsPerSecond`,
@@ -14,23 +15,35 @@ extension AddressConfiguration {
             provider: try config.optionalText("provider"),
             dialect: try config.choice("dialect", default: defaults.dialect),
             bucketMeters: try config.integer("bucketMeters", default: defaults.bucketMeters, in: 1...100_000),
-            ttlSeconds: try config.integer("ttlSeconds", default: defaults.ttlSeconds, in: 1...(10 * 365 * 86_400)),
+            ttl: .seconds(
+                try config.integer(
+                    "ttlSeconds",
+                    default: Int(defaults.ttl.components.seconds),
+                    in: 1...(10 * 365 * 86_400)
+                )
+            ),
             maxRequestsPerSecond: try config.number(
                 "maxRequestsPerSecond",
                 default: defaults.maxRequestsPerSecond,
                 in: 0.001...10_000
             ),
             userAgent: try config.text("userAgent", default: defaults.userAgent),
-            timeoutMs: try config.integer("timeoutMs", default: defaults.timeoutMs, in: 1...600_000),
+            timeout: .milliseconds(
+                try config.integer("timeoutMs", default: defaults.timeout.wholeMilliseconds, in: 1...600_000)
+            ),
             prefetch: try config.flag("prefetch", default: defaults.prefetch),
-            cardWaitMs: try config.integer("cardWaitMs", default: defaults.cardWaitMs, in: 0...60_000),
+            cardWait: .milliseconds(
+                try config.integer("cardWaitMs", default: defaults.cardWait.wholeMilliseconds, in: 0...60_000)
+            ),
             queueCapacity: try config.integer("queueCapacity", default: defaults.queueCapacity, in: 1...10_000_000),
             cacheCapacity: try config.integer("cacheCapacity", default: defaults.cacheCapacity, in: 1...100_000_000),
             breakerFailures: try config.integer("breakerFailures", default: defaults.breakerFailures, in: 1...1_000),
-            breakerCoolDownMs: try config.integer(
-                "breakerCoolDownMs",
-                default: defaults.breakerCoolDownMs,
-                in: 0...86_400_000
+            breakerCoolDown: .milliseconds(
+                try config.integer(
+                    "breakerCoolDownMs",
+                    default: defaults.breakerCoolDown.wholeMilliseconds,
+                    in: 0...86_400_000
+                )
             )
         )
         if let problem = problems.first { throw WorkerError(.configuration, problem) }
