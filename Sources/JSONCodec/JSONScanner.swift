@@ -141,13 +141,6 @@ package struct JSONScanner {
         return decoded.withUnsafeBytes(body)
     }
 
-    /// Reads a string value; nil when the value there is not a string (nothing consumed).
-    package mutating func readString() throws(DecodingFailure) -> String? {
-        guard let raw = try readRawString() else { return nil }
-        // scanString has validated the UTF-8, so decoding repairs nothing.
-        return withContent(of: raw) { String(decoding: $0, as: UTF8.self) }
-    }
-
     /// Moves past `count` bytes that the caller knows to be a valid value (text it has read before).
     package mutating func skip(_ count: Int) {
         precondition(count <= bytes.count - position, "skipping past the end of the input")
