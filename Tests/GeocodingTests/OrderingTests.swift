@@ -5,7 +5,7 @@ import Testing
 
 @testable import Geocoding
 
-@Suite("The geocode engine's ordering: along the curve, and back to input order", .timeLimit(.minutes(1)))
+@Suite("The geocode engine's ordering: along the curve, and back to input order", .timeLimit(.minutes(5)))
 struct OrderingTests {
     @Test("the curve's cells: points near each other share one; the sort keeps input order within a cell")
     func spatialOrder() throws {

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import Worker
 
-@Suite("The operations port's settings", .timeLimit(.minutes(1)))
+@Suite("The operations port's settings", .timeLimit(.minutes(5)))
 struct OperationsConfigurationTests {
     @Test("the operations port: defaults, both keys, and a port out of range")
     func operationsPort() throws {
