@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import PartitionOffsets
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Broker outage", .timeLimit(.minutes(5)))
@@ -65,20 +66,36 @@ struct UnansweredGroupTests {
         return (cluster, topic, consumer)
     }
 
+    /// Takes the only broker down while it holds the member's next commit unanswered: the commit is sent and never
+    /// answered, as a checkpoint's is when the coordinator goes down with it in hand.
+    ///
+    /// The broker holds the answer (a minute) rather than the test guessing how long the commit takes to arrive: on a
+    /// loaded machine a commit that reached the broker before the outage was answered, and the member had nothing
+    /// left to wait for.
+    private func holdNextCommitThenGoDown(_ cluster: TestCluster, _ sendCommit: () throws -> Void) async throws {
+        try cluster.cluster.delayNext(1, .offsetCommit, of: 1, by: .seconds(60))
+        try sendCommit()
+        var budget = WaitBudget(.seconds(30), lookingEvery: .milliseconds(20))
+        while try cluster.cluster.delaysLeft(.offsetCommit, of: 1) > 0, budget.allowsAnotherLook() {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try cluster.cluster.delaysLeft(.offsetCommit, of: 1) == 0, "the broker got the commit")
+        try cluster.cluster.takeBrokerDown(1)
+    }
+
     @Test("a commit sent just before the only broker goes down throws timedOut at the session timeout")
     func commitWithoutAnswer() async throws {
         let (cluster, topic, consumer) = try await joinedMember("commit-down")
-        try cluster.cluster.setRoundTripDelay(of: 1, to: .seconds(2))
         defer { try? cluster.cluster.bringBrokerUp(1) }
 
         // The commit waits on a thread of its own: one that never returns must fail this test, not hang it.
         let outcome = Mutex<Result<Void, KafkaError>?>(nil)
-        Thread.detachNewThread {
-            let result = Result { () throws(KafkaError) in try consumer.commit([TopicPartition(topic, 0): 1]) }
-            outcome.withLock { $0 = result }
+        try await holdNextCommitThenGoDown(cluster) {
+            Thread.detachNewThread {
+                let result = Result { () throws(KafkaError) in try consumer.commit([TopicPartition(topic, 0): 1]) }
+                outcome.withLock { $0 = result }
+            }
         }
-        try await Task.sleep(for: .milliseconds(500))
-        try cluster.cluster.takeBrokerDown(1)
         let deadline = ContinuousClock.now + .seconds(60)
         while outcome.withLock({ $0 == nil }) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
@@ -95,19 +112,18 @@ struct UnansweredGroupTests {
     @Test("a commit waiting for a coordinator that went down gives up when its caller does, before the session timeout")
     func commitGivenUp() async throws {
         let (cluster, topic, consumer) = try await joinedMember("commit-given-up")
-        try cluster.cluster.setRoundTripDelay(of: 1, to: .seconds(2))
         defer { try? cluster.cluster.bringBrokerUp(1) }
 
         let giveUp = Mutex(false)
         let outcome = Mutex<Result<Void, KafkaError>?>(nil)
-        Thread.detachNewThread {
-            let result = Result { () throws(KafkaError) in
-                try consumer.commit([TopicPartition(topic, 0): 1], giveUpWhen: { giveUp.withLock { $0 } })
+        try await holdNextCommitThenGoDown(cluster) {
+            Thread.detachNewThread {
+                let result = Result { () throws(KafkaError) in
+                    try consumer.commit([TopicPartition(topic, 0): 1], giveUpWhen: { giveUp.withLock { $0 } })
+                }
+                outcome.withLock { $0 = result }
             }
-            outcome.withLock { $0 = result }
         }
-        try await Task.sleep(for: .milliseconds(500))
-        try cluster.cluster.takeBrokerDown(1)
         giveUp.withLock { $0 = true }
         let deadline = ContinuousClock.now + .seconds(60)
         while outcome.withLock({ $0 == nil }) && ContinuousClock.now < deadline {
@@ -131,11 +147,10 @@ struct UnansweredGroupTests {
         let consumer = Mutex<Consumer?>(consume member)
         // A commit sent and never answered, as a checkpoint's when the broker goes down: the unassignment at the
         // loss, and the close after it, wait for it.
-        try cluster.cluster.setRoundTripDelay(of: 1, to: .seconds(2))
-        try consumer.withLock { $0! }.commitInBackground([TopicPartition(topic, 0): 1])
-        try await Task.sleep(for: .milliseconds(500))
-        try cluster.cluster.takeBrokerDown(1)
         defer { try? cluster.cluster.bringBrokerUp(1) }
+        try await holdNextCommitThenGoDown(cluster) {
+            try consumer.withLock { $0! }.commitInBackground([TopicPartition(topic, 0): 1])
+        }
 
         // Polled past its session (6 s) with no broker, the member loses its partitions and looks for a coordinator
         // to rejoin through; the close, and the last release, run on this thread of their own: a close that never
