@@ -209,7 +209,7 @@ func deliveryReportCallback(
     let slot = slotPointer.assumingMemoryBound(to: DeliveryBatch.Slot.self).pointee
     let err = message.pointee.err
     let delivered = err == RD_KAFKA_RESP_ERR_NO_ERROR
-    if delivered, let context = ClientContext.of(handle), context.transactionSpans != nil {
+    if delivered, let context = ClientContext.of(handle), context.transactionOffsets != nil {
         context.noteInTransaction(
             TopicPartition(slot.batch.takeUnretainedValue().topic(at: slot.index), message.pointee.partition),
             offset: message.pointee.offset

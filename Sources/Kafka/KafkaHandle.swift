@@ -117,7 +117,7 @@ final class ClientContext: Sendable {
     /// How many times the client reported a connection to a broker lost, or every broker down.
     let connectionLosses = Atomic<Int>(0)
     /// A transactional producer's: where the records of its open transaction landed (nil for other clients).
-    let transactionSpans: Mutex<[TopicPartition: OffsetSpan]>?
+    let transactionOffsets: Mutex<[TopicPartition: OffsetRuns]>?
 
     init(
         logger: Logger,
@@ -129,21 +129,21 @@ final class ClientContext: Sendable {
         tracksTransactions: Bool = false
     ) {
         self.logger = logger
-        transactionSpans = tracksTransactions ? Mutex([:]) : nil
+        transactionOffsets = tracksTransactions ? Mutex([:]) : nil
         self.rebalance = rebalance
         self.committed = committed
     }
 
     /// A record of the open transaction landed at `offset` (a transactional producer's delivery report).
     func noteInTransaction(_ partition: TopicPartition, offset: Int64) {
-        transactionSpans?.withLock { OffsetSpan.include(offset, in: &$0[partition]) }
+        transactionOffsets?.withLock { $0[partition, default: OffsetRuns()].insert(offset) }
     }
 
     /// Where the open transaction's records landed, forgotten as they are returned (a new transaction, an abort).
-    func takeTransactionSpans() -> [TopicPartition: OffsetSpan] {
-        transactionSpans?.withLock { spans in
-            defer { spans = [:] }
-            return spans
+    func takeTransactionOffsets() -> [TopicPartition: OffsetRuns] {
+        transactionOffsets?.withLock { offsets in
+            defer { offsets = [:] }
+            return offsets
         } ?? [:]
     }
 

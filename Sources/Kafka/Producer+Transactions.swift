@@ -29,7 +29,7 @@ extension Producer {
     public func beginTransaction() throws(KafkaError) {
         try Self.check(rd_kafka_begin_transaction(handle.pointer), "begin_transaction")
         connectionLossesAtBegin.store(connectionLosses, ordering: .relaxed)
-        _ = ClientContext.of(handle.pointer)?.takeTransactionSpans()
+        _ = ClientContext.of(handle.pointer)?.takeTransactionOffsets()
     }
 
     /// Whether the producer lost a connection to a broker (or had every broker down) since the transaction began.
@@ -79,15 +79,16 @@ extension Producer {
 
     /// Aborts the transaction: what it sent is purged or marked aborted, never seen by `read_committed` readers.
     ///
-    /// - Returns: where the records it had delivered landed, each partition's span (the records still in flight are
-    ///   purged: they never land). A reader that does not honour aborts (`read_uncommitted`, or a broker that writes
-    ///   no transaction markers, such as librdkafka's mock cluster) sees these records; one that does never does.
+    /// - Returns: exactly where the records it had delivered landed, in each partition (the records still in flight
+    ///   are purged: they never land), never an offset another producer's record took between them. A reader that
+    ///   does not honour aborts (`read_uncommitted`, or a broker that writes no transaction markers, such as
+    ///   librdkafka's mock cluster) sees these records; one that does never does.
     @available(*, noasync, message: "blocks the calling thread until the coordinator answers")
     @discardableResult
-    public func abortTransaction(timeout: Duration = .seconds(60)) throws(KafkaError) -> [TopicPartition: OffsetSpan] {
+    public func abortTransaction(timeout: Duration = .seconds(60)) throws(KafkaError) -> [TopicPartition: OffsetRuns] {
         try Self.check(rd_kafka_abort_transaction(handle.pointer, Self.milliseconds(timeout)), "abort_transaction")
         // The abort flushes: every delivery report of the transaction has been served when it returns.
-        return ClientContext.of(handle.pointer)?.takeTransactionSpans() ?? [:]
+        return ClientContext.of(handle.pointer)?.takeTransactionOffsets() ?? [:]
     }
 
     /// Calls a transactional `operation` again while it fails with an error librdkafka says may be retried.

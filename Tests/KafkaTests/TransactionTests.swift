@@ -55,6 +55,45 @@ struct TransactionTests {
         await everything.close()
     }
 
+    /// The abort names where its records landed, for readers that do not honour aborts (and for any reader on a
+    /// broker that writes no transaction markers) to leave out; a record another producer wrote between them in the same
+    /// partition (the next owner of a partition, in a handover) is not named, or such a reader would drop it too.
+    @Test("an abort names exactly where its records landed, not another producer's record between them")
+    func abortNamesItsOwnRecords() async throws {
+        let broker = try await NoidaBroker()
+        let output = "out-\(UUID().uuidString.prefix(6))"
+        try broker.createTopic(output, partitions: 1)
+        let other = try Producer(configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers))
+        let partition = TopicPartition(output, 0)
+        let (landed, between) = try await DedicatedThread.runOnce(name: "transactions") {
+            () throws -> ([TopicPartition: OffsetRuns], Int64?) in
+            let producer = try transactionalProducer(broker, id: "abort-\(UUID().uuidString.prefix(6))")
+            defer { producer.close(timeout: .zero) }
+            try producer.initTransactions()
+            try producer.beginTransaction()
+            let record = { (value: String) in ProducerRecord(topic: output, key: "k", value: value) }
+            #expect(producer.send([record("aborted 1")]).waitForRefusals().isEmpty)
+            let between = other.send([record("between")]).wait().first?.offset
+            #expect(producer.send([record("aborted 2")]).waitForRefusals().isEmpty)
+            return (try producer.abortTransaction(), between)
+        }
+        await other.close()
+        let betweenOffset = try #require(between)
+        let everything = try reader(broker, output, isolation: "read_uncommitted")
+        let records = try await everything.receive(3)
+        await everything.close()
+        let named = records.filter { Self.names(landed[partition], $0.offset) }.map(\.value)
+        #expect(
+            named == ["aborted 1", "aborted 2"],
+            "the abort named \(String(describing: landed)); \(betweenOffset) is \"between\""
+        )
+    }
+
+    /// Whether an abort's answer for a partition names `offset`.
+    private static func names(_ landed: OffsetRuns?, _ offset: Int64) -> Bool {
+        landed?.contains(offset) ?? false
+    }
+
     /// Commits a transaction with `offsets`, aborts one, leaves one open; then a producer with the same id commits one.
     ///
     /// Returns what the first producer's commit after the fence threw.
@@ -79,7 +118,7 @@ struct TransactionTests {
         // The abort says where what it aborted landed: a reader that does not honour aborts sees it there.
         let landed = try first.abortTransaction()
         let offset = try #require(aborted.first?.offset)
-        #expect(landed == [TopicPartition(output, 0): OffsetSpan(first: offset, next: offset + 1, count: 1)])
+        #expect(landed == [TopicPartition(output, 0): OffsetRuns([offset..<(offset + 1)])])
         try first.beginTransaction()
         let leftOpen = first.send([ProducerRecord(topic: output, key: "k", value: "left open")])
         #expect(leftOpen.waitForRefusals().isEmpty)

@@ -252,10 +252,16 @@ final class KafkaClients {
     /// Says where an aborted transaction's records landed: a `read_committed` reader never sees them, one that does not
     /// honour aborts (or any reader on a broker that writes no transaction markers) sees them beside what is applied
     /// again.
-    private func logAborted(_ spans: [TopicPartition: OffsetSpan]) {
-        let records = spans.values.reduce(0) { $0 + $1.count }
+    ///
+    /// Each run of consecutive offsets is named on its own (`events[1]@520..<560, events[1]@869..<929`): the partition's
+    /// next owner may have written between them, and a reader leaving out a range from the first to the last would
+    /// leave out its records too.
+    private func logAborted(_ offsets: [TopicPartition: OffsetRuns]) {
+        let records = offsets.values.reduce(0) { $0 + $1.count }
         guard records > 0 else { return }
-        let landed = spans.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value.first)..<\($0.value.next)" }
+        let landed = offsets.sorted { $0.key < $1.key }.flatMap { partition, landed in
+            landed.runs.map { "\(partition)@\($0.lowerBound)..<\($0.upperBound)" }
+        }
         logger.notice(
             "aborted the open transaction: \(records) records delivered in it are not committed",
             metadata: [ServiceLogKey.abortedOffsets: "\(landed.joined(separator: ", "))"]
