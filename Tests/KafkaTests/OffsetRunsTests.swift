@@ -1,7 +1,7 @@
 import PartitionOffsets
 import Testing
 
-@Suite("Where a writer's messages landed, exactly", .timeLimit(.minutes(1)))
+@Suite("Where a writer's messages landed, exactly", .timeLimit(.minutes(5)))
 struct OffsetRunsTests {
     @Test("offsets in order make runs; a gap (another writer's message) starts a new one")
     func inOrder() {
