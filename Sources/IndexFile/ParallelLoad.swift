@@ -5,7 +5,7 @@ import Dispatch
 /// A load is mostly copying tables out of the page cache and arithmetic over them, which one core does alone:
 /// `geoworker geocode` over a file spends a fifth of its time loading the country and places indexes, and the
 /// places index's polygons and its places are independent parts.
-package enum LoadingTogether {
+package enum ParallelLoad {
     /// Runs `first` and `second` at once; returns both results, or throws the first part's error, else the
     /// second's.
     package static func run<First, Second, Failure: Error>(

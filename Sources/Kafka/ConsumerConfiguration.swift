@@ -24,7 +24,7 @@ public struct ConsumerConfiguration: Sendable {
     /// Shown in broker logs and metrics.
     ///
     /// Default: `geoworker`.
-    public var clientID: String
+    public var clientId: String
     /// How long the group waits for a member that stopped heartbeating before giving its partitions to others
     /// (`session.timeout.ms`).
     ///
@@ -52,7 +52,7 @@ public struct ConsumerConfiguration: Sendable {
     public init(
         bootstrapServers: String,
         groupId: String,
-        clientID: String = "geoworker",
+        clientId: String = "geoworker",
         sessionTimeout: Duration = .seconds(45),
         heartbeatInterval: Duration = .seconds(3),
         offsetReset: OffsetReset = .earliest,
@@ -61,7 +61,7 @@ public struct ConsumerConfiguration: Sendable {
     ) {
         self.bootstrapServers = bootstrapServers
         self.groupId = groupId
-        self.clientID = clientID
+        self.clientId = clientId
         self.sessionTimeout = sessionTimeout
         self.heartbeatInterval = heartbeatInterval
         self.offsetReset = offsetReset
@@ -79,7 +79,7 @@ public struct ConsumerConfiguration: Sendable {
         var result: [(String, String)] = [
             ("bootstrap.servers", bootstrapServers),
             ("group.id", groupId),
-            ("client.id", clientID),
+            ("client.id", clientId),
             ("session.timeout.ms", String(sessionTimeout.wholeMilliseconds)),
             ("heartbeat.interval.ms", String(heartbeatInterval.wholeMilliseconds)),
             ("auto.offset.reset", offsetReset.rawValue),

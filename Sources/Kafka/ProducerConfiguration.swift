@@ -8,7 +8,7 @@ public struct ProducerConfiguration: Sendable {
     /// Shown in broker logs and metrics.
     ///
     /// Default: `geoworker`.
-    public var clientID: String
+    public var clientId: String
     /// Idempotent producer (`enable.idempotence`, which implies `acks=all`): no duplicates from internal retries and
     /// per-partition order kept.
     ///
@@ -34,7 +34,7 @@ public struct ProducerConfiguration: Sendable {
 
     public init(
         bootstrapServers: String,
-        clientID: String = "geoworker",
+        clientId: String = "geoworker",
         isIdempotent: Bool = true,
         linger: Duration = .milliseconds(5),
         deliveryTimeout: Duration = .seconds(300),
@@ -42,7 +42,7 @@ public struct ProducerConfiguration: Sendable {
         properties: [String: String] = [:]
     ) {
         self.bootstrapServers = bootstrapServers
-        self.clientID = clientID
+        self.clientId = clientId
         self.isIdempotent = isIdempotent
         self.linger = linger
         self.deliveryTimeout = deliveryTimeout
@@ -54,7 +54,7 @@ public struct ProducerConfiguration: Sendable {
     var librdkafkaProperties: [(String, String)] {
         var result: [(String, String)] = [
             ("bootstrap.servers", bootstrapServers),
-            ("client.id", clientID),
+            ("client.id", clientId),
             ("enable.idempotence", String(isIdempotent)),
             ("linger.ms", String(linger.wholeMilliseconds)),
             ("message.timeout.ms", String(deliveryTimeout.wholeMilliseconds)),

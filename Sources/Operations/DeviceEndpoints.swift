@@ -9,7 +9,7 @@ public import Worker
 /// - `GET /`: the live map page (HTML, CSS and JavaScript from the binary; nothing loaded from outside);
 /// - `GET /map/countries`: the country outlines it draws (`country-outlines.json`, made by `country-outlines`);
 /// - `GET /devices/{deviceId}`: the device's status card (``DeviceStatusCard``), with the street address of its last
-///   fix when an address provider is set (``ShownAddresses``); 404 naming the partition that holds a device this
+///   fix when an address provider is set (``EndpointAddresses``); 404 naming the partition that holds a device this
 ///   instance does not;
 /// - `GET /devices/nearby?lat=&lon=&radius=&limit=`: the devices nearest a point (``DeviceNearbySelection``), each with
 ///   the street address of its last fix when a provider is set;
@@ -25,9 +25,9 @@ public struct DeviceEndpoints: Sendable {
         public let queries: DeviceQueries
         public let feed: EventFeed
         /// The street addresses the card and the nearby answer show, when an address provider is set.
-        public let addresses: ShownAddresses?
+        public let addresses: EndpointAddresses?
 
-        public init(queries: DeviceQueries, feed: EventFeed, addresses: ShownAddresses? = nil) {
+        public init(queries: DeviceQueries, feed: EventFeed, addresses: EndpointAddresses? = nil) {
             self.queries = queries
             self.feed = feed
             self.addresses = addresses
@@ -190,7 +190,7 @@ public struct DeviceEndpoints: Sendable {
                 // Ends the subscription when the client goes (the write fails) or the worker stops.
                 defer {
                     keepAlive.cancel()
-                    subscription.finish()
+                    subscription.close()
                 }
                 try await writer.write(ByteBuffer(string: "retry: 2000\n: geoworker events\n\n"))
                 var reportedMissed = 0

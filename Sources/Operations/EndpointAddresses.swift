@@ -8,7 +8,7 @@ package import JSONCodec
 /// (`address` of its last fix) and each nearby device's.
 ///
 /// Added in the endpoint's task, after the loop answered: the loop never waits for the provider.
-public struct ShownAddresses: Sendable {
+public struct EndpointAddresses: Sendable {
     public let service: AddressService
 
     public init(service: AddressService) {

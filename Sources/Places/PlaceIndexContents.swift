@@ -18,7 +18,7 @@ struct PlaceIndexContents {
         var zones = try reader.section()
         var regionSection = try reader.section()
         // The polygons and the places are independent: read at once.
-        ((timeZones, regionPolygons), (regions, countryCodes, places, tree)) = try LoadingTogether.run(
+        ((timeZones, regionPolygons), (regions, countryCodes, places, tree)) = try ParallelLoad.run(
             { () throws(IndexFileError) in
                 (
                     try CountryIndex(reading: &zones, coastalTolerance: 0),

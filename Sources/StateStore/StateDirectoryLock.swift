@@ -36,7 +36,7 @@ public final class StateDirectoryLock: Sendable {
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
-            let holder = Self.processID(in: descriptor)
+            let holder = Self.processId(in: descriptor)
             close(descriptor)
             guard reason == EWOULDBLOCK else {
                 throw StateStoreError(code: .lock, message: "cannot lock \(path): \(String(cString: strerror(reason)))")
@@ -49,7 +49,7 @@ public final class StateDirectoryLock: Sendable {
             )
         }
         self.descriptor = descriptor
-        Self.write(processID: getpid(), to: descriptor)
+        Self.write(processId: getpid(), to: descriptor)
     }
 
     deinit {
@@ -58,15 +58,15 @@ public final class StateDirectoryLock: Sendable {
     }
 
     /// The process id the holder wrote, if the file holds one.
-    private static func processID(in descriptor: Int32) -> Int32? {
+    private static func processId(in descriptor: Int32) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = pread(descriptor, &buffer, buffer.count, 0)
         guard count > 0 else { return nil }
         return Int32(String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    private static func write(processID: Int32, to descriptor: Int32) {
-        let text = Array("\(processID)\n".utf8)
+    private static func write(processId: Int32, to descriptor: Int32) {
+        let text = Array("\(processId)\n".utf8)
         // Best effort: the lock is what counts, the id only helps an operator find the holder.
         _ = ftruncate(descriptor, 0)
         _ = text.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }

@@ -53,7 +53,7 @@ struct GeocodeAddresses {
         json.key("lon")
         json.number(point.longitude)
         json.key("address")
-        ShownAddresses.write(status, to: &json)
+        EndpointAddresses.write(status, to: &json)
         json.endObject()
         return json.takeOutput()
     }

@@ -100,7 +100,7 @@ struct GeocodeCommand: AsyncParsableCommand {
             try await runAddresses()
             return
         }
-        let (index, placeIndex) = try LoadingTogether.run(
+        let (index, placeIndex) = try ParallelLoad.run(
             { () throws(IndexFileError) in try CountryIndex.bundled(coastalTolerance: toleranceKilometres * 1000) },
             { () throws(IndexFileError) in places ? try PlaceIndex.load(from: placesIndexPath) : nil }
         )

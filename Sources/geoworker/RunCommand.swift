@@ -200,7 +200,7 @@ struct RunCommand: AsyncParsableCommand {
             devices: DeviceEndpoints.Sources(
                 queries: worker.queries,
                 feed: worker.feed,
-                addresses: addresses.map(ShownAddresses.init(service:))
+                addresses: addresses.map(EndpointAddresses.init(service:))
             ),
             logger: logger
         )

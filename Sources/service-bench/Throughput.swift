@@ -110,7 +110,7 @@ func measureThroughput() {
         let rate = Double(positions) / elapsed
         let threadsUsed =
             applyThreads.map { "\($0) apply thread\($0 == 1 ? "" : "s")" }
-            ?? "default apply threads (\(WorkerConfiguration.defaultApplyThreads))"
+            ?? "default apply threads (\(WorkerConfiguration.defaultApplyThreadCount))"
         let inputMessages = Double(positions + options.devices * 3)
         let cpuPerInput = cpu * 1e6 / inputMessages
         log(

@@ -248,7 +248,7 @@ struct EventIDTests {
         ]
     )
     func ids(origin: MessageOrigin, index: Int, expected: String) {
-        #expect(origin.eventID(index) == expected)
+        #expect(origin.eventId(index) == expected)
     }
 }
 

@@ -26,7 +26,7 @@ struct ApplyThreadsTests {
 
     func shards() -> ShardedDevices {
         let tracker = DeviceTracker(configuration: TrackerConfiguration(), countries: InputProcessorTests.OneCountry())
-        return ShardedDevices(states: [], routing: DeviceRouting(applyThreads: 2), tally: tally) {
+        return ShardedDevices(states: [], routing: DeviceRouting(shardCount: 2), tally: tally) {
             InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: topics)
         }
     }
@@ -104,7 +104,7 @@ struct ApplyThreadsTests {
         // Released, not yet applied: nothing a checkpoint may store.
         #expect(ledger.takeApplied().isEmpty)
         enqueue(records[4..<6], on: &shards)  // the loop's next batch, queued while the shards apply
-        application.finish()
+        application.waitUntilApplied()
         for round in application.takeAppliedRounds() { ledger.noteApplied(throughRound: round.number) }
         #expect(ledger.takeApplied() == [partition: 4])
         #expect(tally.counters.positions == 4)
@@ -118,7 +118,7 @@ struct ApplyThreadsTests {
         let deadline = ContinuousClock.now + .seconds(30)
         while !application.hasFinished && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
         let doneWithin = ContinuousClock.now - polledAt
-        application.finish()
+        application.waitUntilApplied()
         let rounds = application.takeAppliedRounds()
         #expect(rounds.map(\.number) == [second])
         let took = try #require(rounds.last?.duration)
@@ -172,7 +172,7 @@ struct ApplyThreadsTests {
         for index in 0..<inFlight { start(quick[index..<index + 1], [second: Int64(index + 1)]) }
         var counted = takeApplied()
         #expect(counted[first] == 1, "round \(inFlight + 1) handed over with the first unapplied")
-        application.finish()
+        application.waitUntilApplied()
         counted.merge(takeApplied()) { $1 }
         #expect(counted == [first: 1, second: Int64(inFlight)])
 
@@ -189,7 +189,7 @@ struct ApplyThreadsTests {
             Thread.sleep(forTimeInterval: 0.001)
         }
         #expect(!countedOutOfOrder, "the second round's offsets counted before the first's")
-        application.finish()
+        application.waitUntilApplied()
         counted.merge(takeApplied()) { $1 }
         #expect(counted == [first: 2, second: Int64(inFlight + 1)])
         #expect(tally.counters.positions == slow.count + inFlight + 1)
@@ -247,7 +247,7 @@ struct ApplyThreadsTests {
         let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
         let watcher = feed.subscribe()
         let reports = try applySixPositionsAndABadMessage(feed: feed)
-        feed.finish()
+        feed.close()
         #expect(reports.allSatisfy { $0.isDelivered })
         let sentEvents = reports.filter { $0.topic == topics.events }.count
         // Each of the six devices gets its first country.
@@ -299,7 +299,7 @@ struct ApplyThreadsTests {
             producer: producer,
             feed: EventFeed(metricsFactory: NOOPMetricsHandler.instance)
         )
-        application.finish()
+        application.waitUntilApplied()
         return (shards, application)
     }
 
@@ -315,7 +315,7 @@ struct ApplyThreadsTests {
         let application = ApplyThreads(count: 2)
         enqueue(records, on: &shards)
         _ = application.start(&shards, polledAt: .now, producer: producer, feed: feed)
-        application.finish()
+        application.waitUntilApplied()
         return application.takeChanges(of: shards).flatMap(\.deliveries).flatMap { $0.wait() }
     }
 }

@@ -93,7 +93,7 @@ struct CheckpointCycleTests {
             name: "idle, interval not passed: nothing",
             given: [],
             event: .turn(at: .seconds(4)),
-            step: .none,
+            step: .nothing,
             state: .idle
         ),
         Transition(
@@ -121,14 +121,14 @@ struct CheckpointCycleTests {
             name: "interval counted from the last taken",
             given: [.taken(isEmpty: true, at: .seconds(7))],
             event: .turn(at: .seconds(11)),
-            step: .none,
+            step: .nothing,
             state: .idle
         ),
         Transition(
             name: "writing, due again: nothing, the changes gather",
             given: writing,
             event: .turn(at: .seconds(60)),
-            step: .none,
+            step: .nothing,
             state: .writing
         ),
         Transition(
@@ -138,7 +138,7 @@ struct CheckpointCycleTests {
             step: .waitForWriter,
             state: .writing
         ),
-        Transition(name: "idle, settle: nothing to wait for", given: [], event: .settle, step: .none, state: .idle),
+        Transition(name: "idle, settle: nothing to wait for", given: [], event: .settle, step: .nothing, state: .idle),
         Transition(
             name: "written (delivered, changelog sent, rows committed): stored offsets",
             given: writing,
@@ -150,21 +150,21 @@ struct CheckpointCycleTests {
             name: "delivery refused: refused, reported after the poll",
             given: writing,
             event: .answered(.failure(refusedDelivery)),
-            step: .none,
+            step: .nothing,
             state: .refused(refusedDelivery)
         ),
         Transition(
             name: "disk full: refused like a delivery",
             given: writing,
             event: .answered(.failure(diskFull)),
-            step: .none,
+            step: .nothing,
             state: .refused(diskFull)
         ),
         Transition(
             name: "fenced by the membership check (assignment lost): refused",
             given: writing,
             event: .answered(.failure(fenced)),
-            step: .none,
+            step: .nothing,
             state: .refused(fenced)
         ),
         Transition(
@@ -178,43 +178,43 @@ struct CheckpointCycleTests {
             name: "refused, due: nothing is taken until the rewind",
             given: writing + [.answered(.failure(refusedDelivery))],
             event: .turn(at: .seconds(60)),
-            step: .none,
+            step: .nothing,
             state: .refused(refusedDelivery)
         ),
         Transition(
             name: "refused, rewound: idle, the next checkpoint when due",
             given: writing + [.answered(.failure(refusedDelivery))],
             event: .rewound,
-            step: .none,
+            step: .nothing,
             state: .idle
         ),
         Transition(
             name: "rewound after a loss with nothing refused: unchanged",
             given: writing + [.answered(delivered)],
             event: .rewound,
-            step: .none,
+            step: .nothing,
             state: .idle
         ),
-        Transition(name: "stopping idle: stopped", given: [], event: .stopped, step: .none, state: .stopped),
+        Transition(name: "stopping idle: stopped", given: [], event: .stopped, step: .nothing, state: .stopped),
         Transition(
             name: "stopping refused: stopped, the store as last written",
             given: writing + [.answered(.failure(diskFull))],
             event: .stopped,
-            step: .none,
+            step: .nothing,
             state: .stopped
         ),
         Transition(
             name: "stopping with the wait given up: stopped",
             given: writing,
             event: .stopped,
-            step: .none,
+            step: .nothing,
             state: .stopped
         ),
         Transition(
             name: "stopped, due: nothing",
             given: [.stopped],
             event: .turn(at: .seconds(60)),
-            step: .none,
+            step: .nothing,
             state: .stopped
         ),
         // The store lagging the changelog (a store interval of 10 s).
@@ -270,7 +270,7 @@ struct CheckpointCycleTests {
             name: "the store about to be read, the last checkpoint stored: nothing",
             given: writing + [.answered(delivered)],
             event: .storeNow,
-            step: .none,
+            step: .nothing,
             state: .idle
         ),
         Transition(
@@ -288,7 +288,7 @@ struct CheckpointCycleTests {
             name: "the backlog refused (disk full): refused, the rewind goes back to the store as it stands",
             given: [.taken(isEmpty: false, at: .seconds(5)), .answered(logged)],
             event: .backlogStored(.failure(diskFull), at: .seconds(7)),
-            step: .none,
+            step: .nothing,
             state: .refused(diskFull),
             storeInterval: .seconds(10)
         ),
@@ -314,7 +314,7 @@ struct CheckpointCycleTests {
             name: "eventful between stores, nothing eventful: no write, not up to date",
             given: [],
             event: .taken(isEmpty: true, at: .seconds(5)),
-            step: .none,
+            step: .nothing,
             state: .idle,
             storeInterval: .seconds(10),
             eventfulBetweenStores: true
@@ -332,7 +332,7 @@ struct CheckpointCycleTests {
             name: "failed, stopping: stays failed",
             given: writing + [.answered(.failure(storeFailed))],
             event: .stopped,
-            step: .none,
+            step: .nothing,
             state: .failed(storeFailed)
         ),
     ]
@@ -350,10 +350,10 @@ struct CheckpointCycleTests {
         case .settle: return cycle.settle()
         case .rewound:
             cycle.rewound()
-            return .none
+            return .nothing
         case .stopped:
             cycle.stopped()
-            return .none
+            return .nothing
         }
     }
 

@@ -22,7 +22,10 @@ final class CheckpointingTests {
     let clock = ManualClock()
     let store: StateStore
     let consumer: Consumer
-    let lifecycle = LifecycleShell(backoff: .init(initial: .seconds(1), maximum: .seconds(5)), health: WorkerHealth())
+    let lifecycle = PublishedLifecycle(
+        backoff: .init(initial: .seconds(1), maximum: .seconds(5)),
+        health: WorkerHealth()
+    )
     let partition = TopicPartition("positions", 0)
     /// What the "apply threads" changed since the last checkpoint.
     var pending: [DeviceState] = []
@@ -70,7 +73,7 @@ final class CheckpointingTests {
     /// The loop's side, as the worker gives it: the test's changes, no changelog, the partition assigned.
     func source() -> Checkpointing.Source {
         Checkpointing.Source(
-            finishApplying: {},
+            waitUntilApplied: {},
             changes: { [self] _ in
                 defer { (pending, sent) = ([], []) }
                 return [DeviceShard.Changes(deliveries: sent, devices: pending)]

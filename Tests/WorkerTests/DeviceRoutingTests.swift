@@ -8,7 +8,7 @@ import Testing
 /// Which apply thread a message reaches: by its key, else by the device id in its payload, decoded once.
 @Suite("Routing messages to apply threads", .timeLimit(.minutes(5)))
 struct DeviceRoutingTests {
-    let routing = DeviceRouting(applyThreads: 3, hashing: IDHashing(seed: 42))
+    let routing = DeviceRouting(shardCount: 3, hashing: IDHashing(seed: 42))
 
     func route(key: String?, value: String?, kind: InputKind) -> DeviceRouting.Route {
         func withBytes<R>(_ text: String?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
@@ -56,7 +56,7 @@ struct DeviceRoutingTests {
 
     @Test("one shard: everything to it, nothing decoded")
     func oneShard() {
-        let single = DeviceRouting(applyThreads: 1)
+        let single = DeviceRouting(shardCount: 1)
         let routed = Array(position("truck-1").utf8).withUnsafeBytes {
             single.route(key: nil, value: $0, kind: .positions)
         }

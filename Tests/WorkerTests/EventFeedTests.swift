@@ -23,7 +23,7 @@ struct EventFeedTests {
         #expect(feed.isWatched)
         feed.offer(Self.events((0..<10).map { ("d", $0) }))
         #expect(stalled.missed == 7)
-        feed.finish()
+        feed.close()
         var taken: [String] = []
         for await item in stalled.items { taken.append(String(decoding: item.json, as: UTF8.self)) }
         #expect(taken == [#"{"n":7}"#, #"{"n":8}"#, #"{"n":9}"#], "the newest three")
@@ -35,7 +35,7 @@ struct EventFeedTests {
         let one = feed.subscribe(deviceId: "one")
         let all = feed.subscribe()
         feed.offer(Self.events([("one", 1), ("two", 2)]))
-        feed.finish()
+        feed.close()
         var forOne: [String] = []
         for await item in one.items { forOne.append(item.deviceId + String(decoding: item.json, as: UTF8.self)) }
         var forAll: [String] = []
@@ -52,7 +52,7 @@ struct EventFeedTests {
         let all = feed.subscribe()
         let even = feed.subscribe(deviceId: "even")
         feed.offer(Self.events([("even", 6)]))
-        feed.finish()
+        feed.close()
         var forAll: [String] = []
         for await item in all.items { forAll.append(String(decoding: item.json, as: UTF8.self)) }
         var forEven: [String] = []
@@ -71,7 +71,7 @@ struct EventFeedTests {
         }
         let late = feed.subscribe()
         feed.offer(Self.events([]))
-        feed.finish()
+        feed.close()
         var taken: [String] = []
         for await item in late.items { taken.append(String(decoding: item.json, as: UTF8.self)) }
         #expect(taken == (10..<14).map { #"{"n":\#($0)}"# }, "the last four of fourteen, over three batches")
@@ -81,7 +81,7 @@ struct EventFeedTests {
     func unsubscribes() async {
         let feed = EventFeed(capacity: 10, recent: 2, metricsFactory: NOOPMetricsHandler.instance)
         let gone = feed.subscribe()
-        gone.finish()
+        gone.close()
         #expect(!feed.isWatched, "nobody watches once the only stream ended")
         feed.offer(Self.events([("d", 1), ("d", 2), ("d", 3)]))
         var taken: [String] = []
@@ -89,7 +89,7 @@ struct EventFeedTests {
         #expect(taken.isEmpty, "an ended stream gets nothing more")
         let next = feed.subscribe()
         #expect(feed.isWatched)
-        feed.finish()
+        feed.close()
         var latest: [String] = []
         for await item in next.items { latest.append(String(decoding: item.json, as: UTF8.self)) }
         #expect(latest == [#"{"n":2}"#, #"{"n":3}"#], "the latest two, kept while nobody watched")

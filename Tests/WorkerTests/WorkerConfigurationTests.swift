@@ -28,12 +28,12 @@ struct WorkerConfigurationTests {
         #expect(configuration.mergeWait == .milliseconds(200))
         #expect(configuration.checkpointInterval == .seconds(1))
         #expect(configuration.maxBatch == 10_000)
-        #expect(configuration.applyThreads == WorkerConfiguration.defaultApplyThreads)
+        #expect(configuration.applyThreadCount == WorkerConfiguration.defaultApplyThreadCount)
         #expect(!configuration.untilCaughtUp)
         #expect(configuration.coastalTolerance == 22_224)
         #expect(configuration.tracker == TrackerConfiguration())
         #expect(configuration.kafkaProperties.isEmpty)
-        #expect(configuration.deadLetters == DeadLetter.Limits.defaults(messageMaxBytes: 1_000_000))
+        #expect(configuration.deadLetterLimits == DeadLetter.Limits.defaults(messageMaxBytes: 1_000_000))
         #expect(configuration.deliveryRetry == .init(initialBackoff: .seconds(1), maxBackoff: .seconds(60)))
     }
 
@@ -87,13 +87,13 @@ struct WorkerConfigurationTests {
         let set = try WorkerConfiguration(
             config: ConfigReader.inMemory(["deadLetters.maxValueBytes": 500_000, "deadLetters.maxKeyBytes": 1_000])
         )
-        #expect(set.deadLetters == DeadLetter.Limits(maxValueBytes: 500_000, maxKeyBytes: 1_000))
+        #expect(set.deadLetterLimits == DeadLetter.Limits(maxValueBytes: 500_000, maxKeyBytes: 1_000))
         let larger = try WorkerConfiguration(
             config: ConfigReader.inMemory([
                 "kafka": ConfigValue(.stringArray(["producer.message.max.bytes=4000000"]), isSecret: true)
             ])
         )
-        #expect(larger.deadLetters == DeadLetter.Limits.defaults(messageMaxBytes: 4_000_000))
+        #expect(larger.deadLetterLimits == DeadLetter.Limits.defaults(messageMaxBytes: 4_000_000))
         let error = try #require(throws: WorkerError.self) {
             try WorkerConfiguration(config: ConfigReader.inMemory(["deadLetters.maxValueBytes": 999_000]))
         }
@@ -105,7 +105,9 @@ struct WorkerConfigurationTests {
     func changelog() throws {
         let defaults = try WorkerConfiguration(config: ConfigReader.inMemory(["groupId": "fleet"]))
         #expect(defaults.changelogTopic == "fleet-device-state-changelog")
-        #expect(defaults.changelog == WorkerConfiguration.Changelog(enabled: true, replicationFactor: -1))
+        #expect(
+            defaults.changelogSettings == WorkerConfiguration.ChangelogSettings(enabled: true, replicationFactor: -1)
+        )
         let error = #expect(throws: WorkerError.self) {
             try WorkerConfiguration(config: ConfigReader.inMemory(["changelog.replicationFactor": 0]))
         }
@@ -189,13 +191,16 @@ struct WorkerConfigurationTests {
                 )
         )
         #expect(configuration.changelogTopic == "fleet.state")
-        #expect(configuration.changelog == WorkerConfiguration.Changelog(enabled: false, replicationFactor: 3))
+        #expect(
+            configuration.changelogSettings
+                == WorkerConfiguration.ChangelogSettings(enabled: false, replicationFactor: 3)
+        )
         #expect(configuration.groupId == "fleet-workers")
         #expect(configuration.stateDir == "/var/lib/geoworker")
         #expect(configuration.mergeWait == .milliseconds(50))
         #expect(configuration.checkpointInterval == .milliseconds(2_500))
         #expect(configuration.maxBatch == 500)
-        #expect(configuration.applyThreads == 3)
+        #expect(configuration.applyThreadCount == 3)
         #expect(configuration.untilCaughtUp)
         #expect(configuration.coastalTolerance == 0)
         #expect(
@@ -218,7 +223,7 @@ struct WorkerConfigurationTests {
             configuration.places == WorkerConfiguration.Places(enabled: false, index: "/opt/geoworker/places.idx")
         )
         #expect(configuration.kafkaProperties == ["security.protocol": "SASL_SSL", "sasl.password": "a=b"])
-        #expect(configuration.deadLetters == DeadLetter.Limits(maxValueBytes: 400_000, maxKeyBytes: 2_048))
+        #expect(configuration.deadLetterLimits == DeadLetter.Limits(maxValueBytes: 400_000, maxKeyBytes: 2_048))
     }
 
     @Test(

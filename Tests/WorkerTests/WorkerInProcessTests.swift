@@ -105,7 +105,7 @@ struct WorkerInProcessTests {
             groupId: group,
             stateDir: directory,
             checkpointInterval: checkpointInterval,
-            applyThreads: 2,
+            applyThreadCount: 2,
             kafkaProperties: ["consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"]
         )
         if let maxBatch { configuration.maxBatch = maxBatch }
@@ -138,7 +138,7 @@ struct WorkerInProcessTests {
     }
 
     /// The ids of the events on the events topic.
-    func eventIDs(on cluster: MockCluster) throws -> Set<String> {
+    func eventIds(on cluster: MockCluster) throws -> Set<String> {
         let consumer = try Consumer(
             configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "reader"),
             subscription: .partitions([
@@ -242,7 +242,7 @@ struct WorkerInProcessTests {
         #expect(worker.health.reason?.contains("TOPIC_AUTHORIZATION_FAILED") == true, "\(worker.health.reason ?? "")")
         let store = try StateStore(directory: directory)
         #expect(try store.loadOffsets().isEmpty, "nothing of a refused checkpoint is stored")
-        #expect(loopTurns(10, on: clock))
+        #expect(eventually { clock.hasSleeper }, "the loop waits out its back-off on the clock")
         #expect(worker.health.phase == .backingOff, "the back-off lasts until the clock says it is over")
 
         cluster.stopRefusing(.produce)
@@ -255,7 +255,7 @@ struct WorkerInProcessTests {
         try stop(worker, outcome)
         // Applied twice (refused, then again from the checkpoint), each event under the same id both times.
         let produced = worker.counters.events.values.reduce(0, +)
-        let ids = try eventIDs(on: cluster)
+        let ids = try eventIds(on: cluster)
         #expect(worker.counters.events["country.changed"] == 2 * devices)
         #expect(ids.count * 2 == produced, "\(ids.count) ids for \(produced) events produced in two passes")
     }

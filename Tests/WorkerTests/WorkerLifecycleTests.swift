@@ -19,7 +19,7 @@ struct WorkerLifecycleTests {
         #expect(life.polled(now: .now) == .consume)
         #expect(life.stopRequested() == .finish(caughtUp: false))
         #expect(life.phase == .stopping)
-        #expect(life.stopRequested() == .none, "a second stop request changes nothing")
+        #expect(life.stopRequested() == .nothing, "a second stop request changes nothing")
         #expect(life.finished() == .exit)
         #expect(life.phase == .stopped)
     }
@@ -40,7 +40,7 @@ struct WorkerLifecycleTests {
 
         #expect(life.assigned() == .restore)
         #expect(life.failed(WorkerError(.changelog, "undecodable")) == .fail(WorkerError(.changelog, "")))
-        #expect(life.restored() == .none)
+        #expect(life.restored() == .nothing)
         #expect(life.phase == .failed, "a failed restore does not return to running")
         #expect(life.polled(now: .now) == .fail(WorkerError(.changelog, "")), "the loop fails after the poll")
     }
@@ -48,7 +48,7 @@ struct WorkerLifecycleTests {
     @Test("a stop asked for while starting is kept: the worker finishes as soon as its clients are up")
     func stopWhileStarting() {
         var life = WorkerLifecycle()
-        #expect(life.stopRequested() == .none, "nothing to finish yet")
+        #expect(life.stopRequested() == .nothing, "nothing to finish yet")
         #expect(life.phase == .starting)
         #expect(life.clientsReady() == .finish(caughtUp: false))
         #expect(life.phase == .stopping)
@@ -64,7 +64,7 @@ struct WorkerLifecycleTests {
         var life = WorkerLifecycle()
         #expect(life.clientsReady() == .consume)
         #expect(life.caughtUp() == .finish(caughtUp: true))
-        #expect(life.stopRequested() == .none, "already stopping")
+        #expect(life.stopRequested() == .nothing, "already stopping")
         #expect(life.finished() == .exit)
         #expect(life.state == .stopped(caughtUp: true))
         #expect(life.stoppedCaughtUp)
@@ -85,7 +85,7 @@ struct WorkerLifecycleTests {
             #expect(life.failed(failure) == .fail(failure))
             #expect(life.phase == .failed)
             #expect(life.failed(WorkerError(.kafka, "later")) == .fail(failure), "the first failure wins")
-            #expect(life.stopRequested() == .none)
+            #expect(life.stopRequested() == .nothing)
             #expect(life.finished() == .fail(failure), "finishing does not hide a failure")
             #expect(life.phase == .failed)
         }
@@ -97,7 +97,7 @@ struct WorkerLifecycleTests {
         #expect(life.clientsReady() == .consume)
         #expect(life.stopRequested() == .finish(caughtUp: false))
         #expect(life.finished() == .exit)
-        #expect(life.failed(failure) == .none, "stopped is final")
+        #expect(life.failed(failure) == .nothing, "stopped is final")
         #expect(life.phase == .stopped)
     }
 
@@ -163,7 +163,7 @@ struct WorkerLifecycleTests {
                 == .rewind(reason: refusal, refusals: 1, delay: .milliseconds(200))
         )
         #expect(life.stopRequested() == .finish(caughtUp: false))
-        #expect(life.checkpointFailed(refusal, now: .now) == .none, "no rewinding while stopping")
+        #expect(life.checkpointFailed(refusal, now: .now) == .nothing, "no rewinding while stopping")
         #expect(life.finished() == .exit)
         #expect(life.phase == .stopped)
     }
@@ -260,7 +260,7 @@ struct WorkerLifecycleTests {
         let lost = WorkerError(.fenced, "lost 4 partitions")
         var life = WorkerLifecycle(backoff: .init(initial: .seconds(1), maximum: .seconds(60), maxAttempts: 1))
         #expect(life.clientsReady() == .consume)
-        #expect(life.assignmentLost(lost) == .none, "inside the poll: nothing yet")
+        #expect(life.assignmentLost(lost) == .nothing, "inside the poll: nothing yet")
         #expect(life.polled(now: start) == .rewind(reason: lost, refusals: 0, delay: .zero))
         #expect(life.phase == .backingOff)
         #expect(life.backoffElapsed(now: start) == .consume, "no back-off: nothing was refused")
@@ -317,10 +317,10 @@ struct WorkerLifecycleTests {
         // Kafka gone: the session ran out, the partitions were lost, and nobody answers the rejoin.
         var unreachable = WorkerLifecycle(backoff: backoff)
         #expect(unreachable.clientsReady() == .consume)
-        #expect(unreachable.assignmentLost(lost) == .none)
+        #expect(unreachable.assignmentLost(lost) == .nothing)
         #expect(unreachable.polled(now: start) == .rewind(reason: lost, refusals: 0, delay: .zero))
         #expect(
-            unreachable.checkpointWritten() == .none,
+            unreachable.checkpointWritten() == .nothing,
             "the checkpoint in hand at the loss, written during the rewind, shows nothing of the group taking it back"
         )
         #expect(unreachable.backoffElapsed(now: start + .seconds(5)) == .consume, "the rewind took 5 s")

@@ -1,6 +1,6 @@
 /// Something that happened to a device, to be published on the events topic.
 public struct DeviceEvent: Hashable, Sendable {
-    /// Deterministic: derived from the message that caused it (see ``MessageOrigin/eventID(_:)``).
+    /// Deterministic: derived from the message that caused it (see ``MessageOrigin/eventId(_:)``).
     public let id: String
     public let deviceId: String
     /// When it happened, in milliseconds since the epoch: the position's time, or for commands the

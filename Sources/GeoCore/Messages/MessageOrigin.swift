@@ -25,7 +25,7 @@ public struct MessageOrigin: Hashable, Sendable {
     /// The id of the `index`-th event this message caused: `topic:partition:offset:index`.
     ///
     /// Kafka topic names cannot contain `:`, so ids of different messages never collide.
-    public func eventID(_ index: Int) -> String {
+    public func eventId(_ index: Int) -> String {
         // Written byte by byte into one allocation: the interpolation grew its string and converted each
         // number through a string of its own, for every event.
         let name = topicName.utf8

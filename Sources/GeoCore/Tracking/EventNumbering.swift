@@ -13,6 +13,6 @@ struct EventNumbering {
 
     mutating func next(_ payload: DeviceEvent.Payload) -> DeviceEvent {
         defer { count += 1 }
-        return DeviceEvent(id: origin.eventID(count), deviceId: deviceId, time: time, payload: payload)
+        return DeviceEvent(id: origin.eventId(count), deviceId: deviceId, time: time, payload: payload)
     }
 }

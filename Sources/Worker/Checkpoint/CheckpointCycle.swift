@@ -51,7 +51,7 @@ struct CheckpointCycle: Equatable {
     /// What the loop does.
     enum Step: Equatable {
         /// Nothing.
-        case none
+        case nothing
         /// Finish the apply threads, take a checkpoint of the ``scope(now:storing:)`` and report
         /// ``taken(isEmpty:now:scope:)``.
         case take
@@ -121,13 +121,13 @@ struct CheckpointCycle: Equatable {
     /// A turn of the loop at `now`: a checkpoint is taken once the interval has passed since the last and the writer is
     /// free.
     func turn(now: ContinuousClock.Instant) -> Step {
-        guard case .idle = state, now - lastTaken >= interval else { return .none }
+        guard case .idle = state, now - lastTaken >= interval else { return .nothing }
         return .take
     }
 
     /// Before an assignment, a revocation, a rewind or the last checkpoint: the one in hand ends first.
     func settle() -> Step {
-        state == .writing ? .waitForWriter : .none
+        state == .writing ? .waitForWriter : .nothing
     }
 
     /// Whether a checkpoint may be taken now, out of turn (a revocation's, the last one): the writer is free and
@@ -149,7 +149,7 @@ struct CheckpointCycle: Equatable {
         lastTaken = now
         switch scope {
         case .eventful:
-            if isEmpty { return .none }
+            if isEmpty { return .nothing }
             state = .writing
             return .write(storing: false)
         case .complete(let storing):
@@ -174,7 +174,7 @@ struct CheckpointCycle: Equatable {
             return .written(written)
         case .failure(let error) where error.isCheckpointRefusal:
             state = .refused(error)
-            return .none
+            return .nothing
         case .failure(let error):
             state = .failed(error)
             return .fail(error)
@@ -185,7 +185,7 @@ struct CheckpointCycle: Equatable {
     ///
     /// An assignment loads devices from the store, a rewind goes back to it. Only once the writer is settled.
     func storeNow() -> Step {
-        guard hasBacklog, state != .writing else { return .none }
+        guard hasBacklog, state != .writing else { return .nothing }
         return .storeBacklog
     }
 
@@ -196,10 +196,10 @@ struct CheckpointCycle: Equatable {
         case .success:
             hasBacklog = false
             lastStored = now
-            return .none
+            return .nothing
         case .failure(let error) where error.isCheckpointRefusal:
             if state == .idle { state = .refused(error) }
-            return .none
+            return .nothing
         case .failure(let error):
             state = .failed(error)
             return .fail(error)

@@ -14,13 +14,13 @@ import PartitionOffsets
 ///
 /// | Moment | Steps, in order |
 /// |---|---|
-/// | a round (``turn(_:consumer:)``) | when a checkpoint is due: finish applying, take it; under exactly-once wait for its transaction; commit the stored offsets to the group; record the lag |
+/// | a round (``turn(_:consumer:)``) | when a checkpoint is due: wait until applied, take it; under exactly-once wait for its transaction; commit the stored offsets to the group; record the lag |
 /// | after the poll (``takeAnswer()``) | carry out the writer's answer; report a refusal (the loop rewinds) |
-/// | before an assignment reads the store (``readyToReadStore(_:)``) | finish applying; settle the checkpoint in hand; store the backlog |
+/// | before an assignment reads the store (``readyToReadStore(_:)``) | wait until applied; settle the checkpoint in hand; store the backlog |
 /// | an assignment taken (``assignmentStarts(_:storing:)``) | store the starts the group moved past the store; note every start |
-/// | a revocation (``revoke(_:isLost:source:consumer:)``) | finish applying; settle; take a stored checkpoint and settle it; commit it to the group; forget the partitions' reads |
-/// | a rewind (``rewind(_:)``) | finish applying; settle; store the backlog, or drop it when the store refuses; forget what is not stored; the checkpoints writable again; where each partition reads again |
-/// | the stop (``stop(_:keepWaiting:)``, ``commitStored(of:consumer:waitingUnless:)``) | finish applying; settle; take a stored checkpoint and settle it; the cycle stopped; commit to the group |
+/// | a revocation (``revoke(_:isLost:source:consumer:)``) | wait until applied; settle; take a stored checkpoint and settle it; commit it to the group; forget the partitions' reads |
+/// | a rewind (``rewind(_:)``) | wait until applied; settle; store the backlog, or drop it when the store refuses; forget what is not stored; the checkpoints writable again; where each partition reads again |
+/// | the stop (``stop(_:keepWaiting:)``, ``commitStored(of:consumer:waitingUnless:)``) | wait until applied; settle; take a stored checkpoint and settle it; the cycle stopped; commit to the group |
 ///
 /// So the rules the handover depends on hold by construction: the store is read only once it holds every checkpoint
 /// written and the backlog (an assignment loads devices from it, a rewind goes back to it); a partition leaves only
@@ -34,7 +34,7 @@ final class Checkpointing {
     struct Source {
         /// Waits until the apply threads have applied everything handed to them, their rounds noted as applied
         /// (``noteApplied(throughRound:)``): the first step of every moment but a round's turn with nothing due.
-        var finishApplying: () -> Void
+        var waitUntilApplied: () -> Void
         /// The shards' changes since the last checkpoint: every changed device's, or the eventful ones' only
         /// (`eventfulOnly`).
         var changes: (_ eventfulOnly: Bool) -> [DeviceShard.Changes]
@@ -58,7 +58,7 @@ final class Checkpointing {
     /// What the changelog holds and the store does not: the writer's answers say what it is after each write.
     private var backlog = StoreBacklog()
     private var metrics: CheckpointMetrics
-    private let lifecycle: LifecycleShell
+    private let lifecycle: PublishedLifecycle
     private let clock: any WorkerClock
     private let logger: Logger
     /// Counts the checkpoints the disk refused.
@@ -72,7 +72,7 @@ final class Checkpointing {
         cycle: CheckpointCycle,
         writer: CheckpointWriter,
         metrics: CheckpointMetrics,
-        lifecycle: LifecycleShell,
+        lifecycle: PublishedLifecycle,
         clock: any WorkerClock,
         logger: Logger,
         stateWriteFailures: Counter,
@@ -163,7 +163,7 @@ final class Checkpointing {
     ///
     /// - Returns: false when the store failed: the assignment is not taken, and the loop fails after the poll.
     func readyToReadStore(_ source: () -> Source) -> Bool {
-        source().finishApplying()
+        source().waitUntilApplied()
         return settle() == nil && storeBacklogFirst() == nil
     }
 
@@ -200,7 +200,7 @@ final class Checkpointing {
         if !isLost {
             // Refused, the loop rewinds after this poll, to the state as last stored; a failure is the lifecycle's.
             let source = source()
-            source.finishApplying()
+            source.waitUntilApplied()
             if settle() == nil {
                 take(source, storing: true)
                 _ = settle()
@@ -226,7 +226,7 @@ final class Checkpointing {
     /// - Throws: the store's failure.
     func rewind(_ source: () -> Source) throws(WorkerError) -> [TopicPartition: Int64] {
         let source = source()
-        source.finishApplying()
+        source.waitUntilApplied()
         if case .fail(let error)? = settle() { throw error }
         if case .fail(let error)? = storeBacklogFirst() { throw error }
         if cycle.hasBacklog {
@@ -245,7 +245,7 @@ final class Checkpointing {
     ///   only with everything delivered); fail.
     func stop(_ source: () -> Source, keepWaiting: () -> Bool) -> WorkerLifecycle.Action {
         let source = source()
-        source.finishApplying()
+        source.waitUntilApplied()
         if let failed = settle(while: keepWaiting) { return failed }
         take(source, storing: true)
         if let failed = settle(while: keepWaiting) { return failed }
@@ -302,7 +302,7 @@ final class Checkpointing {
         let scope = cycle.scope(now: clock.now, storing: storing)
         let isComplete = scope != .eventful
         // The apply threads finish first: the offsets taken next are of the rounds they applied.
-        source.finishApplying()
+        source.waitUntilApplied()
         let shards = source.changes(!isComplete)
         let checkpoint = Checkpoint(
             shards: shards,
@@ -315,7 +315,7 @@ final class Checkpointing {
         switch cycle.taken(isEmpty: checkpoint.isEmpty, now: clock.now, scope: scope) {
         case .write(let storing): writer.write(checkpoint, storing: storing, backlog: backlog)
         case .upToDate: metrics.recordUpToDate()
-        case .none: break
+        case .nothing: break
         case let step: preconditionFailure("a checkpoint taken, then \(step)")
         }
     }
@@ -354,7 +354,7 @@ final class Checkpointing {
     /// - Returns: the lifecycle's answer to a failure; nil otherwise.
     private func carryOut(_ step: CheckpointCycle.Step) -> WorkerLifecycle.Action? {
         switch step {
-        case .none:
+        case .nothing:
             return nil
         case .written(let written):
             if let failure = written.storeFailure {

@@ -22,7 +22,7 @@ extension Worker {
         )
         let changelog = clients.changelogSink
         return Checkpointing.Source(
-            finishApplying: { [self] in finishApplying() },
+            waitUntilApplied: { [self] in waitUntilApplied() },
             changes: { eventfulOnly in applyThreads.takeChanges(of: devices.shards, eventfulOnly ? .eventful : .all) },
             assigned: consumer.assignment,
             changelog: changelog,

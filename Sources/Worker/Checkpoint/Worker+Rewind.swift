@@ -50,7 +50,7 @@ extension Worker {
         let next = lifecycle.waitOutBackoff(
             lifecycle.report { $0.backoffElapsed(now: clock.now) },
             clock: clock,
-            stopRequested: isStopRequested
+            stop: stopRequest
         )
         guard next == .consume else { return next }
         do {

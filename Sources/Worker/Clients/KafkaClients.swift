@@ -53,7 +53,7 @@ final class KafkaClients {
         do {
             if configuration.transactionalId != nil {
                 try Self.startTransactions(producer, configuration, logger: logger)
-            } else if configuration.changelog.enabled {
+            } else if configuration.changelogSettings.enabled {
                 changelogProducer = try Self.makeProducer(configuration, logger: logger)
             }
         } catch {
@@ -99,14 +99,14 @@ final class KafkaClients {
         )
     }
 
-    /// The changelog restore consumer's settings (``standaloneConsumerConfiguration(_:groupSuffix:clientID:)``).
+    /// The changelog restore consumer's settings (``standaloneConsumerConfiguration(_:groupSuffix:clientId:)``).
     static func restoreConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
-        standaloneConsumerConfiguration(configuration, groupSuffix: "-changelog-restore", clientID: "geoworker-restore")
+        standaloneConsumerConfiguration(configuration, groupSuffix: "-changelog-restore", clientId: "geoworker-restore")
     }
 
     /// The settings of the consumer that asks where input partitions end (``EndQuestions``).
     static func endsConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
-        standaloneConsumerConfiguration(configuration, groupSuffix: "-ends", clientID: "geoworker-ends")
+        standaloneConsumerConfiguration(configuration, groupSuffix: "-ends", clientId: "geoworker-ends")
     }
 
     /// A consumer of the worker's own besides the group's: the worker's brokers and consumer properties (SASL/SSL, the
@@ -115,12 +115,12 @@ final class KafkaClients {
     private static func standaloneConsumerConfiguration(
         _ configuration: WorkerConfiguration,
         groupSuffix: String,
-        clientID: String
+        clientId: String
     ) -> ConsumerConfiguration {
         ConsumerConfiguration(
             bootstrapServers: configuration.brokers,
             groupId: configuration.groupId + groupSuffix,
-            clientID: clientID,
+            clientId: clientId,
             properties: consumerProperties(configuration)
         )
     }

@@ -38,7 +38,7 @@ struct TopicCheck {
                     + "both keyed by deviceId)"
             )
         }
-        if configuration.changelog.enabled {
+        if configuration.changelogSettings.enabled {
             try checkChangelog(configuration.changelogTopic, partitions: counts[topics.positions]!)
         }
         return counts[topics.positions]!
@@ -69,7 +69,7 @@ struct TopicCheck {
     }
 
     private func createChangelog(_ topic: String, partitions: Int) throws(WorkerError) -> Int {
-        let replication = configuration.changelog.replicationFactor
+        let replication = configuration.changelogSettings.replicationFactor
         do {
             try client.createTopic(
                 topic,

@@ -13,7 +13,7 @@ extension WorkerConfiguration {
     /// `untilCaughtUp`, `coastalToleranceMeters`, `kafka` (a list of `KEY=VALUE` librdkafka properties, read
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
-    /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``), `changelog.*` (``Changelog/init(config:)``) and
+    /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``), `changelog.*` (``ChangelogSettings/init(config:)``) and
     /// `places.enabled`, `places.index` (``Places``).
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
@@ -47,7 +47,7 @@ extension WorkerConfiguration {
             ),
             processingGuarantee: try config.choice("processingGuarantee", default: defaults.processingGuarantee),
             maxBatch: try config.integer("maxBatch", default: defaults.maxBatch, in: 1...1_000_000),
-            applyThreads: try config.integer("applyThreads", default: defaults.applyThreads, in: 1...256),
+            applyThreadCount: try config.integer("applyThreads", default: defaults.applyThreadCount, in: 1...256),
             untilCaughtUp: try config.flag("untilCaughtUp", default: defaults.untilCaughtUp),
             coastalTolerance: try config.number(
                 "coastalToleranceMeters",
@@ -60,14 +60,14 @@ extension WorkerConfiguration {
             deliveryRetry: try config.settings(under: "deliveryRetry") { config throws(WorkerError) in
                 try DeliveryRetry(config: config)
             },
-            deadLetters: try config.settings(under: "deadLetters") { config throws(WorkerError) in
+            deadLetterLimits: try config.settings(under: "deadLetters") { config throws(WorkerError) in
                 try DeadLetter.Limits(
                     config: config,
                     messageMaxBytes: try Self.producerMessageMaxBytes(kafkaProperties)
                 )
             },
-            changelog: try config.settings(under: "changelog") { config throws(WorkerError) in
-                try Changelog(config: config)
+            changelogSettings: try config.settings(under: "changelog") { config throws(WorkerError) in
+                try ChangelogSettings(config: config)
             },
             places: try config.settings(under: "places") { config throws(WorkerError) in
                 Places(
@@ -77,7 +77,7 @@ extension WorkerConfiguration {
             },
             kafkaProperties: kafkaProperties
         )
-        try processingGuarantee.check(groupInstanceId: groupInstanceId, changelogEnabled: changelog.enabled)
+        try processingGuarantee.check(groupInstanceId: groupInstanceId, changelogEnabled: changelogSettings.enabled)
     }
 
     /// The producer's `message.max.bytes` among the `--kafka` properties, else librdkafka's default.
@@ -148,7 +148,7 @@ extension DeadLetter.Limits {
     }
 }
 
-extension WorkerConfiguration.Changelog {
+extension WorkerConfiguration.ChangelogSettings {
     /// Reads `enabled` and `replicationFactor` (under `changelog.` for the executable).
     ///
     /// - Throws: ``WorkerError`` when the replication factor is neither -1 nor 1 to 32.

@@ -100,7 +100,7 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// The devices are split among them by a hash of the device id (the message key), so each poll's messages spread
     /// over all of them. Default: the number of processors, at most 8.
-    public var applyThreads: Int
+    public var applyThreadCount: Int
     /// Exit once every assigned partition has been processed to its end (replays, benchmarks).
     ///
     /// Default: false.
@@ -117,9 +117,9 @@ public struct WorkerConfiguration: Sendable {
     /// How much of a refused message its dead letter carries; see ``DeadLetter/Limits``.
     ///
     /// Read from the configuration, the default leaves room under the producer's `message.max.bytes`.
-    public var deadLetters: DeadLetter.Limits
+    public var deadLetterLimits: DeadLetter.Limits
     /// The device-state changelog: whether the worker keeps one, and how it creates a missing one.
-    public var changelog: Changelog
+    public var changelogSettings: ChangelogSettings
     /// Regions, localities and time zones: whether the worker looks them up, and where its index is.
     public var places: Places
     /// Raw librdkafka properties (SASL/SSL, tuning).
@@ -140,13 +140,13 @@ public struct WorkerConfiguration: Sendable {
         storeInterval: Duration = .seconds(10),
         processingGuarantee: ProcessingGuarantee = .atLeastOnce,
         maxBatch: Int = 10_000,
-        applyThreads: Int = WorkerConfiguration.defaultApplyThreads,
+        applyThreadCount: Int = WorkerConfiguration.defaultApplyThreadCount,
         untilCaughtUp: Bool = false,
         coastalTolerance: Double = CountryIndex.territorialSea,
         tracker: TrackerConfiguration = TrackerConfiguration(),
         deliveryRetry: DeliveryRetry = DeliveryRetry(),
-        deadLetters: DeadLetter.Limits = DeadLetter.Limits(),
-        changelog: Changelog = Changelog(),
+        deadLetterLimits: DeadLetter.Limits = DeadLetter.Limits(),
+        changelogSettings: ChangelogSettings = ChangelogSettings(),
         places: Places = Places(),
         kafkaProperties: [String: String] = [:]
     ) {
@@ -161,13 +161,13 @@ public struct WorkerConfiguration: Sendable {
         self.storeInterval = storeInterval
         self.processingGuarantee = processingGuarantee
         self.maxBatch = maxBatch
-        self.applyThreads = applyThreads
+        self.applyThreadCount = applyThreadCount
         self.untilCaughtUp = untilCaughtUp
         self.coastalTolerance = coastalTolerance
         self.tracker = tracker
         self.deliveryRetry = deliveryRetry
-        self.deadLetters = deadLetters
-        self.changelog = changelog
+        self.deadLetterLimits = deadLetterLimits
+        self.changelogSettings = changelogSettings
         self.places = places
         self.kafkaProperties = kafkaProperties
     }
@@ -199,7 +199,7 @@ extension WorkerConfiguration {
     }
 
     /// The device-state changelog's settings.
-    public struct Changelog: Hashable, Sendable {
+    public struct ChangelogSettings: Hashable, Sendable {
         /// Whether each checkpoint's changed devices go to the changelog topic and assigned partitions are restored
         /// from it.
         ///
@@ -288,7 +288,7 @@ extension WorkerConfiguration {
 extension WorkerConfiguration {
     /// One apply thread per processor, up to 8 (beyond that, the single polling thread and the broker
     /// connections limit more than applying does).
-    public static var defaultApplyThreads: Int { min(ProcessInfo.processInfo.activeProcessorCount, 8) }
+    public static var defaultApplyThreadCount: Int { min(ProcessInfo.processInfo.activeProcessorCount, 8) }
 }
 
 extension WorkerConfiguration {
@@ -328,7 +328,7 @@ extension WorkerConfiguration {
         [
             ServiceLogKey.brokers: "\(brokers)", ServiceLogKey.group: "\(groupId)",
             ServiceLogKey.positionsTopic: "\(topics.positions)", ServiceLogKey.commandsTopic: "\(topics.commands)",
-            ServiceLogKey.eventsTopic: "\(topics.events)", ServiceLogKey.applyThreads: "\(applyThreads)",
+            ServiceLogKey.eventsTopic: "\(topics.events)", ServiceLogKey.applyThreads: "\(applyThreadCount)",
         ]
     }
 }

@@ -5,7 +5,7 @@
 ///
 /// Owned by the loop's thread (the rebalance hooks run inside its poll); the probes read ``health``, which is
 /// atomic.
-final class LifecycleShell {
+final class PublishedLifecycle {
     private(set) var lifecycle: WorkerLifecycle
     let health: WorkerHealth
 
@@ -29,12 +29,12 @@ final class LifecycleShell {
     func waitOutBackoff(
         _ action: WorkerLifecycle.Action,
         clock: any WorkerClock,
-        stopRequested: () -> Bool
+        stop: StopRequest
     ) -> WorkerLifecycle.Action {
         var next = action
         while case .backOff(let until) = next {
-            if stopRequested() { return report { $0.stopRequested() } }
-            clock.sleep(for: min(until - clock.now, .milliseconds(50)))
+            if stop.isAsked { return report { $0.stopRequested() } }
+            clock.sleep(until: until, unless: stop)
             next = report { $0.backoffElapsed(now: clock.now) }
         }
         return next

@@ -38,7 +38,7 @@ enum StoreOpening {
                 )
             }
         } else if case .damaged(let finding) = StateStore.check(directory: directory, decodingDevices: false) {
-            guard configuration.changelog.enabled else {
+            guard configuration.changelogSettings.enabled else {
                 throw WorkerError(
                     .state,
                     """

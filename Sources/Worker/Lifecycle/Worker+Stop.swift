@@ -9,10 +9,10 @@ extension Worker {
     ///
     /// Safe from any thread (a signal handler's task, for example).
     public func stop() {
-        stopRequested.store(true, ordering: .releasing)
+        stopRequest.ask()
     }
 
-    func isStopRequested() -> Bool { stopRequested.load(ordering: .acquiring) }
+    func isStopRequested() -> Bool { stopRequest.isAsked }
 
     /// Asks ``run()`` to stop at once: what a stop past its deadline does (the service group cancels it).
     ///

@@ -15,11 +15,11 @@ import StateStore
 /// ``connect(logger:clock:unless:)`` when the loop starts.
 struct WorkerAssembly {
     let configuration: WorkerConfiguration
-    let lifecycle: LifecycleShell
+    let lifecycle: PublishedLifecycle
     /// The input's progress, and the checkpoint, assignment, revocation, rewind and stop sequences that move it.
     let progress: Checkpointing
     let applyThreads: ApplyThreads
-    let devices: HeldDevices
+    let devices: AssignedDevices
     let handover: PartitionHandover
     /// This process's claim on the state directory, for the worker's life.
     let directoryLock: StateDirectoryLock
@@ -56,7 +56,7 @@ struct WorkerAssembly {
         stateWriteFailures = Counter(label: MetricName.stateWriteFailures, factory: metricsFactory)
         self.metricsFactory = metricsFactory
         invariants = InvariantReporter(logger: logger, factory: metricsFactory)
-        lifecycle = LifecycleShell(
+        lifecycle = PublishedLifecycle(
             backoff: .init(
                 initial: configuration.deliveryRetry.initialBackoff,
                 maximum: configuration.deliveryRetry.maxBackoff,
@@ -89,14 +89,14 @@ struct WorkerAssembly {
         } catch {
             throw WorkerError(.state, "state directory \(configuration.stateDir)", underlying: error)
         }
-        let routing = DeviceRouting(applyThreads: max(1, configuration.applyThreads))
-        applyThreads = ApplyThreads(count: routing.applyThreads)
-        devices = HeldDevices(store: store) { states, tally in
+        let routing = DeviceRouting(shardCount: max(1, configuration.applyThreadCount))
+        applyThreads = ApplyThreads(count: routing.shardCount)
+        devices = AssignedDevices(store: store) { states, tally in
             ShardedDevices(states: states, routing: routing, tally: tally) {
                 InputProcessor(
                     registry: DeviceRegistry(tracker: tracker, states: $0),
                     topics: configuration.topics,
-                    deadLetterLimits: configuration.deadLetters,
+                    deadLetterLimits: configuration.deadLetterLimits,
                     addressPrefetch: addressPrefetch
                 )
             }
@@ -105,7 +105,7 @@ struct WorkerAssembly {
             ledger: ledger,
             cycle: CheckpointCycle(
                 interval: configuration.checkpointInterval,
-                storeInterval: configuration.changelog.enabled && configuration.storeInterval > .zero
+                storeInterval: configuration.changelogSettings.enabled && configuration.storeInterval > .zero
                     ? configuration.storeInterval : nil,
                 // Under exactly-once each checkpoint commits its input offsets, which a restart resumes from.
                 logsEventfulBetweenStores: configuration.transactionalId == nil,
@@ -123,7 +123,7 @@ struct WorkerAssembly {
             commitsToGroup: configuration.transactionalId == nil
         )
         handover = PartitionHandover(
-            restore: configuration.changelog.enabled
+            restore: configuration.changelogSettings.enabled
                 ? ChangelogRestore(
                     topic: configuration.changelogTopic,
                     store: store,
@@ -152,14 +152,14 @@ struct WorkerAssembly {
     /// - Parameters:
     ///   - logger: where each failed attempt is logged.
     ///   - clock: when the next attempt is due.
-    ///   - stopRequested: whether to stop waiting: the worker was asked to stop.
+    ///   - stop: the worker's stop, which ends the wait when asked for.
     /// - Returns: the connection; nil when a stop was asked for while waiting.
     /// - Throws: ``WorkerError``: what is not passing (a topic missing, a property refused), or `unavailable` once
     ///   the budget is spent.
     func connect(
         logger: Logger,
         clock: any WorkerClock,
-        unless stopRequested: () -> Bool
+        unless stop: StopRequest
     ) throws(WorkerError) -> Connection? {
         while true {
             do {
@@ -174,7 +174,7 @@ struct WorkerAssembly {
                     "cannot reach Kafka; trying again",
                     metadata: [ServiceLogKey.error: "\(error)", ServiceLogKey.retryIn: "\(until - clock.now)"]
                 )
-                switch lifecycle.waitOutBackoff(afterFailure, clock: clock, stopRequested: stopRequested) {
+                switch lifecycle.waitOutBackoff(afterFailure, clock: clock, stop: stop) {
                 case .connect: continue
                 case .exit: return nil
                 case let other: preconditionFailure("waiting for Kafka ended with \(other)")

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The worker's sense of time: checkpoints fall due, merges stop waiting for a side and back-offs end by it.
 ///
 /// The system's clock in service; a clock a test moves by hand, so that a test of a checkpoint or a back-off waits for
@@ -7,8 +5,9 @@ import Foundation
 public protocol WorkerClock: Sendable {
     /// Now, on the monotonic clock.
     var now: ContinuousClock.Instant { get }
-    /// Blocks the calling thread for `duration` (the loop's waits: a back-off).
-    func sleep(for duration: Duration)
+    /// Blocks the calling thread until `deadline` on this clock, or until `stop` is asked for, whichever comes first
+    /// (the loop's waits: a back-off).
+    func sleep(until deadline: ContinuousClock.Instant, unless stop: StopRequest)
 }
 
 /// The monotonic system clock.
@@ -17,9 +16,9 @@ public struct SystemClock: WorkerClock {
 
     public var now: ContinuousClock.Instant { .now }
 
-    public func sleep(for duration: Duration) {
-        guard duration > .zero else { return }
-        let (seconds, attoseconds) = duration.components
-        Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+    public func sleep(until deadline: ContinuousClock.Instant, unless stop: StopRequest) {
+        let remaining = deadline - .now
+        guard remaining > .zero else { return }
+        stop.wait(upTo: remaining)
     }
 }

@@ -1,7 +1,7 @@
 /// The worker's life as a state machine whose every transition returns what the loop does next (the SwiftNIO style).
 ///
 /// Pure: the loop and its coordinators report what happened and carry out the action they get back; the health probes
-/// read ``phase`` (through ``LifecycleShell``).
+/// read ``phase`` (through ``PublishedLifecycle``).
 ///
 /// ```
 /// starting ──clientsReady──> running ──stopRequested / caughtUp──> stopping ──finished──> stopped
@@ -73,7 +73,7 @@ struct WorkerLifecycle {
         /// Stop with this error (the first one met).
         case fail(WorkerError)
         /// Nothing changes.
-        case none
+        case nothing
     }
 
     private(set) var state = State.starting(stopRequested: false)
@@ -160,7 +160,7 @@ struct WorkerLifecycle {
         switch state {
         case .starting:
             state = .starting(stopRequested: true)
-            return .none
+            return .nothing
         case .waitingForKafka:
             // Nothing was read: nothing to finish.
             state = .stopped(caughtUp: false)
@@ -169,13 +169,13 @@ struct WorkerLifecycle {
             state = .stopping(caughtUp: false)
             return .finish(caughtUp: false)
         case .stopping, .stopped, .failed:
-            return .none
+            return .nothing
         }
     }
 
     /// Every assigned partition has been processed to its end, and the worker was asked to stop there.
     mutating func caughtUp() -> Action {
-        guard case .running = state else { return .none }
+        guard case .running = state else { return .nothing }
         state = .stopping(caughtUp: true)
         return .finish(caughtUp: true)
     }
@@ -193,7 +193,7 @@ struct WorkerLifecycle {
 
     /// The assignment's partitions are restored and their devices loaded: their input may be read.
     mutating func restored() -> Action {
-        guard case .restoring = state else { return .none }
+        guard case .restoring = state else { return .nothing }
         state = .running
         return .consume
     }
@@ -211,7 +211,7 @@ struct WorkerLifecycle {
             }
             return .consume
         case .failed(let error): return .fail(error)
-        case .starting, .waitingForKafka, .backingOff, .stopping, .stopped: return .none
+        case .starting, .waitingForKafka, .backingOff, .stopping, .stopped: return .nothing
         }
     }
 
@@ -222,7 +222,7 @@ struct WorkerLifecycle {
         case .running, .restoring: pendingLoss = error
         case .starting, .waitingForKafka, .backingOff, .stopping, .stopped, .failed: break
         }
-        return .none
+        return .nothing
     }
 
     /// Whatever was in hand belongs to partitions another member holds now: rewind to the store without backing off
@@ -247,8 +247,8 @@ struct WorkerLifecycle {
         case .stopping:
             refusals = 0
             awaiting = nil
-            return .none
-        case .starting, .waitingForKafka, .backingOff, .stopped, .failed: return .none
+            return .nothing
+        case .starting, .waitingForKafka, .backingOff, .stopped, .failed: return .nothing
         }
     }
 
@@ -276,7 +276,7 @@ struct WorkerLifecycle {
             state = .backingOff(reason: error, refusals: refusals, until: now + delay)
             return .rewind(reason: error, refusals: refusals, delay: delay)
         case .starting, .waitingForKafka, .stopping, .stopped, .failed:
-            return .none
+            return .nothing
         }
     }
 
@@ -318,7 +318,7 @@ struct WorkerLifecycle {
             // Still waiting for Kafka: the state stays until the next attempt succeeds or fails.
             return now >= until ? .connect : .backOff(until: until)
         case .starting, .running, .restoring, .stopping, .stopped, .failed:
-            return .none
+            return .nothing
         }
     }
 
@@ -328,7 +328,7 @@ struct WorkerLifecycle {
         case .failed(let first):
             return .fail(first)
         case .stopped:
-            return .none
+            return .nothing
         case .starting, .waitingForKafka, .running, .restoring, .backingOff, .stopping:
             state = .failed(error)
             return .fail(error)

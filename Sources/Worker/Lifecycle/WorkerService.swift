@@ -6,7 +6,7 @@ public import ServiceLifecycle
 /// the batch in flight, checkpointed and left the group. A stop that has not ended by `stopDeadline` is cancelled: the
 /// worker gives up waiting for a checkpoint or a commit, and its run returns within `graceAfterDeadline` with
 /// `shutdown` (``Worker/run(graceAfterCancel:)``), the error the service group ends with. Then the live event streams
-/// end (``EventFeed/finish()``), which would otherwise hold the HTTP server's stop up.
+/// end (``EventFeed/close()``), which would otherwise hold the HTTP server's stop up.
 ///
 /// The deadline is kept here rather than by the group's own timeout: a group past its timeout cancels every service
 /// and drops what they throw, so a stop that gave up would look like a clean one.
@@ -24,7 +24,7 @@ public struct WorkerService: Service {
     }
 
     public func run() async throws {
-        defer { worker.feed.finish() }
+        defer { worker.feed.close() }
         try await withThrowingTaskGroup(of: Void.self) { [worker, stopDeadline, graceAfterDeadline] group in
             group.addTask { try await worker.run(graceAfterCancel: graceAfterDeadline) }
             group.addTask {

@@ -10,8 +10,8 @@ import Threads
 /// as one round and returns at once; a shard's thread processes its rounds in order, going on to its next
 /// round as soon as it is done with one, without waiting for the other shards or for the loop. The loop runs
 /// at most ``roundsInFlight`` rounds ahead: it waits before handing over another, so that what is queued stays
-/// bounded. ``finish()`` waits until every shard has processed and sent all it was handed; checkpoints,
-/// queries, revocations and assignments come after a ``finish()``, so they never see a shard in the middle of
+/// bounded. ``waitUntilApplied()`` waits until every shard has processed and sent all it was handed; checkpoints,
+/// queries, revocations and assignments come after ``waitUntilApplied()``, so they never see a shard in the middle of
 /// a round.
 ///
 /// Four rounds in flight rather than one: with one, each round ended at a barrier, the shard done first idling
@@ -23,7 +23,7 @@ import Threads
 /// (``takeAppliedRounds()``): the ``OffsetLedger`` lets a checkpoint store its offsets only then.
 ///
 /// The messages of a round stay referenced until the loop lets them go (at its next start, or at
-/// ``finish()``): each record holds a reference to its poll's batch, which both apply threads' records
+/// ``waitUntilApplied()``): each record holds a reference to its poll's batch, which both apply threads' records
 /// share, and released on the apply threads every message was an atomic decrement on a cache line the two
 /// threads passed back and forth.
 final class ApplyThreads: @unchecked Sendable {
@@ -117,7 +117,7 @@ final class ApplyThreads: @unchecked Sendable {
     }
 
     /// Waits until every shard has processed and sent everything it was handed, and lets the messages go.
-    func finish() {
+    func waitUntilApplied() {
         condition.lock()
         while rounds.contains(where: { $0.shardsLeft > 0 }) { condition.wait() }
         collectAppliedRounds()
@@ -134,7 +134,7 @@ final class ApplyThreads: @unchecked Sendable {
         return startedWithMessages
     }
 
-    /// Whether every shard has processed everything it was handed: ``finish()`` would not wait.
+    /// Whether every shard has processed everything it was handed: ``waitUntilApplied()`` would not wait.
     var hasFinished: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -153,7 +153,7 @@ final class ApplyThreads: @unchecked Sendable {
     /// What each shard sent since the last call and `which` of its devices changed since they were last taken, all at
     /// once, each shard on its own thread (``DeviceShard/takeChanges(_:)``); waits until every shard has.
     ///
-    /// Call after ``finish()``.
+    /// Call after ``waitUntilApplied()``.
     func takeChanges(of shards: ShardedDevices, _ which: DeviceRegistry.Changes = .all) -> [DeviceShard.Changes] {
         precondition(shards.count <= threads.count, "more shards than apply threads")
         let taken = Mutex([DeviceShard.Changes?](repeating: nil, count: shards.count))

@@ -9,10 +9,10 @@ import StateStore
 /// What the shards processed is summed in one ``ProcessingTally``, which outlives the shards it replaces.
 ///
 /// Owned by the loop's thread; each shard's processor is its apply thread's while it processes
-/// (``ApplyThreads``), so replacing or reading the shards comes after ``ApplyThreads/finish()``.
-final class HeldDevices {
+/// (``ApplyThreads``), so replacing or reading the shards comes after ``ApplyThreads/waitUntilApplied()``.
+final class AssignedDevices {
     /// The shards: their queues are the loop's (it hands each released message to its shard's queue), the
-    /// rest only after ``ApplyThreads/finish()``.
+    /// rest only after ``ApplyThreads/waitUntilApplied()``.
     var shards: ShardedDevices
     /// The input partition numbers whose devices are held.
     private(set) var partitions: Set<Int32> = []
@@ -49,7 +49,7 @@ final class HeldDevices {
     }
 
     /// Answers the operations endpoints' waiting questions from the devices held (after
-    /// ``ApplyThreads/finish()``).
+    /// ``ApplyThreads/waitUntilApplied()``).
     ///
     /// - Parameters:
     ///   - queries: the questions waiting.

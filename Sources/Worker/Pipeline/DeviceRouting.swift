@@ -1,7 +1,7 @@
 import GeoCore
 import JSONCodec
 
-/// Which apply thread (shard) a device belongs to, and so where each input message goes.
+/// Which shard (the devices one apply thread applies) a device belongs to, and so where each input message goes.
 ///
 /// A device is placed by a hash of its id: for a message, of its Kafka key, which the message contract makes
 /// the device id, so that routing needs no decoding. Which partitions a device's messages come from does not
@@ -13,12 +13,12 @@ import JSONCodec
 /// Pure: stored devices are placed with ``shard(ofDevice:)`` and their messages with ``route(key:value:kind:)``,
 /// by the same hash within one process (the seed is per process: nothing outside it sees the placement).
 struct DeviceRouting: Sendable {
-    let applyThreads: Int
+    let shardCount: Int
     let hashing: IDHashing
 
-    init(applyThreads: Int, hashing: IDHashing = .random()) {
-        precondition(applyThreads > 0, "at least one shard")
-        self.applyThreads = applyThreads
+    init(shardCount: Int, hashing: IDHashing = .random()) {
+        precondition(shardCount > 0, "at least one shard")
+        self.shardCount = shardCount
         self.hashing = hashing
     }
 
@@ -31,12 +31,12 @@ struct DeviceRouting: Sendable {
 
     /// The shard of a stored device.
     func shard(ofDevice deviceId: String) -> Int {
-        applyThreads == 1 ? 0 : shard(ofHash: hashing.hash(deviceId))
+        shardCount == 1 ? 0 : shard(ofHash: hashing.hash(deviceId))
     }
 
     /// The shard of a message: by its key, else by the device id in its payload.
     func route(key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, kind: InputKind) -> Route {
-        guard applyThreads > 1 else { return Route(shard: 0, decoded: nil) }
+        guard shardCount > 1 else { return Route(shard: 0, decoded: nil) }
         if let key, key.count > 0 { return Route(shard: shard(ofHash: hashing.hash(key)), decoded: nil) }
         guard let value, value.count > 0 else { return Route(shard: 0, decoded: nil) }
         let decoded = InputMessage.decode(json: value, as: kind)
@@ -47,6 +47,6 @@ struct DeviceRouting: Sendable {
     }
 
     private func shard(ofHash hash: UInt64) -> Int {
-        Int(hash % UInt64(applyThreads))
+        Int(hash % UInt64(shardCount))
     }
 }

@@ -10,7 +10,7 @@ import Kafka
 final class DeviceShard: @unchecked Sendable {
     // @unchecked: `processor` and `deliveries` belong to the shard's apply thread while it has messages to
     // process or changes to take (``ApplyThreads``), to the loop otherwise: it touches them only once
-    // ``ApplyThreads/finish()`` returned.
+    // ``ApplyThreads/waitUntilApplied()`` returned.
     private(set) var processor: InputProcessor
     /// A message queued for the apply thread (``ShardedDevices/enqueue(_:kind:origin:)``); `decoded` when routing
     /// had to decode it.

@@ -1,7 +1,7 @@
 import GeoCore
 import Kafka
 
-/// The worker's devices split among its apply threads (``WorkerConfiguration/applyThreads``): one
+/// The worker's devices split among its apply threads (``WorkerConfiguration/applyThreadCount``): one
 /// ``DeviceShard`` each, placed by ``DeviceRouting``.
 ///
 /// The loop hands each message its merge releases to ``enqueue(_:kind:origin:)`` in merge order; the shards
@@ -27,11 +27,11 @@ struct ShardedDevices {
         tally: ProcessingTally,
         makeProcessor: ([DeviceState]) -> InputProcessor
     ) {
-        var placed = Array(repeating: [DeviceState](), count: routing.applyThreads)
+        var placed = Array(repeating: [DeviceState](), count: routing.shardCount)
         for state in states { placed[routing.shard(ofDevice: state.deviceId)].append(state) }
         self.routing = routing
         self.shards = placed.map { DeviceShard(processor: makeProcessor($0), tally: tally) }
-        self.pending = Array(repeating: [], count: routing.applyThreads)
+        self.pending = Array(repeating: [], count: routing.shardCount)
     }
 
     var count: Int { shards.count }

@@ -19,13 +19,13 @@ import Threads
 /// each of these moments, is the ``Checkpointing``'s alone.
 public final class Worker: @unchecked Sendable {
     // @unchecked: everything below is the loop thread's (the rebalance hooks run inside its poll), but the
-    // atomic `stopRequested`, the thread-safe `health`, `feed` and `queries`, and what the apply threads have
+    // `stopRequest`, the thread-safe `health`, `feed` and `queries`, and what the apply threads have
     // to themselves between an `ApplyThreads.start` and the next `finish`.
     public let configuration: WorkerConfiguration
     let logger: Logger
     let clock: any WorkerClock
-    /// Set by ``stop()`` (and ``cancel()``), read by the loop at every turn.
-    let stopRequested = Atomic<Bool>(false)
+    /// Asked by ``stop()`` (and ``cancel()``), read by the loop at every turn; it ends a back-off's wait.
+    let stopRequest = StopRequest()
     /// Set by ``cancel()``: the stop gives up its waits.
     let waitsAbandoned = Atomic<Bool>(false)
     /// Where the worker is in its life, for health and readiness probes.
@@ -133,10 +133,10 @@ public final class Worker: @unchecked Sendable {
     }
 
     private func consumeUntilStopped() throws(WorkerError) {
-        guard let connection = try parts.connect(logger: logger, clock: clock, unless: isStopRequested) else { return }
+        guard let connection = try parts.connect(logger: logger, clock: clock, unless: stopRequest) else { return }
         defer {
             // A failure can leave the loop while the shards apply: they finish before the clients go.
-            finishApplying()
+            waitUntilApplied()
             leave(connection)
         }
         let lifecycle = parts.lifecycle
@@ -155,7 +155,7 @@ public final class Worker: @unchecked Sendable {
                 return
             case .fail(let error):
                 throw error
-            case .restore, .ignoreAssignment, .connect, .backOff, .none:
+            case .restore, .ignoreAssignment, .connect, .backOff, .nothing:
                 preconditionFailure("the loop was given \(next), which only a hook or the recovery takes")
             }
         }
@@ -198,7 +198,7 @@ public final class Worker: @unchecked Sendable {
         noteAppliedRounds()
         checkpointTurn(connection)
         if queries.hasPending {
-            finishApplying()
+            waitUntilApplied()
             parts.devices.answer(queries, inputPartitionCount: clients.inputPartitionCount)
         }
         var next = WorkerLifecycle.Action.consume
@@ -247,8 +247,8 @@ public final class Worker: @unchecked Sendable {
 
     /// Waits until the apply threads have applied everything handed to them, and notes the rounds applied: what
     /// every checkpoint, rebalance, rewind, query and stop does first.
-    func finishApplying() {
-        parts.applyThreads.finish()
+    func waitUntilApplied() {
+        parts.applyThreads.waitUntilApplied()
         noteAppliedRounds()
     }
 

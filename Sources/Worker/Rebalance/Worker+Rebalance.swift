@@ -10,7 +10,7 @@ import PartitionOffsets
 /// On an assignment: the checkpoint in hand is written and the backlog stored (``Checkpointing/readyToReadStore(_:)``);
 /// the lifecycle says whether to take it (a worker that is starting or leaving does not); ``PartitionHandover``
 /// restores what is behind the changelog and says where each partition starts; the assigned partitions' devices are
-/// loaded (``HeldDevices``) and starts past the store are stored. On a revocation: a checkpoint is taken and stored,
+/// loaded (``AssignedDevices``) and starts past the store are stored. On a revocation: a checkpoint is taken and stored,
 /// committed to the group while the partitions are still this member's, and the revoked partitions are forgotten
 /// (``Checkpointing/revoke(_:isLost:source:consumer:)``, then the merge).
 ///
@@ -108,7 +108,7 @@ extension Worker {
         let action = parts.lifecycle.report {
             $0.assignmentLost(WorkerError(.fenced, "lost \(partitions.count) partitions"))
         }
-        assert(action == .none, "a loss is acted on after the poll")
+        assert(action == .nothing, "a loss is acted on after the poll")
     }
 
     /// Partitions' offsets as a log line shows them, in partition order: `topic[2]@1042`.
@@ -122,6 +122,6 @@ extension Worker {
     /// ``WorkerLifecycle/polled(now:)`` says the same.
     private func abandon(with error: WorkerError) {
         let action = parts.lifecycle.report { $0.failed(error) }
-        assert(action == .fail(error) || action == .none, "a failure's action is to fail")
+        assert(action == .fail(error) || action == .nothing, "a failure's action is to fail")
     }
 }

@@ -44,7 +44,7 @@ public final class EventFeed: Sendable {
         public func keepAlive() { continuation.yield(.keepAlive) }
 
         /// Ends the stream: its reader takes what is buffered, then stops.
-        public func finish() { continuation.finish() }
+        public func close() { continuation.finish() }
 
         /// Whether the item was dropped for want of room (the watcher's own device filter drops nothing).
         fileprivate func offer(_ item: Item) -> Bool {
@@ -68,8 +68,8 @@ public final class EventFeed: Sendable {
         /// At least `recentCapacity` events when that many were offered. Kept as batches (one copy each) rather
         /// than as items (two arrays per event): nearly always nobody watches, and a new watcher is rare.
         var recent: [RecordBuffer] = []
-        /// Set by ``finish()``: the worker stopped, no stream starts or goes on.
-        var finished = false
+        /// Set by ``close()``: the worker stopped, no stream starts or goes on.
+        var closed = false
     }
     private let state = Mutex(State())
     /// `state.watchers.count`, read without the lock by ``offer(_:)``.
@@ -94,20 +94,20 @@ public final class EventFeed: Sendable {
     public var isWatched: Bool { watcherCount.load(ordering: .relaxed) > 0 }
 
     /// A new watcher of every event, or of one device's: it gets the recent events first, then each new one,
-    /// until its stream is dropped or finished.
+    /// until its stream is dropped or closed.
     public func subscribe(deviceId: String? = nil) -> Subscription {
         let subscription = Subscription(deviceId: deviceId, capacity: capacity)
         let id = ObjectIdentifier(subscription)
-        let finished = state.withLock { state in
+        let closed = state.withLock { state in
             // Under the lock, so that no new event overtakes the recent ones.
             for item in Self.items(of: state.recent, last: recentCapacity) { _ = subscription.offer(item) }
-            if !state.finished {
+            if !state.closed {
                 state.watchers[id] = subscription
                 noteWatchers(state.watchers.count)
             }
-            return state.finished
+            return state.closed
         }
-        if finished { subscription.finish() }
+        if closed { subscription.close() }
         subscription.continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             state.withLock { state in
@@ -165,11 +165,11 @@ public final class EventFeed: Sendable {
 
     /// Ends every watcher's stream, and those of watchers that come later (the worker has stopped): a stream
     /// that waited for events would hold the HTTP server's graceful stop up.
-    public func finish() {
+    public func close() {
         let watchers = state.withLock { state in
-            state.finished = true
+            state.closed = true
             return Array(state.watchers.values)
         }
-        for watcher in watchers { watcher.finish() }
+        for watcher in watchers { watcher.close() }
     }
 }
