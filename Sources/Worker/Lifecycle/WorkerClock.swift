@@ -17,8 +17,12 @@ public struct SystemClock: WorkerClock {
     public var now: ContinuousClock.Instant { .now }
 
     public func sleep(until deadline: ContinuousClock.Instant, unless stop: StopRequest) {
-        let remaining = deadline - .now
-        guard remaining > .zero else { return }
-        stop.wait(upTo: remaining)
+        // In slices of at most a second: a wait's timeout is on the wall clock, which may be set back meanwhile (a
+        // back-off must not outlast the group's poll interval for that); the deadline is on the monotonic one.
+        while !stop.isAsked {
+            let remaining = deadline - .now
+            guard remaining > .zero else { return }
+            stop.wait(upTo: min(remaining, .seconds(1)))
+        }
     }
 }
