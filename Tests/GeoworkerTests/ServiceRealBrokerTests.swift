@@ -177,7 +177,9 @@ struct ServiceRealBrokerTests {
             return ProducerRecord(topic: changelog, partition: partition, key: Array(device.utf8), value: nil)
         }
         try await bed.produce(tombstones)
-        // A record after them in every partition closes the segments they are in: a tombstone of a device nobody has.
+        // A record after them in every partition closes the segments they are in: a tombstone of a device nobody has,
+        // produced once the tombstones' segments are older than `segment.ms` (100 ms), the broker's own rule for
+        // starting a new one.
         try await Task.sleep(for: .milliseconds(200))
         try await bed.produce(
             (0..<Int32(bed.partitions)).map {

@@ -27,7 +27,8 @@ struct NoidaBrokerTests {
         )
         await producer.close()
         #expect(reports.allSatisfy { $0.isDelivered })
-        // noida-db's retention runs in the background every few seconds (such records were gone within 12 s).
+        // noida-db's retention runs in the background every few seconds (such records were gone within 12 s): the
+        // records must still be there after that long, a window to watch rather than a condition to wait for.
         try await Task.sleep(for: .seconds(12))
         let reader = try Consumer(
             configuration: ConsumerConfiguration(
