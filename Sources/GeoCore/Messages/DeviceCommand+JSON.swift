@@ -72,28 +72,49 @@ struct PinFields {
     var dwellSeconds = JSONField<Int>.absent
     var approachSeconds = JSONField<Int>.absent
 
-    func validated() throws(DecodingFailure) -> Pin {
+    /// The pin the members make; `object` names them in failures (`pin` in a command, `pin.radius`; none at the top
+    /// level of a catalog record, `radius`).
+    func validated(in object: String? = "pin") throws(DecodingFailure) -> Pin {
+        func name(_ member: String) -> String { object.map { "\($0).\(member)" } ?? member }
         let shape: PinShape
-        if let polygon = try self.shape.optional("pin.shape") {
+        if let polygon = try self.shape.optional(name("shape")) {
             guard case .absent = latitude, case .absent = longitude, case .absent = radius else {
-                throw DecodingFailure.invalid("pin", "has a shape and a centre or radius: give one or the other")
+                throw DecodingFailure.invalid(
+                    object ?? "the geofence",
+                    "has a shape and a centre or radius: give one or the other"
+                )
             }
             shape = .polygon(polygon)
         } else {
             let center = Coordinate(
-                latitude: try latitude.required("pin.lat"),
-                longitude: try longitude.required("pin.lon")
+                latitude: try latitude.required(name("lat")),
+                longitude: try longitude.required(name("lon"))
             )!
-            shape = .circle(center: center, radius: try radius.required("pin.radius"))
+            shape = .circle(center: center, radius: try radius.required(name("radius")))
         }
         return Pin(
-            id: try id.required("pin.id"),
+            id: try id.required(name("id")),
             shape: shape,
-            title: try title.optional("pin.title"),
-            metadataJSON: try metadata.optional("pin.metadata"),
-            dwellSeconds: try dwellSeconds.optional("pin.dwellSeconds"),
-            approachSeconds: try approachSeconds.optional("pin.approachSeconds")
+            title: try title.optional(name("title")),
+            metadataJSON: try metadata.optional(name("metadata")),
+            dwellSeconds: try dwellSeconds.optional(name("dwellSeconds")),
+            approachSeconds: try approachSeconds.optional(name("approachSeconds"))
         )!
+    }
+
+    /// Reads one member's value into its field.
+    mutating func read(_ member: Member, from scanner: inout JSONScanner) throws(DecodingFailure) {
+        switch member {
+        case .id: id = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
+        case .lat: latitude = try scanner.numberField(in: -90...90)
+        case .lon: longitude = try scanner.numberField(in: -180...180)
+        case .radius: radius = try scanner.numberField(in: Pin.radiusRange)
+        case .shape: shape = try scanner.shapeField()
+        case .title: title = try scanner.stringField()
+        case .metadata: metadata = try scanner.metadataField()
+        case .dwellSeconds: dwellSeconds = try scanner.integerField(in: Pin.dwellRange)
+        case .approachSeconds: approachSeconds = try scanner.integerField(in: Pin.approachRange)
+        }
     }
 }
 
@@ -104,17 +125,7 @@ extension JSONScanner {
         guard try enterObject() else { return try invalidField("must be an object") }
         var fields = PinFields()
         try readMembers(of: PinFields.members, depth: 2) { member, scanner throws(DecodingFailure) in
-            switch member {
-            case .id: fields.id = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
-            case .lat: fields.latitude = try scanner.numberField(in: -90...90)
-            case .lon: fields.longitude = try scanner.numberField(in: -180...180)
-            case .radius: fields.radius = try scanner.numberField(in: Pin.radiusRange)
-            case .shape: fields.shape = try scanner.shapeField()
-            case .title: fields.title = try scanner.stringField()
-            case .metadata: fields.metadata = try scanner.metadataField()
-            case .dwellSeconds: fields.dwellSeconds = try scanner.integerField(in: Pin.dwellRange)
-            case .approachSeconds: fields.approachSeconds = try scanner.integerField(in: Pin.approachRange)
-            }
+            try fields.read(member, from: &scanner)
         }
         return .present(fields)
     }

@@ -1,0 +1,136 @@
+/// The fleet's shared geofences as they stood at each moment: each geofence's versions, each in force from the
+/// message time of the catalog record that made it until the next record of the same geofence, with a grid that finds
+/// the few near a fix.
+///
+/// A catalog change applies to positions stamped at or after it, whenever an instance happened to read it: a position
+/// asks for the catalog at its own time (``forEach(meeting:at:_:)``), so that the same input gives the same events.
+/// The versions no position can still ask for are dropped (``forgetVersions(endedBy:)``) as the positions' times
+/// move on.
+///
+/// A record stamped before the version it replaces (a producer's clock behind) takes over at that version's start:
+/// versions follow the catalog's order, and none is in force for a negative stretch.
+///
+/// Pure, and a value: the loop changes it between the apply threads' rounds, which read it.
+public struct GeofenceCatalog: Sendable {
+    private struct Version: Sendable {
+        let geofence: CatalogGeofence
+        let box: CatalogGrid.Box
+        /// In force from this message time (epoch milliseconds)...
+        let from: Int64
+        /// ...until this one (`Int64.max` while it is the current version).
+        var until: Int64
+    }
+
+    /// Each version by its number; nil where a forgotten version's number waits to be used again.
+    private var versions: [Version?] = []
+    private var freeNumbers: [Int32] = []
+    /// The current version of each geofence the catalog holds (a deleted one has none).
+    private var current: [String: Int32] = [:]
+    /// The versions that have ended, oldest end first as far as the catalog's order goes.
+    private var ended: [Int32] = []
+    private var grid = CatalogGrid()
+
+    public init() {}
+
+    /// How many geofences the catalog holds now (after its last record).
+    public var count: Int { current.count }
+
+    /// How many versions it keeps, the current ones and those positions may still ask for.
+    public var versionCount: Int { versions.count - freeNumbers.count }
+
+    /// The current version of geofence `id`.
+    public subscript(id: String) -> CatalogGeofence? {
+        current[id].flatMap { versions[Int($0)]?.geofence }
+    }
+
+    /// A catalog record of `geofence` stamped `time`: the new version is in force from then on.
+    public mutating func put(_ geofence: CatalogGeofence, at time: Int64) {
+        let start = end(geofence.id, at: time)
+        let version = Version(geofence: geofence, box: geofence.box, from: start, until: .max)
+        let number: Int32
+        if let free = freeNumbers.popLast() {
+            number = free
+            versions[Int(free)] = version
+        } else {
+            number = Int32(versions.count)
+            versions.append(version)
+        }
+        current[geofence.id] = number
+        grid.insert(number, box: version.box)
+    }
+
+    /// A tombstone of geofence `id` stamped `time`: it is in force no more from then on.
+    public mutating func delete(id: String, at time: Int64) {
+        _ = end(id, at: time)
+        current[id] = nil
+    }
+
+    /// Calls `visit` with each geofence in force at message time `time` whose box meets `box`, each once.
+    ///
+    /// A box across the antimeridian (west < -180 or east > 180) is looked up on both sides.
+    public func forEach(
+        meeting box: (west: Double, south: Double, east: Double, north: Double),
+        at time: Int64,
+        _ visit: (CatalogGeofence) -> Void
+    ) {
+        let south = max(-90, box.south)
+        let north = min(90, box.north)
+        guard south <= north, box.west <= box.east else { return }
+        // The box's west brought into -180..<180; what lies past 180 then is looked up from -180 on.
+        var west = box.west
+        var east = box.east
+        if east - west >= 360 {
+            (west, east) = (-180, 180)
+        } else {
+            let turns = ((west + 180) / 360).rounded(.down) * 360
+            (west, east) = (west - turns, east - turns)
+        }
+        let main = CatalogGrid.Box(west: west, south: south, east: min(180, east), north: north)
+        let wrapped = east > 180 ? CatalogGrid.Box(west: -180, south: south, east: east - 360, north: north) : nil
+        grid.forEach(meeting: main) { number in
+            guard let version = versions[Int(number)], version.from <= time, time < version.until else { return }
+            visit(version.geofence)
+        }
+        guard let wrapped else { return }
+        grid.forEach(meeting: wrapped) { number in
+            guard let version = versions[Int(number)], version.from <= time, time < version.until,
+                !(version.box.west <= -180 && version.box.east >= 180)  // found on the main side already
+            else { return }
+            visit(version.geofence)
+        }
+    }
+
+    /// Drops the versions that ended at or before message time `time`, which no position stamped `time` or later
+    /// asks for.
+    ///
+    /// - Returns: how many were dropped.
+    @discardableResult
+    public mutating func forgetVersions(endedBy time: Int64) -> Int {
+        var kept: [Int32] = []
+        var dropped = 0
+        for number in ended {
+            guard let version = versions[Int(number)] else { continue }
+            if version.until <= time {
+                grid.remove(number, box: version.box)
+                versions[Int(number)] = nil
+                freeNumbers.append(number)
+                dropped += 1
+            } else {
+                kept.append(number)
+            }
+        }
+        ended = kept
+        return dropped
+    }
+
+    /// Ends the current version of `id` at `time` (or at its own start, when that is later); returns when the next
+    /// version may start.
+    private mutating func end(_ id: String, at time: Int64) -> Int64 {
+        guard let number = current[id], var version = versions[Int(number)] else { return time }
+        let end = max(time, version.from)
+        version.until = end
+        versions[Int(number)] = version
+        ended.append(number)
+        return end
+    }
+}
