@@ -56,6 +56,45 @@ struct GeofenceCatalogTests {
         #expect(catalog.versionCount == 0)
     }
 
+    @Test(
+        "moved, deleted and forgotten: a query finds each geofence's version of the time asked, and nothing forgotten"
+    )
+    func churn() {
+        var random = SplitMix64(seed: 7)
+        var catalog = GeofenceCatalog()
+        // 2,000 geofences in a 0.2-degree square, each moved or deleted once at time 100.
+        var places: [(Double, Double)] = []
+        for index in 0..<2_000 {
+            let place = (
+                48 + Double.random(in: 0..<0.2, using: &random), 7 + Double.random(in: 0..<0.2, using: &random)
+            )
+            places.append(place)
+            catalog.put(Self.circle("g\(index)", place.0, place.1, radius: 50), at: 0)
+        }
+        for index in 0..<2_000 where index % 2 == 0 {
+            catalog.put(Self.circle("g\(index)", places[index].0 + 1, places[index].1, radius: 50), at: 100)
+        }
+        for index in 0..<2_000 where index % 2 == 1 { catalog.delete(id: "g\(index)", at: 100) }
+        func all(at time: Int64, latitude: Double) -> Set<String> {
+            var found = Set<String>()
+            catalog.forEach(meeting: (west: 7, south: latitude, east: 7.2, north: latitude + 0.2), at: time) {
+                found.insert($0.id)
+            }
+            return found
+        }
+        #expect(all(at: 50, latitude: 48).count == 2_000)
+        #expect(all(at: 100, latitude: 48).isEmpty)
+        #expect(all(at: 100, latitude: 49) == Set((0..<2_000).filter { $0 % 2 == 0 }.map { "g\($0)" }))
+        #expect(catalog.count == 1_000 && catalog.versionCount == 3_000)
+        #expect(catalog.forgetVersions(endedBy: 100) == 2_000)
+        #expect(catalog.versionCount == 1_000)
+        #expect(all(at: 50, latitude: 48).isEmpty, "the old versions are gone from the grid too")
+        // The numbers freed are used again: the catalog does not grow with churn.
+        for index in 0..<1_000 { catalog.put(Self.circle("n\(index)", 10, 10, radius: 50), at: 200) }
+        #expect(catalog.versionCount == 2_000 && all(at: 200, latitude: 49).count == 1_000)
+        #expect(all(at: 200, latitude: 48).isEmpty, "a number used again is not found where its old version was")
+    }
+
     @Test("a record stamped before the version it replaces takes over at that version's start, never earlier")
     func recordStampedEarly() {
         var catalog = GeofenceCatalog()
