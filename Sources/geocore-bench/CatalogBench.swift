@@ -68,7 +68,7 @@ func benchmarkCatalog(random: inout SplitMix64) {
                     north: fix.latitude + north
                 ),
                 at: 1
-            ) { _ in found += 1 }
+            ) { _, _ in found += 1 }
         }
     }
     print(

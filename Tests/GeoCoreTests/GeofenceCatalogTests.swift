@@ -28,7 +28,7 @@ struct GeofenceCatalogTests {
                 west: longitude - 0.001, south: latitude - 0.001, east: longitude + 0.001, north: latitude + 0.001
             ),
             at: time
-        ) { found.append($0.id) }
+        ) { geofence, _ in found.append(geofence.id) }
         return found.sorted()
     }
 
@@ -47,6 +47,11 @@ struct GeofenceCatalogTests {
         #expect(Self.ids(catalog, near: 48.0, 7.07, at: 3_000).isEmpty, "deleted")
         #expect(catalog.count == 0 && catalog["depot"] == nil)
         #expect(catalog.versionCount == 2)
+        // Asked by id, as a device inside it asks at a fix far away.
+        #expect(catalog.geofence("depot", at: 500) == nil)
+        #expect(catalog.geofence("depot", at: 1_500)?.since == 1_000)
+        #expect(catalog.geofence("depot", at: 2_500)?.since == 2_000)
+        #expect(catalog.geofence("depot", at: 3_000) == nil)
 
         // No position stamped before 2,500 is left to ask: the first version goes, the second stays until 3,000.
         #expect(catalog.forgetVersions(endedBy: 2_500) == 1)
@@ -78,7 +83,8 @@ struct GeofenceCatalogTests {
         func all(at time: Int64, latitude: Double) -> Set<String> {
             var found = Set<String>()
             catalog.forEach(meeting: (west: 7, south: latitude, east: 7.2, north: latitude + 0.2), at: time) {
-                found.insert($0.id)
+                geofence,
+                _ in found.insert(geofence.id)
             }
             return found
         }
@@ -102,7 +108,8 @@ struct GeofenceCatalogTests {
         catalog.put(Self.circle("gate", 10, 10, radius: 100, tags: ["gates"]), at: 4_000)
         var tags: [[String]] = []
         catalog.forEach(meeting: (west: 9.99, south: 9.99, east: 10.01, north: 10.01), at: 5_000) {
-            tags.append($0.tags)
+            geofence,
+            _ in tags.append(geofence.tags)
         }
         #expect(tags == [["gates"]])
         #expect(Self.ids(catalog, near: 10, 10, at: 4_500).isEmpty, "nothing was in force before 5,000")
@@ -189,7 +196,7 @@ struct GeofenceCatalogTests {
                 north: min(90, latitude + half)
             )
             var found: [String] = []
-            catalog.forEach(meeting: box, at: 1) { found.append($0.id) }
+            catalog.forEach(meeting: box, at: 1) { geofence, _ in found.append(geofence.id) }
             let expected = geofences.filter { Self.mayMeet($0, box) }.map(\.id)
             #expect(found.count == Set(found).count, "found twice: query \(query), seed \(seed)")
             let missing = Set(expected).subtracting(found)

@@ -26,11 +26,17 @@ public struct GeofenceCatalog: Sendable {
     private var freeNumbers: [Int32] = []
     /// The current version of each geofence the catalog holds (a deleted one has none).
     private var current: [String: Int32] = [:]
+    /// Each geofence's versions still kept, oldest first.
+    private var history: [String: [Int32]] = [:]
     /// The versions that have ended, oldest end first as far as the catalog's order goes.
     private var ended: [Int32] = []
     private var grid = CatalogGrid()
 
     public init() {}
+
+    /// The longest approach horizon any geofence has had, in seconds: how far ahead of a moving device an approach
+    /// may be looked for.
+    public private(set) var longestApproachSeconds = 0
 
     /// How many geofences the catalog holds now (after its last record).
     public var count: Int { current.count }
@@ -56,6 +62,8 @@ public struct GeofenceCatalog: Sendable {
             versions.append(version)
         }
         current[geofence.id] = number
+        history[geofence.id, default: []].append(number)
+        longestApproachSeconds = max(longestApproachSeconds, geofence.geofence.approachSeconds ?? 0)
         grid.insert(number, box: version.box)
     }
 
@@ -65,13 +73,24 @@ public struct GeofenceCatalog: Sendable {
         current[id] = nil
     }
 
-    /// Calls `visit` with each geofence in force at message time `time` whose box meets `box`, each once.
+    /// Geofence `id` as it was at message time `time`, with the time its version came in force; nil when none was.
+    public func geofence(_ id: String, at time: Int64) -> (geofence: CatalogGeofence, since: Int64)? {
+        for number in history[id]?.reversed() ?? [] {
+            guard let version = versions[Int(number)] else { continue }
+            if version.from <= time && time < version.until { return (version.geofence, version.from) }
+            if version.from <= time { return nil }
+        }
+        return nil
+    }
+
+    /// Calls `visit` with each geofence in force at message time `time` whose box meets `box`, each once, with the
+    /// time its version came in force.
     ///
     /// A box across the antimeridian (west < -180 or east > 180) is looked up on both sides.
     public func forEach(
         meeting box: (west: Double, south: Double, east: Double, north: Double),
         at time: Int64,
-        _ visit: (CatalogGeofence) -> Void
+        _ visit: (CatalogGeofence, _ since: Int64) -> Void
     ) {
         let south = max(-90, box.south)
         let north = min(90, box.north)
@@ -89,14 +108,14 @@ public struct GeofenceCatalog: Sendable {
         let wrapped = east > 180 ? CatalogGrid.Box(west: -180, south: south, east: east - 360, north: north) : nil
         grid.forEach(meeting: main) { number in
             guard let version = versions[Int(number)], version.from <= time, time < version.until else { return }
-            visit(version.geofence)
+            visit(version.geofence, version.from)
         }
         guard let wrapped else { return }
         grid.forEach(meeting: wrapped) { number in
             guard let version = versions[Int(number)], version.from <= time, time < version.until,
                 !(version.box.west <= -180 && version.box.east >= 180)  // found on the main side already
             else { return }
-            visit(version.geofence)
+            visit(version.geofence, version.from)
         }
     }
 
@@ -112,6 +131,9 @@ public struct GeofenceCatalog: Sendable {
             guard let version = versions[Int(number)] else { continue }
             if version.until <= time {
                 grid.remove(number, box: version.box)
+                let id = version.geofence.id
+                history[id]?.removeAll { $0 == number }
+                if history[id]?.isEmpty == true { history[id] = nil }
                 versions[Int(number)] = nil
                 freeNumbers.append(number)
                 dropped += 1

@@ -1,0 +1,112 @@
+/// The geofence rules for one fix against the fleet's catalog: the same rules a pin has (``GeofenceEvaluator``:
+/// hysteresis, initial state, dwell, crossings between sparse fixes, approaching), for each catalog geofence the
+/// device's tags reach that lies near the fix's path or that the device has a visit of.
+///
+/// The catalog is asked at the fix's own time, so a change applies from its message time on. A geofence the device
+/// is outside of keeps nothing (``CatalogVisit/isOutsideOnly``); one that came in force since the device's last fix
+/// is met for the first time (its initial state); one deleted, or no longer reached by the device's tags, ends its
+/// visit announcing nothing. At most `maxVisits` visits a device: a geofence met beyond them is not decided for it,
+/// and counted.
+///
+/// Pure, like the ``DeviceTracker`` that will call it for every fix of a subscribed device.
+struct CatalogTracking {
+    let evaluator: GeofenceEvaluator
+    let maxVisits: Int
+
+    /// Decides the fix's context against the catalog's geofences, appending their events.
+    ///
+    /// - Returns: how many geofences were met and not decided because the device had `maxVisits` visits.
+    func apply(
+        _ context: GeofenceEvaluator.FixContext,
+        to device: inout CatalogVisits,
+        catalog: GeofenceCatalog,
+        defaultTags: [String],
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) -> Int {
+        let time = context.fix.timestamp
+        let tags = Set(device.subscriptions).union(defaultTags)
+        guard !tags.isEmpty else {
+            device.visits = [:]
+            return 0
+        }
+        var refused = 0
+        var met = Set<String>()
+        catalog.forEach(meeting: Self.box(around: context, reach: reach(context, catalog)), at: time) {
+            geofence,
+            since in
+            guard geofence.tags.contains(where: tags.contains) else { return }
+            met.insert(geofence.id)
+            if !decide(geofence, since: since, context, &device, numbering: &numbering, events: &events) {
+                refused += 1
+            }
+        }
+        // Visits the lookup did not meet: a geofence left far behind, moved away, deleted, or no longer subscribed.
+        for id in device.visits.keys where !met.contains(id) {
+            if let (geofence, since) = catalog.geofence(id, at: time), geofence.tags.contains(where: tags.contains) {
+                _ = decide(geofence, since: since, context, &device, numbering: &numbering, events: &events)
+            } else {
+                device.visits[id] = nil
+            }
+        }
+        device.decidedAt = time
+        return refused
+    }
+
+    /// Applies the fix to one geofence; false when it was not decided for want of room.
+    private func decide(
+        _ geofence: CatalogGeofence,
+        since: Int64,
+        _ context: GeofenceEvaluator.FixContext,
+        _ device: inout CatalogVisits,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) -> Bool {
+        let known = device.visits[geofence.id]
+        if known == nil && device.visits.count >= maxVisits { return false }
+        let firstMeeting = device.decidedAt.map { since > $0 } ?? true
+        let visit = known ?? CatalogVisit(membership: firstMeeting ? .undetermined : .outside)
+        var tracked = TrackedPin(
+            pin: geofence.geofence,
+            membership: visit.membership,
+            since: visit.since,
+            dwellAnnounced: visit.dwellAnnounced,
+            approachAnnounced: visit.approachAnnounced,
+            approachArrival: visit.approachArrival
+        )
+        evaluator.evaluate(&tracked, context, numbering: &numbering, events: &events)
+        let after = CatalogVisit(
+            membership: tracked.membership,
+            since: tracked.since,
+            dwellAnnounced: tracked.dwellAnnounced,
+            approachAnnounced: tracked.approachAnnounced,
+            approachArrival: tracked.approachArrival
+        )
+        device.visits[geofence.id] = after.isOutsideOnly ? nil : after
+        return true
+    }
+
+    /// How far from the fix's path a geofence may matter: its hysteresis margin, and for an approach the distance
+    /// the device covers at its speed within the catalog's longest approach horizon.
+    private func reach(_ context: GeofenceEvaluator.FixContext, _ catalog: GeofenceCatalog) -> Double {
+        let approach = context.motion.speed.map { $0 * Double(catalog.longestApproachSeconds) } ?? 0
+        return max(context.margin, context.previous?.margin ?? 0) + approach
+    }
+
+    /// The box around the path from the previous fix (when the rules use it) to this one, widened by `reach` metres.
+    static func box(
+        around context: GeofenceEvaluator.FixContext,
+        reach: Double
+    ) -> (west: Double, south: Double, east: Double, north: Double) {
+        let here = context.fix.coordinate
+        let there = context.previous?.fix.coordinate ?? here
+        let north = max(here.latitude, there.latitude) + reach / LocalPlane.metresPerDegree
+        let south = min(here.latitude, there.latitude) - reach / LocalPlane.metresPerDegree
+        let widest = min(89.9, max(abs(north), abs(south)))
+        let degreesEast = reach / (LocalPlane.metresPerDegree * _cos(widest * .pi / 180))
+        return (
+            west: min(here.longitude, there.longitude) - degreesEast, south: south,
+            east: max(here.longitude, there.longitude) + degreesEast, north: north
+        )
+    }
+}

@@ -1,0 +1,62 @@
+/// What the geofence rules keep of one catalog geofence for one device: what a tracked pin keeps, without the pin,
+/// which the catalog holds once for every device.
+public struct CatalogVisit: Hashable, Sendable {
+    public var membership: Membership
+    /// The message time of the fix that decided `membership` (a visit's start, which a dwell is measured from).
+    public var since: Int64?
+    public var dwellAnnounced: Bool
+    public var approachAnnounced: Bool
+    /// While an announced approach is under way: when the device is expected at the geofence's edge.
+    public var approachArrival: Int64?
+
+    public init(
+        membership: Membership,
+        since: Int64? = nil,
+        dwellAnnounced: Bool = false,
+        approachAnnounced: Bool = false,
+        approachArrival: Int64? = nil
+    ) {
+        self.membership = membership
+        self.since = since
+        self.dwellAnnounced = dwellAnnounced
+        self.approachAnnounced = approachAnnounced
+        self.approachArrival = approachArrival
+    }
+
+    /// Whether there is nothing to keep: outside, no approach under way.
+    ///
+    /// Every catalog geofence a device has not met stands so, at no cost.
+    var isOutsideOnly: Bool { membership == .outside && !approachAnnounced }
+}
+
+/// A device's standing with the fleet's catalog: the tags it subscribes to, and a visit for each catalog geofence it is
+/// not simply outside of (inside, undecided near an edge, or approaching), never a copy of the geofence.
+public struct CatalogVisits: Hashable, Sendable {
+    /// The tags the device subscribed to, sorted, each once.
+    public private(set) var subscriptions: [String]
+    /// By catalog geofence id.
+    public internal(set) var visits: [String: CatalogVisit]
+    /// The message time of the device's last fix decided against the catalog: a geofence version in force only after
+    /// it is met for the first time at the next fix (its initial state is announced); one in force before it is one
+    /// the device was outside of, unless a visit says otherwise.
+    public internal(set) var decidedAt: Int64?
+
+    public init(subscriptions: [String] = [], visits: [String: CatalogVisit] = [:], decidedAt: Int64? = nil) {
+        self.subscriptions = Array(Set(subscriptions)).sorted()
+        self.visits = visits
+        self.decidedAt = decidedAt
+    }
+
+    /// Adds `tags` to the subscriptions.
+    public mutating func subscribe(to tags: [String]) {
+        subscriptions = Array(Set(subscriptions + tags)).sorted()
+    }
+
+    /// Removes `tags` from the subscriptions.
+    ///
+    /// The visits of geofences no tag reaches any more end at the next fix, announcing nothing (as `untrack` does).
+    public mutating func unsubscribe(from tags: [String]) {
+        let removed = Set(tags)
+        subscriptions.removeAll { removed.contains($0) }
+    }
+}
