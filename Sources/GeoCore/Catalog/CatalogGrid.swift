@@ -1,11 +1,11 @@
 /// Where the catalog's geofences are, for finding the few near a fix among a million: a grid of longitude/latitude
-/// cells at several sizes, each geofence filed once, in the cell of its box's south-west corner at the finest size
-/// whose cells are at least as large as its box.
+/// cells at several sizes, each geofence filed at the finest size whose cells are at least as large as its box, in
+/// each cell its box meets there (at most two by two).
 ///
-/// So a geofence's box spans at most two cells of its own size in each direction, and a box query looks, at each size
-/// that holds any geofence, at the cells it covers and one more to the west and the south: every geofence whose box
-/// meets the query is found, once, with no set of the ones seen. A 100 m depot sits in a 0.01-degree cell (about a
-/// kilometre), a city-wide zone in a coarser one, and a fix looks at a handful of cells of the sizes in use.
+/// A box query looks, at each size that holds any geofence, at the cells it covers (a fix's box: one or two), and
+/// reports a geofence from one of them only, the cell holding the south-west corner of where its box and the query's
+/// meet: every geofence whose box meets the query is found, once, with no set of the ones seen. A 100 m depot sits in
+/// a 0.01-degree cell (about a kilometre), a city-wide zone in a coarser one.
 ///
 /// Pure and a value: the catalog replaces it as a whole or changes it between the apply threads' rounds.
 struct CatalogGrid: Sendable {
@@ -24,13 +24,8 @@ struct CatalogGrid: Sendable {
         }
     }
 
-    private struct Cell: Hashable {
-        let x: Int32
-        let y: Int32
-    }
-
-    /// Per cell size: the geofences filed in each cell, as the caller's numbers with their boxes.
-    private var levels: [[Cell: [(number: Int32, box: Box)]]] = Array(repeating: [:], count: cellSizes.count)
+    /// The geofences filed in each cell of every size, as the caller's numbers with their boxes, by ``key(_:_:_:)``.
+    private var cells: [UInt64: [(number: Int32, box: Box)]] = [:]
     /// How many geofences each size holds: a query skips the sizes that hold none.
     private var counts = Array(repeating: 0, count: cellSizes.count)
 
@@ -39,54 +34,68 @@ struct CatalogGrid: Sendable {
 
     /// Files geofence `number` under `box`.
     mutating func insert(_ number: Int32, box: Box) {
-        let (level, cell) = Self.home(of: box)
-        levels[level][cell, default: []].append((number, box))
+        let level = Self.level(of: box)
+        forEachCell(of: box, at: level) { key in cells[key, default: []].append((number, box)) }
         counts[level] += 1
     }
 
     /// Takes geofence `number`, filed under `box`, out.
     mutating func remove(_ number: Int32, box: Box) {
-        let (level, cell) = Self.home(of: box)
-        guard var filed = levels[level][cell], let index = filed.firstIndex(where: { $0.number == number }) else {
-            return
+        let level = Self.level(of: box)
+        var found = false
+        forEachCell(of: box, at: level) { key in
+            guard var filed = cells[key], let index = filed.firstIndex(where: { $0.number == number }) else { return }
+            found = true
+            filed.swapAt(index, filed.count - 1)
+            filed.removeLast()
+            cells[key] = filed.isEmpty ? nil : filed
         }
-        filed.swapAt(index, filed.count - 1)
-        filed.removeLast()
-        levels[level][cell] = filed.isEmpty ? nil : filed
-        counts[level] -= 1
+        if found { counts[level] -= 1 }
     }
 
     /// Calls `visit` with each geofence whose box meets `query`, each once.
     func forEach(meeting query: Box, _ visit: (Int32) -> Void) {
-        for level in levels.indices where counts[level] > 0 {
+        for level in counts.indices where counts[level] > 0 {
             let size = Self.cellSizes[level]
-            let (west, south) = (Self.index(query.west, size) - 1, Self.index(query.south, size) - 1)
+            let (west, south) = (Self.index(query.west, size), Self.index(query.south, size))
             let (east, north) = (Self.index(query.east, size), Self.index(query.north, size))
-            // A query wider than the cells in use (a map of a whole region) reads those cells instead.
-            if Int(east - west + 1) * Int(north - south + 1) > levels[level].count {
-                for filed in levels[level].values {
-                    for (number, box) in filed where box.meets(query) { visit(number) }
-                }
-                continue
-            }
             for x in west...east {
                 for y in south...north {
-                    guard let filed = levels[level][Cell(x: x, y: y)] else { continue }
-                    for (number, box) in filed where box.meets(query) { visit(number) }
+                    guard let filed = cells[Self.key(level, x, y)] else { continue }
+                    for (number, box) in filed where box.meets(query) {
+                        // Reported from the cell of the meeting's south-west corner only.
+                        guard Self.index(max(box.west, query.west), size) == x,
+                            Self.index(max(box.south, query.south), size) == y
+                        else { continue }
+                        visit(number)
+                    }
                 }
             }
         }
     }
 
-    /// The finest size whose cells hold the box's width and height, and the cell of its south-west corner there.
-    private static func home(of box: Box) -> (level: Int, cell: Cell) {
+    /// Calls `body` with the key of each cell of size `level` that `box` meets.
+    private func forEachCell(of box: Box, at level: Int, _ body: (UInt64) -> Void) {
+        let size = Self.cellSizes[level]
+        for x in Self.index(box.west, size)...Self.index(box.east, size) {
+            for y in Self.index(box.south, size)...Self.index(box.north, size) { body(Self.key(level, x, y)) }
+        }
+    }
+
+    /// The finest size whose cells hold the box's width and height.
+    private static func level(of box: Box) -> Int {
         let extent = max(box.east - box.west, box.north - box.south)
-        let level = cellSizes.firstIndex { $0 >= extent } ?? cellSizes.count - 1
-        let size = cellSizes[level]
-        return (level, Cell(x: index(box.west, size), y: index(box.south, size)))
+        return cellSizes.firstIndex { $0 >= extent } ?? cellSizes.count - 1
     }
 
     private static func index(_ degrees: Double, _ size: Double) -> Int32 {
         Int32((degrees / size).rounded(.down))
+    }
+
+    /// One key for a cell of any size: the size's number and the cell's two indexes (each within 24 bits: 36,000
+    /// cells of the finest size span the longitudes).
+    private static func key(_ level: Int, _ x: Int32, _ y: Int32) -> UInt64 {
+        UInt64(level) << 48 | UInt64(UInt32(bitPattern: x) & 0xFF_FFFF) << 24
+            | UInt64(UInt32(bitPattern: y) & 0xFF_FFFF)
     }
 }
