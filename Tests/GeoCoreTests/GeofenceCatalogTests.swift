@@ -56,9 +56,20 @@ struct GeofenceCatalogTests {
         // No position stamped before 2,500 is left to ask: the first version goes, the second stays until 3,000.
         #expect(catalog.forgetVersions(endedBy: 2_500) == 1)
         #expect(catalog.versionCount == 1)
+        #expect(catalog.geofence("depot", at: 2_600)?.since == 2_000)
+        // Back after its tombstone: a new version, the old ones still answered at their times.
+        catalog.put(Self.circle("depot", 48.0, 7.0, radius: 200), at: 4_000)
+        #expect(catalog.count == 1 && catalog["depot"] != nil)
+        #expect(catalog.geofence("depot", at: 3_500) == nil)
+        #expect(catalog.geofence("depot", at: 2_600)?.since == 2_000)
+        #expect(catalog.geofence("depot", at: 4_000)?.since == 4_000)
+        catalog.delete(id: "depot", at: 5_000)
         #expect(Self.ids(catalog, near: 48.0, 7.07, at: 2_600) == ["depot"])
         #expect(catalog.forgetVersions(endedBy: 3_000) == 1)
-        #expect(catalog.versionCount == 0)
+        #expect(catalog.versionCount == 1)
+        #expect(catalog.geofence("depot", at: 2_600) == nil, "forgotten")
+        #expect(catalog.forgetVersions(endedBy: 5_000) == 1)
+        #expect(catalog.versionCount == 0 && catalog.count == 0)
     }
 
     @Test(

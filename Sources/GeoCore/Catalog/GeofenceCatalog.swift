@@ -19,15 +19,22 @@ public struct GeofenceCatalog: Sendable {
         let from: Int64
         /// ...until this one (`Int64.max` while it is the current version).
         var until: Int64
+        /// The number of the same geofence's version before this one, while it is kept; -1 when none is.
+        var previous: Int32
+
+        var isCurrent: Bool { until == .max }
     }
 
     /// Each version by its number; nil where a forgotten version's number waits to be used again.
     private var versions: [Version?] = []
     private var freeNumbers: [Int32] = []
-    /// The current version of each geofence the catalog holds (a deleted one has none).
-    private var current: [String: Int32] = [:]
-    /// Each geofence's versions still kept, oldest first.
-    private var history: [String: [Int32]] = [:]
+    /// Each geofence's latest version kept: its current one, or the last before its tombstone.
+    ///
+    /// One map for both, and a link from each version to the one before it, rather than a list per geofence: nearly
+    /// every geofence has one version, and a million lists cost more than the geofences' boxes.
+    private var latest: [String: Int32] = [:]
+    /// How many geofences have a current version.
+    public private(set) var count = 0
     /// The versions that have ended, oldest end first as far as the catalog's order goes.
     private var ended: [Int32] = []
     private var grid = CatalogGrid()
@@ -38,21 +45,25 @@ public struct GeofenceCatalog: Sendable {
     /// may be looked for.
     public private(set) var longestApproachSeconds = 0
 
-    /// How many geofences the catalog holds now (after its last record).
-    public var count: Int { current.count }
-
     /// How many versions it keeps, the current ones and those positions may still ask for.
     public var versionCount: Int { versions.count - freeNumbers.count }
 
     /// The current version of geofence `id`.
     public subscript(id: String) -> CatalogGeofence? {
-        current[id].flatMap { versions[Int($0)]?.geofence }
+        guard let number = latest[id], let version = versions[Int(number)], version.isCurrent else { return nil }
+        return version.geofence
     }
 
     /// A catalog record of `geofence` stamped `time`: the new version is in force from then on.
     public mutating func put(_ geofence: CatalogGeofence, at time: Int64) {
         let start = end(geofence.id, at: time)
-        let version = Version(geofence: geofence, box: geofence.box, from: start, until: .max)
+        let version = Version(
+            geofence: geofence,
+            box: geofence.box,
+            from: start,
+            until: .max,
+            previous: latest[geofence.id] ?? -1
+        )
         let number: Int32
         if let free = freeNumbers.popLast() {
             number = free
@@ -61,8 +72,8 @@ public struct GeofenceCatalog: Sendable {
             number = Int32(versions.count)
             versions.append(version)
         }
-        current[geofence.id] = number
-        history[geofence.id, default: []].append(number)
+        latest[geofence.id] = number
+        count += 1
         longestApproachSeconds = max(longestApproachSeconds, geofence.geofence.approachSeconds ?? 0)
         grid.insert(number, box: version.box)
     }
@@ -70,15 +81,14 @@ public struct GeofenceCatalog: Sendable {
     /// A tombstone of geofence `id` stamped `time`: it is in force no more from then on.
     public mutating func delete(id: String, at time: Int64) {
         _ = end(id, at: time)
-        current[id] = nil
     }
 
     /// Geofence `id` as it was at message time `time`, with the time its version came in force; nil when none was.
     public func geofence(_ id: String, at time: Int64) -> (geofence: CatalogGeofence, since: Int64)? {
-        for number in history[id]?.reversed() ?? [] {
-            guard let version = versions[Int(number)] else { continue }
-            if version.from <= time && time < version.until { return (version.geofence, version.from) }
-            if version.from <= time { return nil }
+        var number = latest[id] ?? -1
+        while number >= 0, let version = versions[Int(number)] {
+            if version.from <= time { return time < version.until ? (version.geofence, version.from) : nil }
+            number = version.previous
         }
         return nil
     }
@@ -131,9 +141,7 @@ public struct GeofenceCatalog: Sendable {
             guard let version = versions[Int(number)] else { continue }
             if version.until <= time {
                 grid.remove(number, box: version.box)
-                let id = version.geofence.id
-                history[id]?.removeAll { $0 == number }
-                if history[id]?.isEmpty == true { history[id] = nil }
+                unlink(number, of: version.geofence.id)
                 versions[Int(number)] = nil
                 freeNumbers.append(number)
                 dropped += 1
@@ -145,14 +153,32 @@ public struct GeofenceCatalog: Sendable {
         return dropped
     }
 
+    /// Takes a forgotten version out of its geofence's chain: versions are forgotten oldest first, so it is the
+    /// chain's last; a geofence with none left is forgotten.
+    private mutating func unlink(_ number: Int32, of id: String) {
+        guard var next = latest[id] else { return }
+        if next == number {
+            latest[id] = nil
+            return
+        }
+        while let version = versions[Int(next)], version.previous >= 0 {
+            if version.previous == number {
+                versions[Int(next)]?.previous = -1
+                return
+            }
+            next = version.previous
+        }
+    }
+
     /// Ends the current version of `id` at `time` (or at its own start, when that is later); returns when the next
     /// version may start.
     private mutating func end(_ id: String, at time: Int64) -> Int64 {
-        guard let number = current[id], var version = versions[Int(number)] else { return time }
+        guard let number = latest[id], var version = versions[Int(number)], version.isCurrent else { return time }
         let end = max(time, version.from)
         version.until = end
         versions[Int(number)] = version
         ended.append(number)
+        count -= 1
         return end
     }
 }
