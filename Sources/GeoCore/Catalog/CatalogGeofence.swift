@@ -9,7 +9,7 @@ public struct CatalogGeofence: Hashable, Sendable {
     /// The geofence as the rules see a pin; its id is the catalog record's key.
     public let geofence: Pin
     /// Sorted, each once.
-    public let tags: [String]
+    public private(set) var tags: [String]
 
     public var id: String { geofence.id }
 
@@ -22,6 +22,13 @@ public struct CatalogGeofence: Hashable, Sendable {
         else { return nil }
         self.geofence = geofence
         self.tags = tags
+    }
+
+    /// The same geofence with `tags`, equal to its own (the catalog's shared copy of them).
+    func sharing(_ tags: [String]) -> CatalogGeofence {
+        var copy = self
+        copy.tags = tags
+        return copy
     }
 
     /// The longitude/latitude box the geofence lies in; a circle that crosses the antimeridian or reaches a pole

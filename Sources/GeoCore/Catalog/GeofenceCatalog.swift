@@ -33,6 +33,9 @@ public struct GeofenceCatalog: Sendable {
     /// One map for both, and a link from each version to the one before it, rather than a list per geofence: nearly
     /// every geofence has one version, and a million lists cost more than the geofences' boxes.
     private var latest: [String: Int32] = [:]
+    /// One copy of each set of tags: a fleet's geofences share a few, and a million arrays of one tag each cost more
+    /// than the tags.
+    private var tagSets: Set<[String]> = []
     /// How many geofences have a current version.
     public private(set) var count = 0
     /// The versions that have ended, oldest end first as far as the catalog's order goes.
@@ -56,6 +59,7 @@ public struct GeofenceCatalog: Sendable {
 
     /// A catalog record of `geofence` stamped `time`: the new version is in force from then on.
     public mutating func put(_ geofence: CatalogGeofence, at time: Int64) {
+        let geofence = geofence.sharing(tagSets.insert(geofence.tags).memberAfterInsert)
         let start = end(geofence.id, at: time)
         let version = Version(
             geofence: geofence,
