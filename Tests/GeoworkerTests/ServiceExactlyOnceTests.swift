@@ -27,9 +27,11 @@ struct ServiceExactlyOnceTests {
         // The kill moments from a printed seed (tools/handover-trials.sh gives each run its own), so that a run that
         // loses events can be repeated.
         var trial = HandoverTrial("exactly-once, killed and restarted", seed: seed)
+        var killed: [BackgroundProcess] = []
         for slice in slices {
             let worker = try Self.start("a", on: bed)
             defer { worker.send(SIGKILL) }
+            killed.append(worker)
             try await ServiceScaleOutTests.waitForLog(worker, "geoworker running")
             try await bed.produce(slice)
             // Somewhere in the slice's processing, or in a checkpoint's transaction.
@@ -39,7 +41,7 @@ struct ServiceExactlyOnceTests {
         }
         let last = try Self.start("a", on: bed)
         defer { last.send(SIGKILL) }
-        try await Self.expectEveryEventOnce(bed, stopping: [last])
+        try await Self.expectEveryEventOnce(bed, stopping: [last], earlier: killed)
     }
 
     @Test("scale out: a second instance joins mid-stream and takes half the partitions: every event exactly once")
@@ -163,7 +165,18 @@ struct ServiceExactlyOnceTests {
     ///
     /// The events are read after the stop, whose last checkpoint commits the transaction still open: an event committed
     /// late under load is not lost. How many came only with the stop is printed.
-    static func expectEveryEventOnce(_ bed: ServiceTestBed, stopping instances: [BackgroundProcess]) async throws {
+    ///
+    /// - Parameters:
+    ///   - bed: the test bed.
+    ///   - instances: the instances running, stopped once the events are in.
+    ///   - earlier: instances that ran before and were killed: a failure shows their logs too, since the state a
+    ///     late incarnation started from is theirs.
+    /// - Throws: when the events cannot be read.
+    static func expectEveryEventOnce(
+        _ bed: ServiceTestBed,
+        stopping instances: [BackgroundProcess],
+        earlier: [BackgroundProcess] = []
+    ) async throws {
         let reference = try await bed.referenceEvents()
         let waited = ContinuousClock.now
         let beforeStop = try await ServiceScaleOutTests.waitForAll(bed, reference)
@@ -181,6 +194,8 @@ struct ServiceExactlyOnceTests {
             events,
             as: reference,
             logs: "waited \(waitedFor) for the events before the stop; \(late.count) came only with it\n"
+                + earlier.enumerated().map { "incarnation \($0.offset + 1), killed:\n" + $0.element.errors }
+                .joined(separator: "\n")
                 + instances.map { "an instance's last log lines:\n" + String($0.errors.suffix(6000)) }
                 .joined(separator: "\n")
         )
