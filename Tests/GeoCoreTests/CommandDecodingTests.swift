@@ -63,6 +63,28 @@ struct CommandDecodingTests {
         )
     }
 
+    @Test("subscribe and unsubscribe: tags sorted and each once; written back as they read")
+    func subscriptions() throws {
+        let subscribe = try decodeCommand(
+            #"{"type":"subscribe","deviceId":"truck-17","tags":["depots","airports","depots"]}"#
+        )
+        .get()
+        #expect(subscribe == .subscribe(deviceId: "truck-17", tags: ["airports", "depots"]))
+        #expect(try decodeCommand(String(decoding: subscribe.json, as: UTF8.self)).get() == subscribe)
+        let unsubscribe = try decodeCommand(#"{"tags":["depots"],"deviceId":"d","type":"unsubscribe"}"#).get()
+        #expect(unsubscribe == .unsubscribe(deviceId: "d", tags: ["depots"]))
+        #expect(try decodeCommand(String(decoding: unsubscribe.json, as: UTF8.self)).get() == unsubscribe)
+        for bad in [
+            #"{"type":"subscribe","deviceId":"d"}"#, #"{"type":"subscribe","deviceId":"d","tags":[]}"#,
+            #"{"type":"subscribe","deviceId":"d","tags":"depots"}"#,
+            #"{"type":"unsubscribe","deviceId":"d","tags":[""]}"#,
+            #"{"type":"subscribe","deviceId":"d","tags":[1]}"#,
+        ] {
+            let failure = try #require(throws: DecodingFailure.self, "\(bad)") { try decodeCommand(bad).get() }
+            #expect(failure.description.contains("tags"), "\(bad): \(failure)")
+        }
+    }
+
     @Test(
         "bad commands give a typed failure that says what is wrong",
         arguments: [

@@ -97,7 +97,7 @@ struct DeviceStateEncodingTests {
         #expect(state.pins[0].since == nil && !state.pins[0].dwellAnnounced && !state.pins[0].approachAnnounced)
         #expect(state.pins[1].membership == .outside)
         let written = DeviceStateEncoding.encode(state)
-        #expect(written[0] == DeviceStateEncoding.version)
+        #expect(written[0] == DeviceStateEncoding.versionWithoutCatalog)
         #expect(try DeviceStateEncoding.decode(written) == state)
     }
 
@@ -106,7 +106,7 @@ struct DeviceStateEncodingTests {
         let tracked = TrackedPin(pin: Self.pin, membership: .outside, since: 1_000, approachAnnounced: true)
         let state = DeviceState(deviceId: "d", pins: [tracked])
         var bytes = DeviceStateEncoding.encode(state)
-        #expect(bytes[0] == DeviceStateEncoding.version)
+        #expect(bytes[0] == DeviceStateEncoding.versionWithoutCatalog)
         // Version 3 is version 4 (and 5) without places: the three bytes of none.
         bytes.removeLast(3)
         bytes[0] = 3
@@ -152,6 +152,53 @@ struct DeviceStateEncodingTests {
         var bytes = DeviceStateEncoding.encode(DeviceState(deviceId: "d"))
         bytes[bytes.count - 3] = 16
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(bytes) }
+    }
+
+    @Test(
+        "catalog standing (subscriptions, last decision, visits) is written as version 6, and only for a device that has it"
+    )
+    func catalogStanding() throws {
+        var state = DeviceState(deviceId: "truck-17", pins: [TrackedPin(pin: Self.pin)])
+        let withoutCatalog = DeviceStateEncoding.encode(state)
+        #expect(withoutCatalog[0] == 5, "a device without catalog state stays readable by a geoworker of before it")
+        state.catalog = CatalogVisits(
+            subscriptions: ["depots", "airports"],
+            visits: [
+                "depot-9": CatalogVisit(membership: .inside, since: 1_000, dwellAnnounced: true),
+                "depot-2": CatalogVisit(
+                    membership: .outside,
+                    since: 900,
+                    approachAnnounced: true,
+                    approachArrival: 1_600
+                ),
+                "airport-1": CatalogVisit(membership: .undetermined),
+            ],
+            decidedAt: 1_000
+        )
+        let bytes = DeviceStateEncoding.encode(state)
+        #expect(bytes[0] == 6)
+        #expect(Array(bytes.prefix(withoutCatalog.count).dropFirst()) == Array(withoutCatalog.dropFirst()))
+        let decoded = try DeviceStateEncoding.decode(bytes)
+        #expect(decoded == state)
+        #expect(decoded.catalog?.subscriptions == ["airports", "depots"])
+        // One encoding per state: the visits are written by id whatever order the dictionary holds them in.
+        for _ in 0..<20 {
+            var again = state
+            again.catalog = CatalogVisits(
+                subscriptions: ["depots", "airports"],
+                visits: Dictionary(uniqueKeysWithValues: state.catalog!.visits.shuffled()),
+                decidedAt: 1_000
+            )
+            #expect(DeviceStateEncoding.encode(again) == bytes)
+        }
+        // An empty standing (subscribed through the default tags only, nothing decided) is still version 6.
+        let empty = DeviceState(deviceId: "d", catalog: CatalogVisits())
+        #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(empty)) == empty)
+        #expect(DeviceStateEncoding.encode(empty)[0] == 6)
+        // Version 5 never carries it: the same bytes as version 5 are refused, having more after the places.
+        var relabelled = bytes
+        relabelled[0] = 5
+        #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(relabelled) }
     }
 
     @Test("version 4 bytes (a region without its local name) decode with the name as the local name")
@@ -257,6 +304,26 @@ struct DeviceStateEncodingTests {
                     approachAnnounced: random.next(below: 2) == 0,
                     approachArrival: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20
                 )
+            )
+        }
+        if random.next(below: 3) == 0 {
+            let tags = (0..<random.next(below: 4)).map { _ in text(&random, 12) }
+            let visits = (0..<random.next(below: 5)).map { index in
+                (
+                    "\(index)-" + text(&random, 20),
+                    CatalogVisit(
+                        membership: Membership(rawValue: UInt8(random.next(below: 3)))!,
+                        since: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20,
+                        dwellAnnounced: random.next(below: 2) == 0,
+                        approachAnnounced: random.next(below: 2) == 0,
+                        approachArrival: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20
+                    )
+                )
+            }
+            state.catalog = CatalogVisits(
+                subscriptions: tags,
+                visits: Dictionary(visits) { first, _ in first },
+                decidedAt: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20
             )
         }
         return state

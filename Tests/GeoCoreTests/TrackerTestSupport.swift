@@ -70,11 +70,16 @@ struct DeviceScenario {
     var offset: Int64 = 0
     var outcomes: [DeviceTracker.Outcome] = []
 
-    init(configuration: TrackerConfiguration = TrackerConfiguration(), deviceId: String = "truck-17") {
+    init(
+        configuration: TrackerConfiguration = TrackerConfiguration(),
+        deviceId: String = "truck-17",
+        catalog: FleetCatalog? = nil
+    ) {
         tracker = DeviceTracker(
             configuration: configuration,
             countries: RectangleCountries(),
-            languages: TableLanguages()
+            languages: TableLanguages(),
+            catalog: catalog
         )
         state = DeviceState(deviceId: deviceId)
     }

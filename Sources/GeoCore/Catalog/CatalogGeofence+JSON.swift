@@ -68,9 +68,9 @@ extension CatalogGeofence {
 }
 
 extension JSONScanner {
-    /// Reads a list of tags: 1 to ``CatalogGeofence/maximumTags`` strings of 1 to
-    /// ``CatalogGeofence/maximumTagLength`` bytes.
-    fileprivate mutating func tagsField() throws(DecodingFailure) -> JSONField<[String]> {
+    /// Reads a list of tags (a catalog record's, a `subscribe` command's): 1 to ``CatalogGeofence/maximumTags``
+    /// strings of 1 to ``CatalogGeofence/maximumTagLength`` bytes.
+    mutating func tagsField() throws(DecodingFailure) -> JSONField<[String]> {
         if try consumeNull() { return .absent }
         guard try enterArray() else { return try invalidField("must be a list of strings") }
         var tags: [String] = []

@@ -37,14 +37,15 @@ struct CatalogTracking {
             since in
             guard geofence.tags.contains(where: tags.contains) else { return }
             met.insert(geofence.id)
-            if !decide(geofence, since: since, context, &device, numbering: &numbering, events: &events) {
+            let firstMeeting = device.decidedAt.map { since > $0 } ?? true
+            if !decide(geofence, firstMeeting: firstMeeting, context, &device, numbering: &numbering, events: &events) {
                 refused += 1
             }
         }
         // Visits the lookup did not meet: a geofence left far behind, moved away, deleted, or no longer subscribed.
         for id in device.visits.keys where !met.contains(id) {
-            if let (geofence, since) = catalog.geofence(id, at: time), geofence.tags.contains(where: tags.contains) {
-                _ = decide(geofence, since: since, context, &device, numbering: &numbering, events: &events)
+            if let (geofence, _) = catalog.geofence(id, at: time), geofence.tags.contains(where: tags.contains) {
+                _ = decide(geofence, firstMeeting: false, context, &device, numbering: &numbering, events: &events)
             } else {
                 device.visits[id] = nil
             }
@@ -53,10 +54,49 @@ struct CatalogTracking {
         return refused
     }
 
-    /// Applies the fix to one geofence; false when it was not decided for want of room.
+    /// A `subscribe` of `tags`: the geofences near the device's last fix that only the new tags reach are met for the
+    /// first time there, as a tracked pin is checked from the last fix (an initial `geofence.entered` where the device
+    /// is inside), with the catalog as it stands at the command's `time`.
+    ///
+    /// Without a fix that can decide geofences, the next fix decides every geofence the device has no visit of as met
+    /// for the first time: one it had been outside of and is inside of then is announced as an initial entry.
+    ///
+    /// - Returns: how many geofences were met and not decided because the device had `maxVisits` visits.
+    func subscribe(
+        to tags: [String],
+        _ device: inout CatalogVisits,
+        lastFix context: GeofenceEvaluator.FixContext?,
+        at time: Int64,
+        catalog: GeofenceCatalog,
+        defaultTags: [String],
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) -> Int {
+        let reached = Set(device.subscriptions).union(defaultTags)
+        device.subscribe(to: tags)
+        let added = Set(tags).subtracting(reached)
+        guard !added.isEmpty else { return 0 }
+        guard let context else {
+            device.decidedAt = nil
+            return 0
+        }
+        var refused = 0
+        catalog.forEach(meeting: Self.box(around: context, reach: context.margin), at: time) { geofence, _ in
+            guard geofence.tags.contains(where: added.contains), !geofence.tags.contains(where: reached.contains),
+                device.visits[geofence.id] == nil
+            else { return }
+            if !decide(geofence, firstMeeting: true, context, &device, numbering: &numbering, events: &events) {
+                refused += 1
+            }
+        }
+        return refused
+    }
+
+    /// Applies the fix to one geofence (`firstMeeting`: its initial state, unless a visit says otherwise); false when
+    /// it was not decided for want of room.
     private func decide(
         _ geofence: CatalogGeofence,
-        since: Int64,
+        firstMeeting: Bool,
         _ context: GeofenceEvaluator.FixContext,
         _ device: inout CatalogVisits,
         numbering: inout EventNumbering,
@@ -64,7 +104,6 @@ struct CatalogTracking {
     ) -> Bool {
         let known = device.visits[geofence.id]
         if known == nil && device.visits.count >= maxVisits { return false }
-        let firstMeeting = device.decidedAt.map { since > $0 } ?? true
         let visit = known ?? CatalogVisit(membership: firstMeeting ? .undetermined : .outside)
         var tracked = TrackedPin(
             pin: geofence.geofence,
@@ -74,7 +113,10 @@ struct CatalogTracking {
             approachAnnounced: visit.approachAnnounced,
             approachArrival: visit.approachArrival
         )
+        let first = events.count
         evaluator.evaluate(&tracked, context, numbering: &numbering, events: &events)
+        // The events name the geofence as the catalog's.
+        for index in first..<events.count { events[index].catalogTags = geofence.tags }
         let after = CatalogVisit(
             membership: tracked.membership,
             since: tracked.since,

@@ -63,26 +63,26 @@ public struct CloudEventEncoder: Sendable {
         json.string(event.deviceId)
         switch event.payload {
         case .geofenceEntered(let crossing), .geofenceExited(let crossing):
-            json.pinAndPosition(crossing.pin, crossing.position)
+            json.pinAndPosition(crossing.pin, crossing.position, catalogTags: event.catalogTags)
             json.key("distanceMeters")
             json.number((crossing.distanceMeters * 100).rounded() / 100)
             json.key("initial")
             json.bool(crossing.initial)
         case .geofenceDwelled(let stay):
-            json.pinAndPosition(stay.pin, stay.position)
+            json.pinAndPosition(stay.pin, stay.position, catalogTags: event.catalogTags)
             json.key("insideSince")
             json.timestamp(stay.insideSince)
             json.key("dwellSeconds")
             json.number(stay.dwellSeconds)
         case .geofenceCrossed(let passage):
             json.key("pin")
-            json.eventPin(passage.pin)
+            json.eventPin(passage.pin, catalogTags: event.catalogTags)
             json.key("from")
             json.fix(passage.from)
             json.key("to")
             json.fix(passage.to)
         case .geofenceApproaching(let approach):
-            json.pinAndPosition(approach.pin, approach.position)
+            json.pinAndPosition(approach.pin, approach.position, catalogTags: event.catalogTags)
             json.key("etaSeconds")
             json.number((approach.etaSeconds * 10).rounded() / 10)
             json.key("distanceMeters")

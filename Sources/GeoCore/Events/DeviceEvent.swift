@@ -7,6 +7,9 @@ public struct DeviceEvent: Hashable, Sendable {
     /// command message's Kafka timestamp.
     public let time: Int64
     public let payload: Payload
+    /// For a geofence event of a geofence of the fleet's catalog: its tags (events name it as such); nil for a tracked
+    /// pin's and for every other event.
+    public internal(set) var catalogTags: [String]?
 
     /// The rare kinds with large payloads are boxed (`indirect`): a payload is as large as its largest kind, and
     /// the geofence events that make most of the traffic were copied at twice their size once places were in.
@@ -22,11 +25,12 @@ public struct DeviceEvent: Hashable, Sendable {
         indirect case timeZoneChanged(TimeZoneChange)
     }
 
-    public init(id: String, deviceId: String, time: Int64, payload: Payload) {
+    public init(id: String, deviceId: String, time: Int64, payload: Payload, catalogTags: [String]? = nil) {
         self.id = id
         self.deviceId = deviceId
         self.time = time
         self.payload = payload
+        self.catalogTags = catalogTags
     }
 
     /// The CloudEvents `type`.

@@ -2,9 +2,12 @@ import JSONCodec
 
 /// How events and cards write pins, positions and polygons.
 extension JSONWriter {
-    /// A pin as events carry it: a circle whole; a polygon by its bounding box (`bbox`, west, south, east,
-    /// north, as GeoJSON writes it) and vertex count, so that events stay small whatever the shape.
-    mutating func eventPin(_ pin: Pin) {
+    /// A pin as events carry it.
+    ///
+    /// A circle whole; a polygon by its bounding box (`bbox`, west, south, east, north, as GeoJSON writes it) and
+    /// vertex count, so that events stay small whatever the shape. A geofence of the fleet's catalog says so
+    /// (`"source":"catalog"`) and gives its `tags`; a tracked pin has neither member.
+    mutating func eventPin(_ pin: Pin, catalogTags: [String]? = nil) {
         beginObject()
         member("id", pin.id)
         switch pin.shape {
@@ -23,13 +26,20 @@ extension JSONWriter {
             number(Double(polygon.vertexCount))
         }
         pinDetails(pin)
+        if let catalogTags {
+            member("source", "catalog")
+            key("tags")
+            beginArray()
+            for tag in catalogTags { string(tag) }
+            endArray()
+        }
         endObject()
     }
 
     /// The `pin` and `position` members most geofence events start with.
-    mutating func pinAndPosition(_ pin: Pin, _ position: Fix) {
+    mutating func pinAndPosition(_ pin: Pin, _ position: Fix, catalogTags: [String]?) {
         key("pin")
-        eventPin(pin)
+        eventPin(pin, catalogTags: catalogTags)
         key("position")
         fix(position)
     }

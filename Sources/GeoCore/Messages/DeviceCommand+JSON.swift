@@ -3,7 +3,8 @@ public import JSONCodec
 extension DeviceCommand {
     /// Decodes a command message from its JSON bytes (see `Schemas/command.*.schema.json`):
     /// `{"type":"track","deviceId":…,"pin":{"id","lat","lon","radius","title"?,"metadata"?}}`,
-    /// `{"type":"untrack","deviceId":…,"pinId":…}` or `{"type":"untrackAll","deviceId":…}`.
+    /// `{"type":"untrack","deviceId":…,"pinId":…}`, `{"type":"untrackAll","deviceId":…}`, or
+    /// `{"type":"subscribe","deviceId":…,"tags":[…]}` and `unsubscribe` alike.
     ///
     /// Members may come in any order; unknown members are ignored. Anything else returns a failure
     /// saying what is wrong.
@@ -13,7 +14,7 @@ extension DeviceCommand {
 
     /// The members of a command message; the case names are the JSON names.
     private enum Member: CaseIterable {
-        case type, deviceId, pin, pinId
+        case type, deviceId, pin, pinId, tags
     }
 
     private static let members = JSONMemberTable<Member>()
@@ -25,12 +26,14 @@ extension DeviceCommand {
         var deviceId = JSONField<String>.absent
         var pin = JSONField<PinFields>.absent
         var pinId = JSONField<String>.absent
+        var tags = JSONField<[String]>.absent
         try scanner.readMembers(of: members, depth: 1) { member, scanner throws(DecodingFailure) in
             switch member {
             case .type: type = try scanner.stringField()
             case .deviceId: deviceId = try scanner.stringField(maximumBytes: Position.maximumDeviceIdLength)
             case .pin: pin = try scanner.pinField()
             case .pinId: pinId = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
+            case .tags: tags = try scanner.tagsField()
             }
         }
         try scanner.expectEnd()
@@ -44,10 +47,14 @@ extension DeviceCommand {
             return .untrack(deviceId: device, pinId: try pinId.required("pinId"))
         case "untrackAll":
             return .untrackAll(deviceId: device)
+        case "subscribe":
+            return .subscribe(deviceId: device, tags: Array(Set(try tags.required("tags"))).sorted())
+        case "unsubscribe":
+            return .unsubscribe(deviceId: device, tags: Array(Set(try tags.required("tags"))).sorted())
         default:
             throw DecodingFailure(
                 .unknownCommand,
-                "unknown command type '\(kind)' (expected track, untrack or untrackAll)"
+                "unknown command type '\(kind)' (expected track, untrack, untrackAll, subscribe or unsubscribe)"
             )
         }
     }
@@ -243,6 +250,13 @@ extension DeviceCommand {
         case .untrackAll(let deviceId):
             json.member("type", "untrackAll")
             json.member("deviceId", deviceId)
+        case .subscribe(let deviceId, let tags), .unsubscribe(let deviceId, let tags):
+            if case .subscribe = self { json.member("type", "subscribe") } else { json.member("type", "unsubscribe") }
+            json.member("deviceId", deviceId)
+            json.key("tags")
+            json.beginArray()
+            for tag in tags { json.string(tag) }
+            json.endArray()
         }
         json.endObject()
         return json.takeOutput()

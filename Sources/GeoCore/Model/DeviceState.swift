@@ -17,6 +17,9 @@ public struct DeviceState: Hashable, Sendable {
     public var countryCandidateFixes: Int
     /// With places: the region and time zone announced, and the changes pending.
     public var places: DevicePlaces
+    /// The device's standing with the fleet's catalog (its subscriptions and visits); nil for a device that has never
+    /// been decided against the catalog, which is every device when no catalog is used.
+    public var catalog: CatalogVisits?
     /// The partition number its messages arrive on: that of the last message applied to it.
     ///
     /// Both input topics are co-partitioned and keyed by device id, so a device's positions and commands share this
@@ -38,6 +41,7 @@ public struct DeviceState: Hashable, Sendable {
         countryCandidate: String? = nil,
         countryCandidateFixes: Int = 0,
         places: DevicePlaces = DevicePlaces(),
+        catalog: CatalogVisits? = nil,
         inputPartition: Int32 = 0,
         appliedOffsets: AppliedOffsets = AppliedOffsets()
     ) {
@@ -49,6 +53,7 @@ public struct DeviceState: Hashable, Sendable {
         self.countryCandidate = countryCandidate
         self.countryCandidateFixes = countryCandidateFixes
         self.places = places
+        self.catalog = catalog
         self.inputPartition = inputPartition
         self.appliedOffsets = appliedOffsets
     }

@@ -86,6 +86,48 @@ extension DeviceStateEncoding {
             return places
         }
 
+        /// A device's standing with the catalog (version 6): lists sorted and each item once, as the writer writes
+        /// them, so that the bytes a restore stores are the ones the worker would write.
+        mutating func catalog() throws(DeviceStateDecodingError) -> CatalogVisits {
+            let subscriptionCount = try count("subscriptions", smallestItem: 2)
+            var subscriptions: [String] = []
+            for _ in 0..<subscriptionCount {
+                let tag = try string("subscription")
+                guard !tag.isEmpty, subscriptions.last.map({ $0 < tag }) ?? true else {
+                    throw DeviceStateDecodingError("the subscriptions are not sorted tags, each once")
+                }
+                subscriptions.append(tag)
+            }
+            let flags = try byte("catalog flags")
+            guard flags <= 1 else { throw DeviceStateDecodingError("unknown catalog flags \(flags)") }
+            let decidedAt = flags == 1 ? unzigzag(try varint("catalog decided at")) : nil
+            let visitCount = try count("visits", smallestItem: 3)
+            var visits: [String: CatalogVisit] = [:]
+            visits.reserveCapacity(visitCount)
+            var lastId: String?
+            for _ in 0..<visitCount {
+                let id = try string("visit id")
+                guard !id.isEmpty, lastId.map({ $0 < id }) ?? true else {
+                    throw DeviceStateDecodingError("the visits are not sorted by geofence id, each once")
+                }
+                lastId = id
+                let state = try byte("visit state")
+                guard state & ~VisitState.all == 0, let membership = Membership(rawValue: state & PinState.membership)
+                else { throw DeviceStateDecodingError("visit \(id) has an unknown state \(state)") }
+                let since = state & VisitState.since != 0 ? unzigzag(try varint("visit since")) : nil
+                let arrival =
+                    state & PinState.approachArrival != 0 ? unzigzag(try varint("visit approach arrival")) : nil
+                visits[id] = CatalogVisit(
+                    membership: membership,
+                    since: since,
+                    dwellAnnounced: state & PinState.dwellAnnounced != 0,
+                    approachAnnounced: state & PinState.approachAnnounced != 0,
+                    approachArrival: arrival
+                )
+            }
+            return CatalogVisits(subscriptions: subscriptions, visits: visits, decidedAt: decidedAt)
+        }
+
         private mutating func fixCount(_ what: String) throws(DeviceStateDecodingError) -> Int {
             guard let count = Int(exactly: try varint(what)) else {
                 throw DeviceStateDecodingError("the \(what) is out of range")

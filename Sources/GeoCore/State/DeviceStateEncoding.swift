@@ -23,6 +23,15 @@
 /// name (empty when the same as its name)] · [string region candidate] · varint region candidate fixes · [string
 /// time zone] · [string time-zone candidate] · varint time-zone candidate fixes
 /// ```
+/// Version 6 is version 5 followed by the device's standing with the fleet's catalog, and is written only for a device
+/// that has one (``DeviceState/catalog``): every other device is written in version 5, so that a geoworker of before
+/// the catalog still reads the states of users who do not use it.
+/// ```
+/// catalog: varint subscription count · strings (sorted, each once) · u8 flags (1 decided at) · [zigzag varint
+/// decided at] · varint visit count · visits (by id, sorted, each once)
+/// visit: string geofence id · u8 state (bits 0-1 membership, 4 dwell announced, 8 approach announced, 16 approach
+/// arrival, 32 since) · [zigzag varint since] · [zigzag varint approach arrival]
+/// ```
 /// Version 4 is version 5 without the region's local name and with sources 0 and 1 only (read with the local name
 /// its name: a region saved by an earlier geoworker keeps the name it was announced with until the device's region
 /// next changes). Version 3 is version 4 without places (read as none announced: a device's first fix after an
@@ -35,16 +44,18 @@
 /// A new version gets a new number and a decoder beside the others; a reader meets a version it does not know
 /// (written by a newer geoworker) with an error that says so, never with a guess.
 public enum DeviceStateEncoding {
-    /// The version this build writes.
-    public static let version: UInt8 = 5
+    /// The newest version this build writes: for a device with catalog state (``versionWithoutCatalog`` otherwise).
+    public static let version: UInt8 = 6
+    /// The version this build writes for a device without catalog state.
+    public static let versionWithoutCatalog: UInt8 = 5
     /// The versions this build reads.
-    public static let readableVersions: ClosedRange<UInt8> = 1...5
+    public static let readableVersions: ClosedRange<UInt8> = 1...6
 
     /// The state's bytes.
     public static func encode(_ state: DeviceState) -> [UInt8] {
         var writer = Writer()
         writer.bytes.reserveCapacity(64 + state.pins.count * 48)
-        writer.byte(version)
+        writer.byte(state.catalog == nil ? versionWithoutCatalog : version)
         writer.string(state.deviceId)
         writer.varint(UInt64(UInt32(bitPattern: state.inputPartition)))
         writer.varint(UInt64(bitPattern: state.appliedOffsets.positions &+ 1))
@@ -70,6 +81,7 @@ public enum DeviceStateEncoding {
         writer.varint(UInt64(state.pins.count))
         for tracked in state.pins { writer.pin(tracked) }
         writer.places(state.places)
+        if let catalog = state.catalog { writer.catalog(catalog) }
         return writer.bytes
     }
 
@@ -128,6 +140,7 @@ public enum DeviceStateEncoding {
             pins.append(version == 1 ? try reader.pinVersion1() : try reader.pin(hasArrival: version >= 3))
         }
         let places = version >= 4 ? try reader.places(version: version) : DevicePlaces()
+        let catalog = version >= 6 ? try reader.catalog() : nil
         guard reader.isAtEnd else {
             throw DeviceStateDecodingError("\(reader.remaining) bytes after the end of the state")
         }
@@ -140,6 +153,7 @@ public enum DeviceStateEncoding {
             countryCandidate: candidate,
             countryCandidateFixes: candidateFixes,
             places: places,
+            catalog: catalog,
             inputPartition: partition,
             appliedOffsets: AppliedOffsets(positions: positions, commands: commands)
         )
@@ -191,6 +205,14 @@ public enum DeviceStateEncoding {
         static let approach: UInt8 = 32
         static let since: UInt8 = 64
         static let all: UInt8 = 127
+    }
+
+    /// The state byte of a catalog visit: the pin's state bits, and one for its `since`.
+    enum VisitState {
+        static let since: UInt8 = 32
+        static let all: UInt8 =
+            PinState.membership | PinState.dwellAnnounced | PinState.approachAnnounced | PinState.approachArrival
+            | since
     }
 
     /// The flags of a device's places.
@@ -288,6 +310,26 @@ public enum DeviceStateEncoding {
             if let zone = places.timeZone { string(zone) }
             if let candidate = places.timeZoneCandidate { string(candidate) }
             varint(UInt64(max(0, places.timeZoneCandidateFixes)))
+        }
+
+        mutating func catalog(_ catalog: CatalogVisits) {
+            varint(UInt64(catalog.subscriptions.count))
+            for tag in catalog.subscriptions { string(tag) }
+            byte(catalog.decidedAt == nil ? 0 : 1)
+            if let decidedAt = catalog.decidedAt { varint(zigzag(decidedAt)) }
+            varint(UInt64(catalog.visits.count))
+            // By id: one encoding per state, whatever order the dictionary holds them in.
+            for (id, visit) in catalog.visits.sorted(by: { $0.key < $1.key }) {
+                string(id)
+                byte(
+                    visit.membership.rawValue | (visit.dwellAnnounced ? PinState.dwellAnnounced : 0)
+                        | (visit.approachAnnounced ? PinState.approachAnnounced : 0)
+                        | (visit.approachArrival != nil ? PinState.approachArrival : 0)
+                        | (visit.since != nil ? VisitState.since : 0)
+                )
+                if let since = visit.since { varint(zigzag(since)) }
+                if let arrival = visit.approachArrival { varint(zigzag(arrival)) }
+            }
         }
 
         mutating func byte(_ value: UInt8) { bytes.append(value) }

@@ -46,9 +46,13 @@ public struct DeviceTracker: Sendable {
         }
 
         public let kind: Kind
+        /// Catalog geofences the message met and did not decide for the device, which had
+        /// ``TrackerConfiguration/maxCatalogVisits`` visits already.
+        public var catalogGeofencesNotDecided: Int
 
-        public init(kind: Kind) {
+        public init(kind: Kind, catalogGeofencesNotDecided: Int = 0) {
             self.kind = kind
+            self.catalogGeofencesNotDecided = catalogGeofencesNotDecided
         }
 
         static let applied = Outcome(kind: .applied)
@@ -59,6 +63,8 @@ public struct DeviceTracker: Sendable {
     public let languages: (any LanguageAdvisor)?
     /// Regions, localities and time zones (``PlaceTracker``); without it, no place events.
     public let places: (any PlaceResolver)?
+    /// The fleet's shared geofences; without it, devices are decided against their pins only.
+    public let catalog: FleetCatalog?
     /// The place rules with `places`, made once: one made at every fix copied the configuration and the resolver.
     private let placeTracker: PlaceTracker?
 
@@ -66,12 +72,14 @@ public struct DeviceTracker: Sendable {
         configuration: TrackerConfiguration = TrackerConfiguration(),
         countries: any CountryResolver,
         languages: (any LanguageAdvisor)? = nil,
-        places: (any PlaceResolver)? = nil
+        places: (any PlaceResolver)? = nil,
+        catalog: FleetCatalog? = nil
     ) {
         self.configuration = configuration
         self.countries = countries
         self.languages = languages
         self.places = places
+        self.catalog = catalog
         placeTracker = places.map {
             PlaceTracker(placeConfirmations: configuration.placeConfirmations, resolver: $0)
         }
@@ -128,16 +136,31 @@ public struct DeviceTracker: Sendable {
         var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: position.timestamp)
         let margin = position.accuracy ?? configuration.assumedAccuracyMeters
         let usable = margin <= configuration.maxAccuracyMeters
-        if usable && !state.pins.isEmpty {
+        let catalog = usesCatalog(state) ? catalog : nil
+        var outcome = Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
+        if usable && (!state.pins.isEmpty || catalog != nil) {
             let context = fixContext(
                 position,
                 fix: fix,
                 margin: margin,
                 previous: previous,
                 needsMotion: state.pins.contains { $0.pin.approachSeconds != nil }
+                    || catalog.map { $0.geofences.longestApproachSeconds > 0 } ?? false
             )
             for index in state.pins.indices {
                 geofences.evaluate(&state.pins[index], context, numbering: &numbering, events: &events)
+            }
+            if let catalog {
+                var visits = state.catalog ?? CatalogVisits()
+                outcome.catalogGeofencesNotDecided = catalogTracking.apply(
+                    context,
+                    to: &visits,
+                    catalog: catalog.geofences,
+                    defaultTags: configuration.catalogTags,
+                    numbering: &numbering,
+                    events: &events
+                )
+                state.catalog = visits
             }
         }
         let (decided, change) = updateCountry(
@@ -187,7 +210,13 @@ public struct DeviceTracker: Sendable {
             numbering: &numbering,
             events: &events
         )
-        return Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
+        return outcome
+    }
+
+    /// Whether the device is decided against the catalog: there is one, and the device subscribed or every device
+    /// subscribes to some tags (``TrackerConfiguration/catalogTags``).
+    private func usesCatalog(_ state: DeviceState) -> Bool {
+        catalog != nil && (state.catalog != nil || !configuration.catalogTags.isEmpty)
     }
 
     /// What the geofence rules need of a fix: the previous fix only when it was accurate enough to decide
@@ -223,6 +252,10 @@ public struct DeviceTracker: Sendable {
     }
 
     private var geofences: GeofenceEvaluator { GeofenceEvaluator(configuration: configuration) }
+
+    private var catalogTracking: CatalogTracking {
+        CatalogTracking(evaluator: geofences, maxVisits: configuration.maxCatalogVisits)
+    }
 
     /// How far around a looked-up fix the tracker asks the resolver to say no border lies (``CountryArea``).
     ///
@@ -335,13 +368,9 @@ public struct DeviceTracker: Sendable {
             }
             if let existing { state.pins.remove(at: existing) }
             // The initial-state check, from the last known position.
-            if let fix = state.lastFix {
-                let margin = fix.accuracy ?? configuration.assumedAccuracyMeters
-                if margin <= configuration.maxAccuracyMeters {
-                    var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: origin.timestamp)
-                    let context = GeofenceEvaluator.FixContext(fix: fix, margin: margin)
-                    geofences.evaluate(&tracked, context, numbering: &numbering, events: &events)
-                }
+            if let context = state.lastFix.flatMap(decidingContext) {
+                var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: origin.timestamp)
+                geofences.evaluate(&tracked, context, numbering: &numbering, events: &events)
             }
             state.pins.append(tracked)
             return Outcome(kind: .applied)
@@ -351,7 +380,36 @@ public struct DeviceTracker: Sendable {
         case .untrackAll:
             state.pins.removeAll()
             return Outcome(kind: .applied)
+        case .subscribe(_, let tags):
+            var visits = state.catalog ?? CatalogVisits()
+            var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: origin.timestamp)
+            let notDecided = catalogTracking.subscribe(
+                to: tags,
+                &visits,
+                lastFix: state.lastFix.flatMap(decidingContext),
+                at: origin.timestamp,
+                catalog: catalog?.geofences ?? GeofenceCatalog(),
+                defaultTags: configuration.catalogTags,
+                numbering: &numbering,
+                events: &events
+            )
+            state.catalog = visits
+            return Outcome(kind: .applied, catalogGeofencesNotDecided: notDecided)
+        case .unsubscribe(_, let tags):
+            state.catalog?.unsubscribe(from: tags)
+            // Back to a device without catalog state when nothing is left of it (no event, as for `untrack`).
+            if let visits = state.catalog, visits.subscriptions.isEmpty, configuration.catalogTags.isEmpty {
+                state.catalog = nil
+            }
+            return Outcome(kind: .applied)
         }
+    }
+
+    /// The last fix as a command's initial-state check uses it: alone (no path, no motion), when it is accurate enough
+    /// to decide geofences.
+    private func decidingContext(_ fix: Fix) -> GeofenceEvaluator.FixContext? {
+        let margin = fix.accuracy ?? configuration.assumedAccuracyMeters
+        return margin <= configuration.maxAccuracyMeters ? GeofenceEvaluator.FixContext(fix: fix, margin: margin) : nil
     }
 
     /// Why a polygon pin is refused for its size: over the vertices allowed per pin, or per device with the

@@ -52,6 +52,16 @@ public struct TrackerConfiguration: Hashable, Sendable {
     /// The device's state follows them all the same, so that turning one back on announces the next change rather
     /// than an old one. Default: none.
     public var disabledEventTypes: Set<String>
+    /// The catalog tags every device subscribes to without a `subscribe` command, so that a fleet whose devices all
+    /// watch the same geofences needs no command per device.
+    ///
+    /// Default: none.
+    public var catalogTags: [String]
+    /// The most catalog geofences one device keeps a visit of (inside, undecided near an edge, or approaching); a
+    /// geofence met beyond them is not decided for the device, and counted.
+    ///
+    /// Default: 100.
+    public var maxCatalogVisits: Int
 
     public init(
         maxPinsPerDevice: Int = 100,
@@ -64,7 +74,9 @@ public struct TrackerConfiguration: Hashable, Sendable {
         approachHeadingToleranceDegrees: Double = 45,
         approachMinimumSpeed: Double = 1,
         placeConfirmations: Int = 1,
-        disabledEventTypes: Set<String> = []
+        disabledEventTypes: Set<String> = [],
+        catalogTags: [String] = [],
+        maxCatalogVisits: Int = 100
     ) {
         self.maxPinsPerDevice = maxPinsPerDevice
         self.maxAccuracyMeters = maxAccuracyMeters
@@ -77,5 +89,7 @@ public struct TrackerConfiguration: Hashable, Sendable {
         self.approachMinimumSpeed = approachMinimumSpeed
         self.placeConfirmations = placeConfirmations
         self.disabledEventTypes = disabledEventTypes
+        self.catalogTags = Array(Set(catalogTags)).sorted()
+        self.maxCatalogVisits = maxCatalogVisits
     }
 }
