@@ -69,6 +69,18 @@ struct RunCommand: AsyncParsableCommand {
     )
     var noChangelog = false
 
+    @Flag(
+        help:
+            "Read the fleet's geofence catalog, which devices watch by tag (subscribe commands, tracker.catalogTags) (env GEOWORKER_CATALOG_ENABLED; default off)."
+    )
+    var catalog = false
+
+    @Option(
+        help:
+            "The catalog's compacted topic, one record per geofence keyed by its id (env GEOWORKER_TOPICS_GEOFENCES; default geofences)."
+    )
+    var geofencesTopic: String?
+
     @Option(help: "Consumer group id (env GEOWORKER_GROUP_ID; default geoworker).")
     var groupId: String?
 
@@ -244,6 +256,8 @@ struct RunCommand: AsyncParsableCommand {
                 "topics.deadLetters": deadLetterTopic.map(ConfigContent.string),
                 "topics.changelog": changelogTopic.map(ConfigContent.string),
                 "changelog.enabled": noChangelog ? .bool(false) : nil,
+                "catalog.enabled": catalog ? .bool(true) : nil,
+                "topics.geofences": geofencesTopic.map(ConfigContent.string),
                 "changelog.replicationFactor": changelogReplicationFactor.map(ConfigContent.int),
                 "groupId": groupId.map(ConfigContent.string),
                 "groupInstanceId": groupInstanceId.map(ConfigContent.string),

@@ -30,25 +30,37 @@ struct CatalogTracking {
             device.visits = [:]
             return 0
         }
-        var refused = 0
-        var met = Set<String>()
+        // Decided in the order of their ids, whatever order the catalog keeps them in (it follows the order its
+        // records were read in, which differs between instances and runs): the events' ids number them in order.
+        var candidates: [(geofence: CatalogGeofence, firstMeeting: Bool)] = []
         catalog.forEach(meeting: Self.box(around: context, reach: reach(context, catalog)), at: time) {
             geofence,
             since in
             guard geofence.tags.contains(where: tags.contains) else { return }
-            met.insert(geofence.id)
-            let firstMeeting = device.decidedAt.map { since > $0 } ?? true
-            if !decide(geofence, firstMeeting: firstMeeting, context, &device, numbering: &numbering, events: &events) {
-                refused += 1
-            }
+            candidates.append((geofence, device.decidedAt.map { since > $0 } ?? true))
         }
         // Visits the lookup did not meet: a geofence left far behind, moved away, deleted, or no longer subscribed.
-        for id in device.visits.keys where !met.contains(id) {
-            if let (geofence, _) = catalog.geofence(id, at: time), geofence.tags.contains(where: tags.contains) {
-                _ = decide(geofence, firstMeeting: false, context, &device, numbering: &numbering, events: &events)
-            } else {
-                device.visits[id] = nil
+        if !device.visits.isEmpty {
+            let met = Set(candidates.map(\.geofence.id))
+            for id in device.visits.keys where !met.contains(id) {
+                if let (geofence, _) = catalog.geofence(id, at: time), geofence.tags.contains(where: tags.contains) {
+                    candidates.append((geofence, false))
+                } else {
+                    device.visits[id] = nil
+                }
             }
+        }
+        var refused = 0
+        for candidate in candidates.sorted(by: { $0.geofence.id < $1.geofence.id }) {
+            let decided = decide(
+                candidate.geofence,
+                firstMeeting: candidate.firstMeeting,
+                context,
+                &device,
+                numbering: &numbering,
+                events: &events
+            )
+            if !decided { refused += 1 }
         }
         device.decidedAt = time
         return refused
@@ -80,11 +92,16 @@ struct CatalogTracking {
             device.decidedAt = nil
             return 0
         }
-        var refused = 0
+        var met: [CatalogGeofence] = []
         catalog.forEach(meeting: Self.box(around: context, reach: context.margin), at: time) { geofence, _ in
             guard geofence.tags.contains(where: added.contains), !geofence.tags.contains(where: reached.contains),
                 device.visits[geofence.id] == nil
             else { return }
+            met.append(geofence)
+        }
+        var refused = 0
+        // In the order of their ids, as at a fix.
+        for geofence in met.sorted(by: { $0.id < $1.id }) {
             if !decide(geofence, firstMeeting: true, context, &device, numbering: &numbering, events: &events) {
                 refused += 1
             }

@@ -104,6 +104,11 @@ final class KafkaClients {
         standaloneConsumerConfiguration(configuration, groupSuffix: "-changelog-restore", clientId: "geoworker-restore")
     }
 
+    /// The settings of the consumer that reads the fleet's geofence catalog (``CatalogFeed``).
+    static func catalogConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
+        standaloneConsumerConfiguration(configuration, groupSuffix: "-catalog", clientId: "geoworker-catalog")
+    }
+
     /// The settings of the consumer that asks where input partitions end (``EndQuestions``).
     static func endsConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
         standaloneConsumerConfiguration(configuration, groupSuffix: "-ends", clientId: "geoworker-ends")

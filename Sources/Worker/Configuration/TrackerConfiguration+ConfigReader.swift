@@ -5,8 +5,8 @@ public import GeoCore
 extension TrackerConfiguration {
     /// Reads `maxPinsPerDevice`, `maxAccuracyMeters`, `assumedAccuracyMeters`, `countryConfirmations`,
     /// `maxVerticesPerPin`, `maxVerticesPerDevice`, `maxFixGapSeconds`, `approachHeadingToleranceDegrees` and
-    /// `approachMinimumSpeed`, `placeConfirmations` and `disabledEvents` (a list of event types) (under `tracker.` for
-    /// the executable); each falls back to the default documented on the property.
+    /// `approachMinimumSpeed`, `placeConfirmations`, `disabledEvents` (a list of event types), `catalogTags` (a list of
+    /// catalog tags) and `maxCatalogVisits` (under `tracker.` for the executable); each falls back to the default documented on the property.
     ///
     /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable.
     public init(config: ConfigReader) throws(WorkerError) {
@@ -62,8 +62,27 @@ extension TrackerConfiguration {
                 default: defaults.placeConfirmations,
                 in: 1...100
             ),
-            disabledEventTypes: try Self.disabledEventTypes(config)
+            disabledEventTypes: try Self.disabledEventTypes(config),
+            catalogTags: try Self.catalogTags(config),
+            maxCatalogVisits: try config.integer(
+                "maxCatalogVisits",
+                default: defaults.maxCatalogVisits,
+                in: 1...100_000
+            )
         )
+    }
+
+    /// The `catalogTags` list: tags of the fleet's catalog, each 1 to 64 bytes.
+    private static func catalogTags(_ config: ConfigReader) throws(WorkerError) -> [String] {
+        let listed = (config.stringArray(forKey: "catalogTags") ?? []).flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for tag in listed where tag.utf8.count > CatalogGeofence.maximumTagLength {
+            throw WorkerError(
+                .configuration,
+                "catalogTags: \"\(tag)\" is longer than \(CatalogGeofence.maximumTagLength) bytes, which no catalog tag is"
+            )
+        }
+        return listed
     }
 
     /// The `disabledEvents` list: event types, each one geoworker emits.

@@ -14,7 +14,8 @@ extension WorkerConfiguration {
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
     /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``), `changelog.*` (``ChangelogSettings/init(config:)``) and
-    /// `places.enabled`, `places.index` (``Places``).
+    /// `places.enabled`, `places.index` (``Places``), `catalog.enabled`, `catalog.allowMissingTopic`
+    /// (``CatalogSettings``).
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
@@ -73,6 +74,12 @@ extension WorkerConfiguration {
                 Places(
                     enabled: try config.flag("enabled", default: true),
                     index: try config.optionalText("index")
+                )
+            },
+            catalog: try config.settings(under: "catalog") { config throws(WorkerError) in
+                CatalogSettings(
+                    enabled: try config.flag("enabled", default: false),
+                    allowMissingTopic: try config.flag("allowMissingTopic", default: false)
                 )
             },
             kafkaProperties: kafkaProperties
@@ -170,7 +177,7 @@ extension WorkerConfiguration.ChangelogSettings {
 }
 
 extension WorkerConfiguration.Topics {
-    /// Reads `positions`, `commands`, `events`, `deadLetters` and `changelog` (under `topics.` for the
+    /// Reads `positions`, `commands`, `events`, `deadLetters`, `changelog` and `geofences` (under `topics.` for the
     /// executable).
     ///
     /// - Throws: ``WorkerError`` naming a key set to an empty name.
@@ -181,7 +188,8 @@ extension WorkerConfiguration.Topics {
             commands: try config.text("commands", default: defaults.commands),
             events: try config.text("events", default: defaults.events),
             deadLetters: try config.text("deadLetters", default: defaults.deadLetters),
-            changelog: try config.optionalText("changelog")
+            changelog: try config.optionalText("changelog"),
+            geofences: try config.text("geofences", default: defaults.geofences)
         )
     }
 }

@@ -27,19 +27,26 @@ public struct WorkerConfiguration: Sendable {
         /// The device-state changelog (``DeviceChangelog``); nil for the group's default,
         /// `<groupId>-device-state-changelog` (see ``WorkerConfiguration/changelogTopic``).
         public var changelog: String?
+        /// The fleet's geofence catalog, a compacted topic keyed by geofence id (any partition count), read whole by
+        /// every instance when ``CatalogSettings/enabled``.
+        ///
+        /// Default: `geofences`.
+        public var geofences: String
 
         public init(
             positions: String = "positions",
             commands: String = "commands",
             events: String = "events",
             deadLetters: String = "geoworker-dead-letters",
-            changelog: String? = nil
+            changelog: String? = nil,
+            geofences: String = "geofences"
         ) {
             self.positions = positions
             self.commands = commands
             self.events = events
             self.deadLetters = deadLetters
             self.changelog = changelog
+            self.geofences = geofences
         }
     }
 
@@ -122,6 +129,8 @@ public struct WorkerConfiguration: Sendable {
     public var changelogSettings: ChangelogSettings
     /// Regions, localities and time zones: whether the worker looks them up, and where its index is.
     public var places: Places
+    /// The fleet's geofence catalog: whether the worker reads it (``Topics/geofences``).
+    public var catalog: CatalogSettings
     /// Raw librdkafka properties (SASL/SSL, tuning).
     ///
     /// Never logged. A key goes to both the consumer and the producer, unless it starts with `consumer.` or
@@ -148,6 +157,7 @@ public struct WorkerConfiguration: Sendable {
         deadLetterLimits: DeadLetter.Limits = DeadLetter.Limits(),
         changelogSettings: ChangelogSettings = ChangelogSettings(),
         places: Places = Places(),
+        catalog: CatalogSettings = CatalogSettings(),
         kafkaProperties: [String: String] = [:]
     ) {
         self.brokers = brokers
@@ -169,6 +179,7 @@ public struct WorkerConfiguration: Sendable {
         self.deadLetterLimits = deadLetterLimits
         self.changelogSettings = changelogSettings
         self.places = places
+        self.catalog = catalog
         self.kafkaProperties = kafkaProperties
     }
 
@@ -179,6 +190,26 @@ public struct WorkerConfiguration: Sendable {
 
     /// The changelog topic's name: ``Topics/changelog``, else `<groupId>-device-state-changelog`.
     public var changelogTopic: String { topics.changelog ?? DeviceChangelog.defaultTopic(groupId: groupId) }
+}
+
+extension WorkerConfiguration {
+    /// The fleet's geofence catalog (``Topics/geofences``): shared geofences that devices watch by tag (`subscribe`,
+    /// ``TrackerConfiguration/catalogTags``), beside the pins each device tracks.
+    public struct CatalogSettings: Hashable, Sendable {
+        /// Whether every instance reads the catalog topic, at the start and as it changes.
+        ///
+        /// Default: false: devices have their pins only, and `subscribe` commands are kept for when it is turned on.
+        public var enabled: Bool
+        /// Whether a catalog topic that does not exist is an empty catalog rather than a start-up error.
+        ///
+        /// Default: false: a mistyped `topics.geofences` stops the start, naming it.
+        public var allowMissingTopic: Bool
+
+        public init(enabled: Bool = false, allowMissingTopic: Bool = false) {
+            self.enabled = enabled
+            self.allowMissingTopic = allowMissingTopic
+        }
+    }
 }
 
 extension WorkerConfiguration {

@@ -32,6 +32,9 @@ struct WorkerAssembly {
     let metricsFactory: any MetricsFactory
     /// Logs and counts the breaches of the invariants the loop checks.
     let invariants: InvariantReporter
+    /// The fleet's geofence catalog the trackers read (`catalog.enabled`), filled by the connection's ``CatalogFeed``;
+    /// nil when off.
+    let catalog: FleetCatalog?
 
     /// Opens the state directory and loads the country index.
     ///
@@ -67,12 +70,14 @@ struct WorkerAssembly {
         )
         let tracker: DeviceTracker
         let places = try PlacesLoading.load(configuration.places, logger: logger)
+        catalog = configuration.catalog.enabled ? FleetCatalog() : nil
         do {
             tracker = DeviceTracker(
                 configuration: configuration.tracker,
                 countries: try CountryIndex.bundled(coastalTolerance: configuration.coastalTolerance),
                 languages: try CountryLanguages.bundled(),
-                places: places
+                places: places,
+                catalog: catalog
             )
         } catch {
             throw WorkerError(.countries, "cannot read the bundled country data", underlying: error)
@@ -143,6 +148,8 @@ struct WorkerAssembly {
     struct Connection {
         let clients: KafkaClients
         let consumer: Consumer
+        /// Reads the fleet's catalog as it changes; nil when the catalog is off.
+        let catalogFeed: CatalogFeed?
     }
 
     /// Connects a run's Kafka parts (the topics checked first), waiting for Kafka while it cannot be reached:
@@ -163,7 +170,7 @@ struct WorkerAssembly {
     ) throws(WorkerError) -> Connection? {
         while true {
             do {
-                return try connectOnce(logger: logger)
+                return try connectOnce(logger: logger, unless: stop)
             } catch {
                 let afterFailure = lifecycle.report { $0.connectFailed(error, now: clock.now) }
                 guard case .backOff(let until) = afterFailure else {
@@ -183,15 +190,41 @@ struct WorkerAssembly {
         }
     }
 
-    private func connectOnce(logger: Logger) throws(WorkerError) -> Connection {
+    private func connectOnce(logger: Logger, unless stop: StopRequest) throws(WorkerError) -> Connection {
         let clients = try KafkaClients(configuration: configuration, logger: logger)
+        // The whole catalog is read before the group is joined: no partition is taken, and no position applied,
+        // against a catalog read in part.
+        let catalogFeed: CatalogFeed?
+        do {
+            catalogFeed = try catalog.map { catalog throws(WorkerError) in
+                let feed = try CatalogFeed(
+                    configuration: configuration,
+                    catalog: catalog,
+                    logger: logger,
+                    metricsFactory: metricsFactory
+                )
+                let load = try feed.load(unless: stop)
+                logger.info(
+                    "catalog read",
+                    metadata: [
+                        ServiceLogKey.topic: "\(feed.topic)", ServiceLogKey.records: "\(load.records)",
+                        ServiceLogKey.geofences: "\(catalog.geofences.count)",
+                        ServiceLogKey.elapsed: "\(load.elapsed)",
+                    ]
+                )
+                return feed
+            }
+        } catch {
+            clients.close()
+            throw error
+        }
         do {
             let consumer = try Consumer(
                 configuration: KafkaClients.groupConsumerConfiguration(configuration),
                 subscription: .group(topics: [configuration.topics.positions, configuration.topics.commands]),
                 logger: logger
             )
-            return Connection(clients: clients, consumer: consumer)
+            return Connection(clients: clients, consumer: consumer, catalogFeed: catalogFeed)
         } catch {
             clients.close()
             throw WorkerError(.kafka, "cannot create the consumer", underlying: error)

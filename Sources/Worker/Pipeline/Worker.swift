@@ -184,6 +184,7 @@ public final class Worker: @unchecked Sendable {
         guard afterAnswer == .consume else { return dropping(batch, afterAnswer) }
         let polledAt = clock.now
         if firstMessage == nil && !batch.isEmpty { firstMessage = polledAt }
+        if let catalogFeed = connection.catalogFeed { catalogTurn(catalogFeed) }
         let progress = parts.progress
         merge.polled()
         for record in batch {
@@ -230,6 +231,18 @@ public final class Worker: @unchecked Sendable {
             into: &parts.devices.shards
         ) { $0.enqueue($1, kind: $2, origin: $3) }
         endQuestions.ask(merge.takeUnconfirmedEnds(), afterPoll: merge.poll, waking: consumer)
+    }
+
+    /// Applies the catalog's changes that came since the last round.
+    ///
+    /// Only once the apply threads have applied what they were handed: they read the catalog without a lock. A change
+    /// is in force from its message time, so a position stamped after it that is applied later sees it, whenever it
+    /// was read.
+    private func catalogTurn(_ feed: CatalogFeed) {
+        let changes = feed.takeChanges()
+        guard !changes.isEmpty else { return }
+        waitUntilApplied()
+        feed.apply(changes)
     }
 
     /// A batch the loop does not apply (a refusal or a loss ended its poll: the loop rewinds, fails or stops) still moved

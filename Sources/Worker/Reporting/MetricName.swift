@@ -37,6 +37,13 @@ public enum MetricName {
     public static let stateWriteFailures = "geoworker_state_write_failures_total"
     /// Assignments lost: the group gave this instance's partitions to others while it was gone past its session.
     public static let assignmentsLost = "geoworker_assignments_lost_total"
+    /// Geofences in force in the fleet's catalog (`topics.geofences`), as this instance has read it.
+    public static let catalogGeofences = "geoworker_catalog_geofences"
+    /// Catalog records read, by `outcome`: `applied` (a geofence put or deleted), `refused` (a record that cannot be
+    /// used, logged with its reason).
+    public static let catalogRecords = "geoworker_catalog_records_total"
+    /// How long reading the whole catalog took at the start.
+    public static let catalogLoadSeconds = "geoworker_catalog_load_seconds"
     /// Changelog records restored, by changelog `partition`.
     public static let changelogRestored = "geoworker_changelog_restored_records_total"
     public static let changelogRestoreReplacedStates = "geoworker_changelog_restore_replaced_states_total"

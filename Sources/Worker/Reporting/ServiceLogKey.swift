@@ -36,6 +36,10 @@ public enum ServiceLogKey {
     public static let movedTo: Logger.Metadata.Key = "moved_to"
     public static let elapsed: Logger.Metadata.Key = "elapsed"
     public static let error: Logger.Metadata.Key = "error"
+    /// Why an input record cannot be used.
+    public static let reason: Logger.Metadata.Key = "reason"
+    /// Geofences in force in the fleet's catalog.
+    public static let geofences: Logger.Metadata.Key = "geofences"
     public static let code: Logger.Metadata.Key = "code"
     public static let refusals: Logger.Metadata.Key = "refusals"
     public static let retryIn: Logger.Metadata.Key = "retry_in"
