@@ -194,6 +194,89 @@ struct ServiceCatalogTests {
         )
     }
 
+    /// A catalog change produced while the worker runs, and positions stamped after it produced right behind it: the
+    /// running worker decides them against the change, as a fresh replay of the same topics does, though its catalog
+    /// consumer reads the change after its group consumer has the positions (the catalog's partitions on a broker taken
+    /// down for 2 s once the change is in: the catalog's fetch in flight then answers without it, and the next fails).
+    @Test("a change produced mid-stream applies to the positions stamped after it, read late or not, as in a replay")
+    func changeMidStream() async throws {
+        let cluster = try MockCluster(brokers: 2, logger: ServiceTestBed.logger)
+        let bed = try ServiceTestBed(on: .mock(cluster))
+        let catalog = "geofences-\(UUID().uuidString.prefix(8))"
+        try bed.broker.createTopic(catalog, partitions: 2)
+        let topics = bed.topics
+        for partition in 0..<Int32(bed.partitions) {
+            for topic in [
+                topics.positions, topics.commands, topics.events, DeviceChangelog.defaultTopic(groupId: bed.group),
+            ] {
+                try cluster.setLeader(of: topic, partition: partition, to: 1)
+            }
+        }
+        try cluster.setLeader(of: topics.deadLetters, partition: 0, to: 1)
+        for partition: Int32 in 0..<2 { try cluster.setLeader(of: catalog, partition: partition, to: 2) }
+        try cluster.setCoordinator(ofGroup: bed.group, to: 1)
+
+        let trucks = (0..<60).map { "truck-\($0)" }
+        // Each truck is north of the depot; the depot moves to where they all are at 300 s.
+        func lat(_ truck: Int) -> Double { 48.50 + Double(truck % 10) * 0.0001 }
+        try await bed.produce(
+            [
+                Self.geofence(
+                    catalog,
+                    "depot",
+                    #"{"id":"depot","lat":48.40,"lon":7.75,"radius":400,"tags":["depots"]}"#,
+                    at: -600
+                )
+            ]
+                + trucks.map {
+                    Self.message(
+                        topics.commands,
+                        $0,
+                        #"{"type":"subscribe","deviceId":"\#($0)","tags":["depots"]}"#,
+                        at: -60
+                    )
+                }
+                + trucks.enumerated().map { Self.position(topics.positions, $1, lat: lat($0), lon: 7.75, at: 0) }
+        )
+        let running = try bed.start(["--catalog", "--geofences-topic", catalog])
+        defer { running.send(SIGKILL) }
+        let port = try await listeningPort(of: running)
+        try await waitUntilConsumed(port, positions: trucks.count)
+        // The move, stamped 290 s (delivered before the trucks' fixes are produced), then their fixes of 300 s.
+        try await bed.produce([
+            Self.geofence(
+                catalog,
+                "depot",
+                #"{"id":"depot","lat":48.5005,"lon":7.75,"radius":400,"tags":["depots"]}"#,
+                at: 290
+            )
+        ])
+        try cluster.takeBrokerDown(2)
+        // Through the first broker only, which leads the input topics: no request waits for the slow one.
+        let firstBroker = String(bed.bootstrapServers.split(separator: ",")[0])
+        let producer = try Producer(
+            configuration: ProducerConfiguration(bootstrapServers: firstBroker),
+            logger: ServiceTestBed.logger
+        )
+        let reports = await producer.send(
+            trucks.enumerated().map { Self.position(topics.positions, $1, lat: lat($0), lon: 7.75, at: 300) }
+        ).reports()
+        await producer.close()
+        #expect(reports.allSatisfy { $0.isDelivered })
+        try await Task.sleep(for: .seconds(2))
+        try cluster.bringBrokerUp(2)
+        try await waitUntilConsumed(port, positions: 2 * trucks.count)
+        await ServiceScaleOutTests.stop(running)
+        let live = try await bed.events()
+
+        let replay = try bed.instance(named: "replay")
+        defer { try? FileManager.default.removeItem(atPath: replay.stateDir) }
+        try await bed.runUntilCaughtUp(["--catalog", "--geofences-topic", catalog], as: replay)
+        let replayed = try await bed.readAll(replay.events, partitions: bed.partitions).map(ServiceTestBed.Event.init)
+        #expect(replayed.filter { $0.type == "geofence.entered" }.count == trucks.count, "each truck enters the depot")
+        ServiceScaleOutTests.expectSameEvents(live, as: replayed, logs: String(running.errors.suffix(3000)))
+    }
+
     @Test("a catalog topic that does not exist stops the start naming topics.geofences, unless allowed")
     func missingTopic() async throws {
         let bed = try ServiceTestBed()

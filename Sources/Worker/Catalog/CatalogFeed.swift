@@ -1,6 +1,6 @@
 import Foundation
-import JSONCodec
 import GeoCore
+import JSONCodec
 import Kafka
 import Logging
 import Metrics
@@ -23,6 +23,13 @@ final class CatalogFeed {
     enum Change {
         case put(CatalogGeofence, at: Int64)
         case delete(id: String, at: Int64)
+
+        /// The record's message time, from which the change is in force.
+        var time: Int64 {
+            switch self {
+            case .put(_, let time), .delete(_, let time): time
+            }
+        }
     }
 
     /// What the start's reading of the whole catalog found.
@@ -33,15 +40,20 @@ final class CatalogFeed {
     }
 
     let topic: String
+    /// The catalog's partitions, which every instance reads.
+    let partitions: [TopicPartition]
     private let catalog: FleetCatalog
+    /// How far each partition is known to be read: what the merge may release (``gate``).
+    private var frontier: CatalogFrontier
     /// Nil when the topic does not exist and that is allowed (`catalog.allowMissingTopic`): the catalog stays empty.
     private let consumer: Consumer?
-    private let partitions: [TopicPartition]
     private let logger: Logger
     private let geofences: Gauge
     private let applied: Counter
     private let refused: Counter
     private let loadSeconds: Gauge
+    private let late: Counter
+    private let waitsGivenUp: Counter
 
     /// Makes the catalog's consumer, assigned every partition of the topic from its beginning.
     ///
@@ -58,9 +70,19 @@ final class CatalogFeed {
         self.catalog = catalog
         self.logger = logger
         geofences = Gauge(label: MetricName.catalogGeofences, factory: metricsFactory)
-        applied = Counter(label: MetricName.catalogRecords, dimensions: [("outcome", "applied")], factory: metricsFactory)
-        refused = Counter(label: MetricName.catalogRecords, dimensions: [("outcome", "refused")], factory: metricsFactory)
+        applied = Counter(
+            label: MetricName.catalogRecords,
+            dimensions: [("outcome", "applied")],
+            factory: metricsFactory
+        )
+        refused = Counter(
+            label: MetricName.catalogRecords,
+            dimensions: [("outcome", "refused")],
+            factory: metricsFactory
+        )
         loadSeconds = Gauge(label: MetricName.catalogLoadSeconds, factory: metricsFactory)
+        late = Counter(label: MetricName.catalogLateRecords, factory: metricsFactory)
+        waitsGivenUp = Counter(label: MetricName.catalogWaitsGivenUp, factory: metricsFactory)
         let asker: Consumer
         do {
             asker = try Consumer(
@@ -74,7 +96,7 @@ final class CatalogFeed {
         let count: Int
         do {
             count = try asker.partitionCount(topic: topic, timeout: TopicCheck.metadataTimeout)
-        } catch where error.code == .unknownTopicOrPartition && configuration.catalog.allowMissingTopic {
+        } catch  where error.code == .unknownTopicOrPartition && configuration.catalog.allowMissingTopic {
             logger.warning(
                 "the catalog topic does not exist: the catalog is empty (catalog.allowMissingTopic)",
                 metadata: [ServiceLogKey.topic: "\(topic)"]
@@ -82,6 +104,7 @@ final class CatalogFeed {
             asker.close()
             consumer = nil
             partitions = []
+            frontier = CatalogFrontier(partitionCount: 0, bound: Self.waitBound)
             return
         } catch {
             asker.close()
@@ -96,6 +119,7 @@ final class CatalogFeed {
         }
         asker.close()
         partitions = (0..<Int32(count)).map { TopicPartition(topic, $0) }
+        frontier = CatalogFrontier(partitionCount: count, bound: Self.waitBound)
         do {
             consumer = try Consumer(
                 configuration: KafkaClients.catalogConsumerConfiguration(configuration),
@@ -109,6 +133,40 @@ final class CatalogFeed {
 
     deinit {
         consumer?.close()
+    }
+
+    /// How long the merge waits, at most, for a catalog it cannot confirm read through its records' times (its
+    /// brokers unreachable): as long as for a lagging input side.
+    static var waitBound: Duration { InputMerge<ConsumerRecord>.defaultLaggingSideWait }
+
+    /// What the merge may release now (``CatalogGate``).
+    var gate: CatalogGate { frontier.gate(readTo: endOffsets) }
+
+    /// The brokers' answer about the catalog's ends (``EndQuestions``).
+    func confirmEnds(_ answer: EndQuestions.Answer) {
+        let ends = Dictionary(answer.ends.map { ($0.key.partition, $0.value) }) { $1 }
+        frontier.confirm(ends, askedAfterPoll: answer.askedAfterPoll, readTo: endOffsets)
+    }
+
+    /// Whether the gate held records back in this round; past the bound it opens, counted and logged.
+    func noteHeld(_ held: Bool, now: ContinuousClock.Instant) {
+        guard frontier.noteHeld(held, now: now) else { return }
+        waitsGivenUp.increment()
+        logger.warning(
+            """
+            the catalog could not be confirmed read through the positions' times within \(Self.waitBound): they go on \
+            without it, so these events may differ from a run where it was read in time
+            """,
+            metadata: [ServiceLogKey.topic: "\(topic)"]
+        )
+    }
+
+    /// The partitions read to their end, each with the offset its end-of-partition event reported.
+    private var endOffsets: [Int32: Int64] {
+        guard let consumer else { return [:] }
+        return Dictionary(consumer.endOffsets.filter { $0.key.topic == topic }.map { ($0.key.partition, $0.value) }) {
+            $1
+        }
     }
 
     /// Reads the catalog up to where each partition ended when the load began, into a catalog of its own, and puts it
@@ -144,6 +202,7 @@ final class CatalogFeed {
                 let partition = TopicPartition(topic, record.partition)
                 next[partition] = record.offset + 1
                 load.records += 1
+                frontier.noteRead(partition: record.partition, timestamp: record.timestampMilliseconds ?? 0)
                 if let change = change(of: record) { Self.apply(change, to: &loaded) } else { load.refused += 1 }
             }
             // Compaction leaves gaps, and a transaction's marker takes the last offset: the end settles it.
@@ -161,7 +220,9 @@ final class CatalogFeed {
         catalog.geofences = loaded
         load.elapsed = clock.now - start
         geofences.record(loaded.count)
-        loadSeconds.record(Double(load.elapsed.components.seconds) + Double(load.elapsed.components.attoseconds) * 1e-18)
+        loadSeconds.record(
+            Double(load.elapsed.components.seconds) + Double(load.elapsed.components.attoseconds) * 1e-18
+        )
         return load
     }
 
@@ -175,12 +236,21 @@ final class CatalogFeed {
             logger.warning("cannot read the catalog; trying again", metadata: [ServiceLogKey.error: "\(error)"])
             return []
         }
+        for record in batch {
+            frontier.noteRead(partition: record.partition, timestamp: record.timestampMilliseconds ?? 0)
+        }
         return batch.compactMap(change(of:))
     }
 
     /// Applies changes to the trackers' catalog; the caller makes sure no apply thread runs.
-    func apply(_ changes: [Change]) {
-        for change in changes { Self.apply(change, to: &catalog.geofences) }
+    ///
+    /// A change stamped before `released` (the newest record time the merge has released) comes late for the records
+    /// between: it is in force from its time for what is applied after it, and counted.
+    func apply(_ changes: [Change], released: Int64) {
+        for change in changes {
+            Self.apply(change, to: &catalog.geofences)
+            if change.time < released { late.increment() }
+        }
         geofences.record(catalog.geofences.count)
     }
 

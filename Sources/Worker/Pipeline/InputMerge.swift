@@ -45,6 +45,10 @@ struct InputMerge<Record: MergeableRecord> {
     private var unconfirmedEnds: Set<TopicPartition> = []
     /// Records released out of order since ``takeOrderBreaches()``.
     private var breaches = BreachSample<OrderBreach>()
+    /// Whether the catalog's gate held a record back since ``takeCatalogHeld()``.
+    private var catalogHeld = false
+    /// The newest timestamp of a record released: a catalog change stamped before it comes late for some.
+    private(set) var newestReleased = Int64.min
 
     /// A record released after a record of the other side of its pair stamped later, though the merge had been told
     /// its partition held it when that one went ahead: what a merge that keeps its promise never does
@@ -126,6 +130,8 @@ struct InputMerge<Record: MergeableRecord> {
     /// `highWatermark` answers a partition's high watermark as the consumer last saw it (nil when unknown). Which
     /// polls' records an end covers, the merge knows (``EndConfirmations``).
     ///
+    /// With the fleet's catalog, `catalog` holds back what is stamped past what the catalog is known to be read through.
+    ///
     /// The sink is passed in rather than captured: the loop's shards, captured by the closure, were a property
     /// of the worker reached through its exclusivity check, and the shard a retain and a release, at every
     /// record.
@@ -133,6 +139,7 @@ struct InputMerge<Record: MergeableRecord> {
         atEnd: [TopicPartition: Int64],
         highWatermark: (TopicPartition) -> Int64?,
         now: ContinuousClock.Instant,
+        catalog: CatalogGate = .open,
         into sink: inout Sink,
         _ body: (_ sink: inout Sink, _ record: consuming Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
     ) {
@@ -160,8 +167,10 @@ struct InputMerge<Record: MergeableRecord> {
                 commandsSide: commandsSide,
                 now: now,
                 maximumWait: mergeWait,
-                laggingSideWait: laggingSideWait
+                laggingSideWait: laggingSideWait,
+                catalog: catalog
             ) {
+                newestReleased = max(newestReleased, timestamp)
                 let origin = MessageOrigin(
                     topic: kind == .positions ? positionsName : commandsName,
                     partition: number,
@@ -178,6 +187,7 @@ struct InputMerge<Record: MergeableRecord> {
                 body(&sink, consume record, kind, origin)
             }
             noteUnconfirmedEnd(of: pair)
+            if pairs[pair].heldByCatalog { catalogHeld = true }
             if let next = nextOffsets.positions { released[TopicPartition(topics.positions, number)] = next }
             if let next = nextOffsets.commands { released[TopicPartition(topics.commands, number)] = next }
         }
@@ -206,6 +216,12 @@ struct InputMerge<Record: MergeableRecord> {
     mutating func takeUnconfirmedEnds() -> Set<TopicPartition> {
         defer { unconfirmedEnds = [] }
         return unconfirmedEnds
+    }
+
+    /// Whether the catalog's gate held a record back since the last call; forgets it.
+    mutating func takeCatalogHeld() -> Bool {
+        defer { catalogHeld = false }
+        return catalogHeld
     }
 
     /// The next offset of every partition with records released since the last call (the ``OffsetLedger``'s

@@ -17,6 +17,10 @@ import GeoCore
 ///   counted (``laggingWaitsGivenUp``) and the other side goes on;
 /// - caught up as far as anyone knows: it is waited for up to `maximumWait` (`mergeWait`), the time a record just
 ///   produced may take to arrive.
+///
+/// With the fleet's catalog, a record also waits until the catalog is known to be read through its timestamp
+/// (``CatalogGate``), whichever side it is on.
+///
 /// Pure: the caller passes in the time and what it knows of each side's partition.
 struct PartitionPairMerge<Record> {
     /// What the caller knows of one side's partition beyond what the pair holds.
@@ -58,6 +62,8 @@ struct PartitionPairMerge<Record> {
     /// Set by every call of `next`: the record came after a record of the other side stamped later, though it was
     /// already in its partition when that one went ahead.
     private(set) var lastBreach: OrderBreach?
+    /// Whether the last call of `next` held its record back for the catalog (``CatalogGate``).
+    private(set) var heldByCatalog = false
 
     /// A record released after one of the other side stamped later, though the merge knew it was there: the merge's
     /// promise (timestamp order, unless a wait ran out) broken by what it was told of the partitions.
@@ -108,25 +114,31 @@ struct PartitionPairMerge<Record> {
     ///   - maximumWait: how long an empty side that is caught up, as far as anyone knows, is waited for.
     ///   - laggingSideWait: how long an empty side known to hold more (or that has given nothing since the
     ///     assignment) is waited for.
+    ///   - catalog: whether the fleet's catalog has been read far enough for a record stamped so, polled then
+    ///     (``CatalogGate``): a record it holds back is not given, and the pair waits.
     /// - Returns: the record, its side and its timestamp; nil when there is none to give now.
     mutating func next(
         positionsSide: Side,
         commandsSide: Side,
         now: ContinuousClock.Instant,
         maximumWait: Duration,
-        laggingSideWait: Duration
+        laggingSideWait: Duration,
+        catalog: CatalogGate = .open
     ) -> (record: Record, side: InputKind, timestamp: Int64)? {
         lastBreach = nil
         unconfirmedEnd = nil
+        heldByCatalog = false
         // By timestamps alone: looking at a record copies it, a retain and a release of what it holds.
         switch (positions.firstTimestamp, commands.firstTimestamp) {
         case (nil, nil):
             return nil
         case (let position?, let command?):
             if command <= position {
+                guard allowed(by: catalog, command, poll: commands.firstPoll!) else { return nil }
                 check(.commands, offset: commands.firstOffset!, timestamp: command)
                 return (commands.removeFirst(), .commands, command)
             }
+            guard allowed(by: catalog, position, poll: positions.firstPoll!) else { return nil }
             check(.positions, offset: positions.firstOffset!, timestamp: position)
             return (positions.removeFirst(), .positions, position)
         case (let position?, nil):
@@ -143,6 +155,7 @@ struct PartitionPairMerge<Record> {
                         laggingSideWait
                     )
             else { return nil }
+            guard allowed(by: catalog, position, poll: positions.firstPoll!) else { return nil }
             check(.positions, offset: positions.firstOffset!, timestamp: position)
             if readToEnd { Self.note(&positionsAhead, position, otherEnd: commandsSide.end) }
             return (positions.removeFirst(), .positions, position)
@@ -160,10 +173,20 @@ struct PartitionPairMerge<Record> {
                         laggingSideWait
                     )
             else { return nil }
+            guard allowed(by: catalog, command, poll: commands.firstPoll!) else { return nil }
             check(.commands, offset: commands.firstOffset!, timestamp: command)
             if readToEnd { Self.note(&commandsAhead, command, otherEnd: positionsSide.end) }
             return (commands.removeFirst(), .commands, command)
         }
+    }
+
+    /// Whether the catalog's gate lets the record go; notes it when not (``heldByCatalog``).
+    private mutating func allowed(by catalog: CatalogGate, _ timestamp: Int64, poll: Int) -> Bool {
+        guard catalog.allows(timestamp: timestamp, polledIn: poll) else {
+            heldByCatalog = true
+            return false
+        }
+        return true
     }
 
     /// Notes a record released because the other side was read to its end. (After a wait that ran out the order may

@@ -38,6 +38,8 @@ public final class Worker: @unchecked Sendable {
     var merge: InputMerge<ConsumerRecord>
     /// Asks the brokers where partitions end when the merge needs it.
     let endQuestions: EndQuestions
+    /// Asks where the fleet catalog's partitions end, when the catalog holds records back; nil without a catalog.
+    let catalogEndQuestions: EndQuestions?
     var metrics: WorkerMetrics
 
     /// Opens the state directory and loads the country index; devices are loaded as partitions are assigned.
@@ -69,6 +71,10 @@ public final class Worker: @unchecked Sendable {
             configuration: KafkaClients.endsConsumerConfiguration(configuration),
             logger: logger
         )
+        catalogEndQuestions =
+            configuration.catalog.enabled
+            ? EndQuestions(configuration: KafkaClients.catalogConsumerConfiguration(configuration), logger: logger)
+            : nil
         parts = try WorkerAssembly(
             configuration,
             health: health,
@@ -192,7 +198,7 @@ public final class Worker: @unchecked Sendable {
             progress.noteRead(partition: record.partition, kind: kind, offset: record.offset)
             merge.append(record, kind: kind)
         }
-        releaseMerged(consumer, now: polledAt)
+        releaseMerged(consumer, catalog: connection.catalogFeed, now: polledAt)
         if metrics.recordLaggingWaits(merge.laggingWaitsGivenUp) { logger.warning("\(merge.laggingWaitWarning)") }
         parts.invariants.report(.readOrder, progress.takeReadOrderBreaches())
         parts.invariants.report(.mergeOrder, merge.takeOrderBreaches())
@@ -219,18 +225,26 @@ public final class Worker: @unchecked Sendable {
     }
 
     /// Hands the shards what the merge releases, after taking the brokers' answer about partitions' ends if one came;
-    /// asks about the ends that held a side back without being known to cover its records (``EndConfirmations``).
-    private func releaseMerged(_ consumer: Consumer, now: ContinuousClock.Instant) {
+    /// asks about the ends that held a side back without being known to cover its records (``EndConfirmations``), and
+    /// about the catalog's when it held records back (``CatalogGate``).
+    private func releaseMerged(_ consumer: Consumer, catalog: CatalogFeed?, now: ContinuousClock.Instant) {
         if let answer = endQuestions.takeAnswer() {
             merge.confirmEnds(answer.ends, askedAfterPoll: answer.askedAfterPoll, readTo: consumer.endOffsets)
         }
+        if let catalog, let answer = catalogEndQuestions?.takeAnswer() { catalog.confirmEnds(answer) }
         merge.release(
             atEnd: consumer.endOffsets,
             highWatermark: consumer.cachedHighWatermark(of:),
             now: now,
+            catalog: catalog?.gate ?? .open,
             into: &parts.devices.shards
         ) { $0.enqueue($1, kind: $2, origin: $3) }
         endQuestions.ask(merge.takeUnconfirmedEnds(), afterPoll: merge.poll, waking: consumer)
+        if let catalog {
+            let held = merge.takeCatalogHeld()
+            catalog.noteHeld(held, now: now)
+            if held { catalogEndQuestions?.ask(Set(catalog.partitions), afterPoll: merge.poll, waking: consumer) }
+        }
     }
 
     /// Applies the catalog's changes that came since the last round.
@@ -242,7 +256,7 @@ public final class Worker: @unchecked Sendable {
         let changes = feed.takeChanges()
         guard !changes.isEmpty else { return }
         waitUntilApplied()
-        feed.apply(changes)
+        feed.apply(changes, released: merge.newestReleased)
     }
 
     /// A batch the loop does not apply (a refusal or a loss ended its poll: the loop rewinds, fails or stops) still moved

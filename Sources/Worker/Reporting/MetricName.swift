@@ -42,6 +42,11 @@ public enum MetricName {
     /// Catalog records read, by `outcome`: `applied` (a geofence put or deleted), `refused` (a record that cannot be
     /// used, logged with its reason).
     public static let catalogRecords = "geoworker_catalog_records_total"
+    /// Catalog records stamped before positions this instance had already applied: in force from their time for what
+    /// came after them, not for those.
+    public static let catalogLateRecords = "geoworker_catalog_late_records_total"
+    /// How often the merge's wait for the catalog reached its bound and positions went on without it.
+    public static let catalogWaitsGivenUp = "geoworker_catalog_waits_given_up_total"
     /// How long reading the whole catalog took at the start.
     public static let catalogLoadSeconds = "geoworker_catalog_load_seconds"
     /// Changelog records restored, by changelog `partition`.
