@@ -137,4 +137,31 @@ struct CatalogTrackerTests {
         #expect(device.move(north: 20, at: 1).count == 1)
         #expect(device.outcomes.last?.catalogGeofencesNotDecided == 1)
     }
+
+    @Test("the status card lists the subscriptions and the catalog geofences the device is inside, with their tags")
+    func card() throws {
+        var device = DeviceScenario(catalog: Self.catalog())
+        _ = subscribe(["depots"], &device)
+        _ = device.move(north: 20, at: 1)
+        let card = DeviceStatusCard(state: device.state, confirmedByFix: true, tracker: device.tracker, now: 0)
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(card.json())) as? [String: Any]
+        )
+        let catalog = try #require(json["catalog"] as? [String: Any], "\(json)")
+        #expect(catalog["subscriptions"] as? [String] == ["depots"])
+        let geofences = try #require(catalog["geofences"] as? [[String: Any]])
+        #expect(geofences.count == 1)
+        #expect((geofences.first?["pin"] as? [String: Any])?["title"] as? String == "Depot 9")
+        #expect(geofences.first?["state"] as? String == "inside")
+        #expect(geofences.first?["tags"] as? [String] == ["depots", "north"])
+        #expect((json["pins"] as? [Any])?.isEmpty == true)
+
+        let withoutCatalog = DeviceStatusCard(
+            state: DeviceState(deviceId: "van-1"),
+            confirmedByFix: false,
+            tracker: device.tracker,
+            now: 0
+        )
+        #expect(!String(decoding: withoutCatalog.json(), as: UTF8.self).contains("catalog"))
+    }
 }

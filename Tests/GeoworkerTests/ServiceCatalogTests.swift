@@ -238,7 +238,7 @@ struct ServiceCatalogTests {
                 }
                 + trucks.enumerated().map { Self.position(topics.positions, $1, lat: lat($0), lon: 7.75, at: 0) }
         )
-        let running = try bed.start(["--catalog", "--geofences-topic", catalog])
+        let running = try bed.start(["--catalog", "--geofences-topic", catalog, "--http-devices"])
         defer { running.send(SIGKILL) }
         let port = try await listeningPort(of: running)
         try await waitUntilConsumed(port, positions: trucks.count)
@@ -266,6 +266,15 @@ struct ServiceCatalogTests {
         try await Task.sleep(for: .seconds(2))
         try cluster.bringBrokerUp(2)
         try await waitUntilConsumed(port, positions: 2 * trucks.count)
+        // The card: the subscription, and the moved depot the truck is inside, as the catalog has it now.
+        let card = try await get(port, "devices/truck-0")
+        #expect(
+            card.body.contains(#""catalog":{"subscriptions":["depots"],"geofences":[{"pin":{"id":"depot","#),
+            "\(card.body)"
+        )
+        #expect(card.body.contains(#""lat":48.5005"#) && card.body.contains(#""state":"inside""#), "\(card.body)")
+        let validation = try await ServiceTestBed.validate(["device-status\t" + card.body])
+        #expect(validation.status == 0, "\(validation.output)")
         await ServiceScaleOutTests.stop(running)
         let live = try await bed.events()
 

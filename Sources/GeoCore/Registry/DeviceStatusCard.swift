@@ -1,7 +1,8 @@
 import JSONCodec
 
 /// What geoworker knows of one device right now, as an operator's status card shows it: the last fix, the
-/// country with how far it can be trusted, the language it would suggest, and every pin's state.
+/// country with how far it can be trusted, the language it would suggest, every pin's state, and its catalog
+/// subscriptions with the catalog geofences it is inside, near or approaching.
 ///
 /// Pure: built from the device's state and whether this instance has seen a fix of it since it took the
 /// device; written as the JSON of `GET /devices/{deviceId}` (`Schemas/device-status.schema.json`).
@@ -27,6 +28,9 @@ public struct DeviceStatusCard: Sendable {
     public let timeZone: TimeZoneChange.Zone?
     /// The time the card was asked for (milliseconds since the epoch): the moment of its local time.
     public let now: Int64
+    /// The catalog geofences the device has a visit of (inside, undecided near an edge, approaching), by id, with the
+    /// catalog's current version of each; a visit of one deleted since is left out (it ends at the next fix).
+    public let catalogVisits: [(geofence: CatalogGeofence, visit: CatalogVisit)]
 
     /// - Parameters:
     ///   - state: the device's state.
@@ -45,6 +49,9 @@ public struct DeviceStatusCard: Sendable {
             tracker.languages?.suggestion(for: $0, deviceLanguages: state.languages)
         }
         self.now = now
+        catalogVisits = (state.catalog?.visits ?? [:]).sorted { $0.key < $1.key }.compactMap { id, visit in
+            tracker.catalog?.geofences[id].map { ($0, visit) }
+        }
         if let places = tracker.places, let fix = state.lastFix {
             locality = places.locality(near: fix.coordinate, countryCode: state.country)
         } else {
@@ -109,6 +116,29 @@ public struct DeviceStatusCard: Sendable {
         json.beginArray()
         for tracked in state.pins { json.pinStatus(tracked, lastFix: state.lastFix) }
         json.endArray()
+        if let catalog = state.catalog {
+            json.key("catalog")
+            json.beginObject()
+            json.key("subscriptions")
+            json.beginArray()
+            for tag in catalog.subscriptions { json.string(tag) }
+            json.endArray()
+            json.key("geofences")
+            json.beginArray()
+            for (geofence, visit) in catalogVisits {
+                let tracked = TrackedPin(
+                    pin: geofence.geofence,
+                    membership: visit.membership,
+                    since: visit.since,
+                    dwellAnnounced: visit.dwellAnnounced,
+                    approachAnnounced: visit.approachAnnounced,
+                    approachArrival: visit.approachArrival
+                )
+                json.pinStatus(tracked, lastFix: state.lastFix, catalogTags: geofence.tags)
+            }
+            json.endArray()
+            json.endObject()
+        }
         json.endObject()
         return json.takeOutput()
     }
@@ -139,8 +169,9 @@ extension Membership {
 
 extension JSONWriter {
     /// One pin on the status card or the map: its definition (polygons whole, as GeoJSON), the state
-    /// announced and since when, the time inside so far by message time, and its dwell and approach.
-    mutating func pinStatus(_ tracked: TrackedPin, lastFix: Fix?) {
+    /// announced and since when, the time inside so far by message time, and its dwell and approach; a catalog
+    /// geofence's `tags` after them.
+    mutating func pinStatus(_ tracked: TrackedPin, lastFix: Fix?, catalogTags: [String]? = nil) {
         beginObject()
         key("pin")
         pinDefinition(tracked.pin)
@@ -176,6 +207,12 @@ extension JSONWriter {
                 }
             }
             endObject()
+        }
+        if let catalogTags {
+            key("tags")
+            beginArray()
+            for tag in catalogTags { string(tag) }
+            endArray()
         }
         endObject()
     }
