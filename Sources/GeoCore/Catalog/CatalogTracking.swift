@@ -122,25 +122,12 @@ struct CatalogTracking {
         let known = device.visits[geofence.id]
         if known == nil && device.visits.count >= maxVisits { return false }
         let visit = known ?? CatalogVisit(membership: firstMeeting ? .undetermined : .outside)
-        var tracked = TrackedPin(
-            pin: geofence.geofence,
-            membership: visit.membership,
-            since: visit.since,
-            dwellAnnounced: visit.dwellAnnounced,
-            approachAnnounced: visit.approachAnnounced,
-            approachArrival: visit.approachArrival
-        )
+        var tracked = visit.tracked(geofence.geofence)
         let first = events.count
         evaluator.evaluate(&tracked, context, numbering: &numbering, events: &events)
         // The events name the geofence as the catalog's.
         for index in first..<events.count { events[index].catalogTags = geofence.tags }
-        let after = CatalogVisit(
-            membership: tracked.membership,
-            since: tracked.since,
-            dwellAnnounced: tracked.dwellAnnounced,
-            approachAnnounced: tracked.approachAnnounced,
-            approachArrival: tracked.approachArrival
-        )
+        let after = CatalogVisit(tracked)
         device.visits[geofence.id] = after.isOutsideOnly ? nil : after
         return true
     }

@@ -23,6 +23,29 @@ public struct CatalogVisit: Hashable, Sendable {
         self.approachArrival = approachArrival
     }
 
+    /// The state a tracked pin keeps of its pin, which this visit keeps of a catalog geofence.
+    init(_ tracked: TrackedPin) {
+        self.init(
+            membership: tracked.membership,
+            since: tracked.since,
+            dwellAnnounced: tracked.dwellAnnounced,
+            approachAnnounced: tracked.approachAnnounced,
+            approachArrival: tracked.approachArrival
+        )
+    }
+
+    /// The visit as a tracked pin of `geofence`: what the pin rules and the status card take.
+    func tracked(_ geofence: Pin) -> TrackedPin {
+        TrackedPin(
+            pin: geofence,
+            membership: membership,
+            since: since,
+            dwellAnnounced: dwellAnnounced,
+            approachAnnounced: approachAnnounced,
+            approachArrival: approachArrival
+        )
+    }
+
     /// Whether there is nothing to keep: outside, no approach under way.
     ///
     /// Every catalog geofence a device has not met stands so, at no cost.

@@ -126,15 +126,7 @@ public struct DeviceStatusCard: Sendable {
             json.key("geofences")
             json.beginArray()
             for (geofence, visit) in catalogVisits {
-                let tracked = TrackedPin(
-                    pin: geofence.geofence,
-                    membership: visit.membership,
-                    since: visit.since,
-                    dwellAnnounced: visit.dwellAnnounced,
-                    approachAnnounced: visit.approachAnnounced,
-                    approachArrival: visit.approachArrival
-                )
-                json.pinStatus(tracked, lastFix: state.lastFix, catalogTags: geofence.tags)
+                json.pinStatus(visit.tracked(geofence.geofence), lastFix: state.lastFix, catalogTags: geofence.tags)
             }
             json.endArray()
             json.endObject()
