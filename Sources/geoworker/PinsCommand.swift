@@ -52,58 +52,13 @@ struct PinsCommand: AsyncParsableCommand {
 
         @Option(help: "The device id.") var device: String
         @Option(help: "The pin id (tracking an id again replaces that pin).") var id: String
-        @Option(help: "Latitude of the centre of a circle, degrees.") var lat: Double?
-        @Option(help: "Longitude of the centre of a circle, degrees.") var lon: Double?
-        @Option(help: "Radius of a circle in metres (1 to 100000).") var radius: Double?
-        @Option(
-            help: "Instead of a circle: a GeoJSON Polygon or MultiPolygon geometry, as text or @file.json."
-        )
-        var shape: String?
-        @Option(help: "Announce geofence.dwelled after this many seconds inside (1 to 604800).")
-        var dwellSeconds: Int?
-        @Option(help: "Announce geofence.approaching when this many seconds away or less (1 to 86400).")
-        var approachSeconds: Int?
-        @Option(help: "A title carried into the events.") var title: String?
-        @Option(help: "A JSON object carried into the events.") var metadata: String?
+        @OptionGroup var definition: PinDefinitionOptions
         @OptionGroup var destination: Destination
 
-        func validate() throws {
-            let circle = [lat == nil, lon == nil, radius == nil]
-            if shape == nil {
-                guard !circle.contains(true) else {
-                    throw ValidationError("Give --lat, --lon and --radius, or --shape.")
-                }
-            } else {
-                guard !circle.contains(false) else {
-                    throw ValidationError("Give either --shape or --lat, --lon and --radius, not both.")
-                }
-            }
-        }
-
         func run() async throws {
-            if let metadata {
-                let object = try? JSONSerialization.jsonObject(with: Data(metadata.utf8))
-                guard object is [String: Any] else { throw ValidationError("--metadata must be a JSON object.") }
-            }
             // The pin is checked by the worker's own decoder, so the tool refuses exactly what the worker would.
-            var pin: [String: Any] = ["id": id]
-            if let shape {
-                let text =
-                    shape.hasPrefix("@")
-                    ? try String(contentsOfFile: String(shape.dropFirst()), encoding: .utf8) : shape
-                guard let geometry = try? JSONSerialization.jsonObject(with: Data(text.utf8)) else {
-                    throw ValidationError("--shape must be GeoJSON text (or @file.json).")
-                }
-                pin["shape"] = geometry
-            } else {
-                pin["lat"] = lat
-                pin["lon"] = lon
-                pin["radius"] = radius
-            }
-            pin["title"] = title
-            pin["metadata"] = metadata.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
-            pin["dwellSeconds"] = dwellSeconds
-            pin["approachSeconds"] = approachSeconds
+            var pin = try definition.members()
+            pin["id"] = id
             let message: [String: Any] = ["type": "track", "deviceId": device, "pin": pin]
             let json = try JSONSerialization.data(withJSONObject: message)
             let decoded = json.withUnsafeBytes { DeviceCommand.decode(json: $0) }
@@ -111,13 +66,8 @@ struct PinsCommand: AsyncParsableCommand {
             case .success(let command): try await destination.send(command)
             case .failure(let failure):
                 // Name the options the user gave rather than the message's members.
-                var problem = failure.description
-                let options = [
-                    ("pin.id", "--id"), ("pin.lat", "--lat"), ("pin.lon", "--lon"), ("pin.radius", "--radius"),
-                    ("pin.shape", "--shape"), ("pin.title", "--title"), ("pin.dwellSeconds", "--dwell-seconds"),
-                    ("pin.approachSeconds", "--approach-seconds"), ("deviceId", "--device"),
-                ]
-                for (member, option) in options { problem = problem.replacingOccurrences(of: member, with: option) }
+                let problem = PinDefinitionOptions.inOptionWords(failure.description, prefix: "pin.")
+                    .replacingOccurrences(of: "deviceId", with: "--device")
                 throw ValidationError("The pin is not one geoworker tracks: \(problem).")
             }
         }
