@@ -134,6 +134,15 @@ struct ServiceCatalogTests {
         let lines = try await bed.events().map { "event\t" + $0.json }
         let valid = try await ServiceTestBed.validate(lines)
         #expect(valid.status == 0, "\(valid.output)")
+        // The record without tags, on the dead-letter topic as it came, once per start of the worker that read it.
+        let letters = try await bed.readAll(topics.deadLetters, partitions: bed.deadLetterPartitions)
+        #expect(letters.count == 2, "\(letters.map(\.headers))")
+        for letter in letters {
+            #expect(letter.headers["geoworker-reason"] == "missing-field", "\(letter.headers)")
+            #expect(letter.headers["geoworker-error"]?.contains("tags") == true, "\(letter.headers)")
+            #expect(letter.headers["geoworker-origin"]?.hasPrefix("\(catalog):") == true, "\(letter.headers)")
+            #expect(letter.key == "broken")
+        }
     }
 
     @Test(

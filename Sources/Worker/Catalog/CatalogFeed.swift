@@ -12,8 +12,9 @@ import PartitionOffsets
 /// Every instance reads every partition of the catalog, outside the group's assignment (a global table), with a
 /// consumer of its own (`read_committed`, like the worker's). A record is a geofence keyed by its id
 /// (``CatalogGeofence/decode(json:key:)``), in force from its message time; a tombstone deletes its geofence from its
-/// message time on. A record that cannot be used is skipped, logged with its partition, offset and reason, and counted
-/// (`geoworker_catalog_records_total{outcome="refused"}`).
+/// message time on. A record that cannot be used is skipped, logged with its partition, offset and reason, counted
+/// (`geoworker_catalog_records_total{outcome="refused"}`), and its dead letter handed to the loop
+/// (``takeDeadLetters()``), which sends it like any other: each instance that reads it, once per start.
 ///
 /// Owned by the loop's thread. The loop takes the changes with ``takeChanges()`` at each round and applies them
 /// (``apply(_:)``) only once the apply threads have applied everything handed to them: the trackers read the catalog
@@ -54,6 +55,10 @@ final class CatalogFeed {
     private let loadSeconds: Gauge
     private let late: Counter
     private let waitsGivenUp: Counter
+    private let deadLetterTopic: String
+    private let deadLetterLimits: DeadLetter.Limits
+    /// The refused records' dead letters, until the loop takes them.
+    private var deadLetters: [ProducerRecord] = []
 
     /// Makes the catalog's consumer, assigned every partition of the topic from its beginning.
     ///
@@ -67,6 +72,8 @@ final class CatalogFeed {
     ) throws(WorkerError) {
         let topic = configuration.topics.geofences
         self.topic = topic
+        deadLetterTopic = configuration.topics.deadLetters
+        deadLetterLimits = configuration.deadLetterLimits
         self.catalog = catalog
         self.logger = logger
         geofences = Gauge(label: MetricName.catalogGeofences, factory: metricsFactory)
@@ -242,6 +249,12 @@ final class CatalogFeed {
         return batch.compactMap(change(of:))
     }
 
+    /// The dead letters of the records refused since the last call, for the loop to send.
+    func takeDeadLetters() -> [ProducerRecord] {
+        defer { deadLetters = [] }
+        return deadLetters
+    }
+
     /// Applies changes to the trackers' catalog; the caller makes sure no apply thread runs.
     ///
     /// A change stamped before `released` (the newest record time the merge has released) comes late for the records
@@ -274,22 +287,43 @@ final class CatalogFeed {
             applied.increment()
             return change
         case nil:
-            guard let key, !key.isEmpty else { return refuse(record, "a tombstone without a key names no geofence") }
+            guard let key, !key.isEmpty else {
+                return refuse(record, reason: "missing-field", "a tombstone without a key names no geofence")
+            }
             applied.increment()
             return .delete(id: key, at: time)
         case .failure(let failure)?:
-            return refuse(record, "\(failure)")
+            return refuse(record, reason: failure.reason.rawValue, "\(failure)")
         }
     }
 
-    private func refuse(_ record: ConsumerRecord, _ reason: String) -> Change? {
+    private func refuse(_ record: ConsumerRecord, reason: String, _ error: String) -> Change? {
         refused.increment()
         logger.warning(
             "a catalog record that cannot be used is skipped",
             metadata: [
                 ServiceLogKey.topic: "\(topic)", ServiceLogKey.partition: "\(record.partition)",
-                ServiceLogKey.offset: "\(record.offset)", ServiceLogKey.reason: "\(reason)",
+                ServiceLogKey.offset: "\(record.offset)", ServiceLogKey.reason: "\(error)",
             ]
+        )
+        let origin = MessageOrigin(
+            topic: topic,
+            partition: record.partition,
+            offset: record.offset,
+            timestamp: record.timestampMilliseconds ?? 0
+        )
+        deadLetters.append(
+            record.withKeyAndValue { key, value in
+                DeadLetter.record(
+                    topic: deadLetterTopic,
+                    value: value,
+                    key: key,
+                    origin: origin,
+                    reason: reason,
+                    error: error,
+                    limits: deadLetterLimits
+                )
+            }
         )
         return nil
     }

@@ -204,6 +204,8 @@ struct WorkerAssembly {
                     metricsFactory: metricsFactory
                 )
                 let load = try feed.load(unless: stop)
+                let deadLetters = feed.takeDeadLetters()
+                if !deadLetters.isEmpty { _ = clients.producer.send(deadLetters) }
                 logger.info(
                     "catalog read",
                     metadata: [

@@ -190,7 +190,7 @@ public final class Worker: @unchecked Sendable {
         guard afterAnswer == .consume else { return dropping(batch, afterAnswer) }
         let polledAt = clock.now
         if firstMessage == nil && !batch.isEmpty { firstMessage = polledAt }
-        if let catalogFeed = connection.catalogFeed { catalogTurn(catalogFeed) }
+        if let catalogFeed = connection.catalogFeed { catalogTurn(catalogFeed, producer: clients.producer) }
         let progress = parts.progress
         merge.polled()
         for record in batch {
@@ -252,8 +252,11 @@ public final class Worker: @unchecked Sendable {
     /// Only once the apply threads have applied what they were handed: they read the catalog without a lock. A change
     /// is in force from its message time, so a position stamped after it that is applied later sees it, whenever it
     /// was read.
-    private func catalogTurn(_ feed: CatalogFeed) {
+    private func catalogTurn(_ feed: CatalogFeed, producer: Producer) {
         let changes = feed.takeChanges()
+        let deadLetters = feed.takeDeadLetters()
+        // Not awaited: a catalog record is no input offset a checkpoint waits for; the producer logs a refusal.
+        if !deadLetters.isEmpty { _ = producer.send(deadLetters) }
         guard !changes.isEmpty else { return }
         waitUntilApplied()
         feed.apply(changes, released: merge.newestReleased)
