@@ -392,6 +392,67 @@ struct ServiceCatalogTests {
         )
     }
 
+    /// The border traffic's devices watching two shared geofences through the catalog instead of pins of their own.
+    static func catalogTraffic(_ bed: ServiceTestBed, _ traffic: BorderTraffic, catalog: String) -> [ProducerRecord] {
+        [
+            geofence(
+                catalog,
+                "depot",
+                #"{"id":"depot","lat":48.574,"lon":7.70,"radius":1800,"title":"Strasbourg depot","tags":["depots"]}"#,
+                at: -600_000
+            ),
+            geofence(
+                catalog,
+                "customer",
+                #"{"id":"customer","lat":48.574,"lon":7.88,"radius":1500,"dwellSeconds":60,"tags":["customers"]}"#,
+                at: -600_000
+            ),
+        ]
+            + (0..<traffic.devices).map { device in
+                let id = traffic.deviceId(device)
+                return ProducerRecord(
+                    topic: bed.topics.commands,
+                    key: Array(id.utf8),
+                    value: Array(#"{"type":"subscribe","deviceId":"\#(id)","tags":["customers","depots"]}"#.utf8),
+                    timestampMilliseconds: BorderTraffic.start - 1000
+                )
+            }
+    }
+
+    @Test("one of two instances killed mid-stream: the survivor takes its devices' catalog visits; a replay's events")
+    func failover() async throws {
+        let bed = try ServiceTestBed()
+        let catalog = "geofences-\(UUID().uuidString.prefix(8))"
+        try bed.broker.createTopic(catalog, partitions: 2)
+        let withCatalog = ["--catalog", "--geofences-topic", catalog]
+        let traffic = BorderTraffic(devices: 200, positionsPerDevice: 120, topics: bed.topics)
+        let thirds = ServiceScaleOutTests.thirds(traffic.positions())
+        try await bed.produce(Self.catalogTraffic(bed, traffic, catalog: catalog) + thirds[0])
+
+        let doomed = try bed.start(withCatalog, as: ServiceScaleOutTests.member(bed, "a"))
+        let survivor = try bed.start(withCatalog, as: ServiceScaleOutTests.member(bed, "b"))
+        defer { survivor.send(SIGKILL) }
+        try await ServiceScaleOutTests.waitForLog(doomed, "assigned 4 partitions")
+        try await ServiceScaleOutTests.waitForLog(survivor, "assigned 4 partitions")
+        try await ServiceScaleOutTests.waitForChangelog(bed)
+        let before = try await ServiceScaleOutTests.changelogCounts(bed)
+        try await bed.produce(thirds[1])
+        try await ServiceScaleOutTests.waitForChangelog(bed, beyond: before)
+        doomed.send(SIGKILL)
+        #expect(await doomed.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+        try await bed.produce(thirds[2])
+
+        let reference = try await bed.referenceEvents(named: "reference", withCatalog)
+        #expect(
+            reference.filter { $0.type == "geofence.dwelled" }.count == traffic.devices,
+            "each dwells at the customer"
+        )
+        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
+        await ServiceScaleOutTests.stop(survivor)
+        ServiceScaleOutTests.expectSameEvents(events, as: reference, logs: String(survivor.errors.suffix(4000)))
+        #expect(ServiceScaleOutTests.restoredRecords(in: survivor.errors) > 0, "\(survivor.errors.suffix(2000))")
+    }
+
     @Test("a catalog topic that does not exist stops the start naming topics.geofences, unless allowed")
     func missingTopic() async throws {
         let bed = try ServiceTestBed()

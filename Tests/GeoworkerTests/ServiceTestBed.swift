@@ -196,10 +196,10 @@ final class ServiceTestBed: @unchecked Sendable {
     /// are the same), applying on one thread: the runs under test, on three, must give the same events.
     ///
     /// `name` tells the reference runs of one bed apart (each reads everything produced so far).
-    func referenceEvents(named name: String = "reference") async throws -> [Event] {
+    func referenceEvents(named name: String = "reference", _ extra: [String] = []) async throws -> [Event] {
         let instance = try instance(named: name)
         defer { try? FileManager.default.removeItem(atPath: instance.stateDir) }
-        try await runUntilCaughtUp(["--apply-threads", "1"], as: instance, omitting: ["--apply-threads"])
+        try await runUntilCaughtUp(["--apply-threads", "1"] + extra, as: instance, omitting: ["--apply-threads"])
         return try await readAll(instance.events, partitions: partitions).map(Event.init)
     }
 
