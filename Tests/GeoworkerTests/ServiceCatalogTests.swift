@@ -453,6 +453,48 @@ struct ServiceCatalogTests {
         #expect(ServiceScaleOutTests.restoredRecords(in: survivor.errors) > 0, "\(survivor.errors.suffix(2000))")
     }
 
+    @Test(
+        "a moved geofence's old version is kept for late positions, and dropped once positions are past the retention"
+    )
+    func versionRetention() async throws {
+        let (bed, catalog) = try Self.bed(catalogPartitions: 1)
+        let topics = bed.topics
+        func depot(at lat: Double, _ seconds: Int64) -> ProducerRecord {
+            Self.geofence(
+                catalog,
+                "depot",
+                #"{"id":"depot","lat":\#(lat),"lon":7.75,"radius":300,"tags":["depots"]}"#,
+                at: seconds
+            )
+        }
+        try await bed.produce([
+            depot(at: 48.40, -600), Self.position(topics.positions, "van-1", lat: 48.5, lon: 7.7, at: 0),
+        ])
+        let keeping = try bed.start(["--catalog", "--geofences-topic", catalog])
+        defer { keeping.send(SIGKILL) }
+        let dropping = try bed.start(
+            ["--catalog", "--geofences-topic", catalog],
+            as: try bed.instance(named: "dropping"),
+            environment: ["GEOWORKER_CATALOG_VERSION_RETENTION_SECONDS": "60"]
+        )
+        defer { dropping.send(SIGKILL) }
+        let (keepingPort, droppingPort) = (try await listeningPort(of: keeping), try await listeningPort(of: dropping))
+        try await waitUntilConsumed(keepingPort, positions: 1)
+        try await waitUntilConsumed(droppingPort, positions: 1)
+        try await bed.produce([
+            depot(at: 48.41, 100), Self.position(topics.positions, "van-1", lat: 48.5, lon: 7.7, at: 300),
+        ])
+        try await waitUntilConsumed(keepingPort, positions: 2)
+        try await waitUntilConsumed(droppingPort, positions: 2)
+        // The version of before 100 s ended 200 s before the newest position: past a 60 s retention, within an hour's.
+        try await waitUntil("the old version dropped", timeout: .seconds(40)) {
+            gauge("geoworker_catalog_versions", in: try await get(droppingPort, "metrics").body) == 1
+        }
+        let kept = gauge("geoworker_catalog_versions", in: try await get(keepingPort, "metrics").body)
+        #expect(kept == 2)
+        #expect(gauge("geoworker_catalog_geofences", in: try await get(droppingPort, "metrics").body) == 1)
+    }
+
     @Test("a catalog topic that does not exist stops the start naming topics.geofences, unless allowed")
     func missingTopic() async throws {
         let bed = try ServiceTestBed()

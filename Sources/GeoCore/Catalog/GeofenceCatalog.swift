@@ -48,6 +48,9 @@ public struct GeofenceCatalog: Sendable {
     /// may be looked for.
     public private(set) var longestApproachSeconds = 0
 
+    /// How many versions have ended (replaced or deleted) and are kept for positions stamped before their end.
+    public var endedVersionCount: Int { ended.count }
+
     /// How many versions it keeps, the current ones and those positions may still ask for.
     public var versionCount: Int { versions.count - freeNumbers.count }
 

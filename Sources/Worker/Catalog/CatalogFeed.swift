@@ -55,8 +55,13 @@ final class CatalogFeed {
     private let loadSeconds: Gauge
     private let late: Counter
     private let waitsGivenUp: Counter
+    private let versions: Gauge
+    /// How far behind the newest position released old versions are kept (``WorkerConfiguration/CatalogSettings``).
+    private let versionRetentionMilliseconds: Int64
     private let deadLetterTopic: String
     private let deadLetterLimits: DeadLetter.Limits
+    /// When ended versions were last looked at for dropping.
+    private var lastForgetting: ContinuousClock.Instant?
     /// The refused records' dead letters, until the loop takes them.
     private var deadLetters: [ProducerRecord] = []
 
@@ -73,6 +78,7 @@ final class CatalogFeed {
         let topic = configuration.topics.geofences
         self.topic = topic
         deadLetterTopic = configuration.topics.deadLetters
+        versionRetentionMilliseconds = Int64(configuration.catalog.versionRetention.components.seconds) * 1000
         deadLetterLimits = configuration.deadLetterLimits
         self.catalog = catalog
         self.logger = logger
@@ -88,6 +94,7 @@ final class CatalogFeed {
             factory: metricsFactory
         )
         loadSeconds = Gauge(label: MetricName.catalogLoadSeconds, factory: metricsFactory)
+        versions = Gauge(label: MetricName.catalogVersions, factory: metricsFactory)
         late = Counter(label: MetricName.catalogLateRecords, factory: metricsFactory)
         waitsGivenUp = Counter(label: MetricName.catalogWaitsGivenUp, factory: metricsFactory)
         let asker: Consumer
@@ -227,6 +234,7 @@ final class CatalogFeed {
         catalog.geofences = loaded
         load.elapsed = clock.now - start
         geofences.record(loaded.count)
+        versions.record(loaded.versionCount)
         loadSeconds.record(
             Double(load.elapsed.components.seconds) + Double(load.elapsed.components.attoseconds) * 1e-18
         )
@@ -249,6 +257,12 @@ final class CatalogFeed {
         return batch.compactMap(change(of:))
     }
 
+    /// Whether ended versions wait to be dropped and were last looked at 10 s ago or more: the loop then applies no
+    /// change all the same (``apply(_:released:now:)``), so that a catalog that stopped changing drops them too.
+    func wantsForgetting(now: ContinuousClock.Instant) -> Bool {
+        catalog.geofences.endedVersionCount > 0 && lastForgetting.map { now - $0 >= .seconds(10) } ?? true
+    }
+
     /// The dead letters of the records refused since the last call, for the loop to send.
     func takeDeadLetters() -> [ProducerRecord] {
         defer { deadLetters = [] }
@@ -258,13 +272,19 @@ final class CatalogFeed {
     /// Applies changes to the trackers' catalog; the caller makes sure no apply thread runs.
     ///
     /// A change stamped before `released` (the newest record time the merge has released) comes late for the records
-    /// between: it is in force from its time for what is applied after it, and counted.
-    func apply(_ changes: [Change], released: Int64) {
+    /// between: it is in force from its time for what is applied after it, and counted. The versions that ended longer
+    /// than the retention before `released` are dropped: only changes make versions end, so they are looked at here.
+    func apply(_ changes: [Change], released: Int64, now: ContinuousClock.Instant) {
         for change in changes {
             Self.apply(change, to: &catalog.geofences)
             if change.time < released { late.increment() }
         }
+        if released > .min {
+            catalog.geofences.forgetVersions(endedBy: released - versionRetentionMilliseconds)
+            lastForgetting = now
+        }
         geofences.record(catalog.geofences.count)
+        versions.record(catalog.geofences.versionCount)
     }
 
     private static func apply(_ change: Change, to catalog: inout GeofenceCatalog) {

@@ -14,8 +14,8 @@ extension WorkerConfiguration {
     /// as secret), `topics.*` (``Topics/init(config:)``), `tracker.*` (`TrackerConfiguration(config:)`) and
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
     /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``), `changelog.*` (``ChangelogSettings/init(config:)``) and
-    /// `places.enabled`, `places.index` (``Places``), `catalog.enabled`, `catalog.allowMissingTopic`
-    /// (``CatalogSettings``).
+    /// `places.enabled`, `places.index` (``Places``), `catalog.enabled`, `catalog.allowMissingTopic`,
+    /// `catalog.versionRetentionSeconds` (``CatalogSettings``).
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
@@ -79,7 +79,10 @@ extension WorkerConfiguration {
             catalog: try config.settings(under: "catalog") { config throws(WorkerError) in
                 CatalogSettings(
                     enabled: try config.flag("enabled", default: false),
-                    allowMissingTopic: try config.flag("allowMissingTopic", default: false)
+                    allowMissingTopic: try config.flag("allowMissingTopic", default: false),
+                    versionRetention: .seconds(
+                        try config.integer("versionRetentionSeconds", default: 3600, in: 0...(30 * 86_400))
+                    )
                 )
             },
             kafkaProperties: kafkaProperties

@@ -257,9 +257,10 @@ public final class Worker: @unchecked Sendable {
         let deadLetters = feed.takeDeadLetters()
         // Not awaited: a catalog record is no input offset a checkpoint waits for; the producer logs a refusal.
         if !deadLetters.isEmpty { _ = producer.send(deadLetters) }
-        guard !changes.isEmpty else { return }
+        let now = clock.now
+        guard !changes.isEmpty || feed.wantsForgetting(now: now) else { return }
         waitUntilApplied()
-        feed.apply(changes, released: merge.newestReleased)
+        feed.apply(changes, released: merge.newestReleased, now: now)
     }
 
     /// A batch the loop does not apply (a refusal or a loss ended its poll: the loop rewinds, fails or stops) still moved

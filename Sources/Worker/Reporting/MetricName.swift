@@ -39,6 +39,9 @@ public enum MetricName {
     public static let assignmentsLost = "geoworker_assignments_lost_total"
     /// Geofences in force in the fleet's catalog (`topics.geofences`), as this instance has read it.
     public static let catalogGeofences = "geoworker_catalog_geofences"
+    /// Versions of catalog geofences kept: the current ones, and those replaced or deleted within
+    /// `catalog.versionRetentionSeconds` of the newest position released.
+    public static let catalogVersions = "geoworker_catalog_versions"
     /// Catalog records read, by `outcome`: `applied` (a geofence put or deleted), `refused` (a record that cannot be
     /// used, logged with its reason).
     public static let catalogRecords = "geoworker_catalog_records_total"
