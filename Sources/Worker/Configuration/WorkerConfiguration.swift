@@ -204,9 +204,10 @@ extension WorkerConfiguration {
         ///
         /// Default: false: a mistyped `topics.geofences` stops the start, naming it.
         public var allowMissingTopic: Bool
-        /// How long a replaced or deleted geofence's old version is kept for positions stamped before the change that
-        /// come after it: the newest position time released less this is the oldest time the catalog answers for as
-        /// it stood. A position older than that meets the catalog as kept (what ended before it is gone).
+        /// How long a replaced or deleted geofence's old version is kept for positions stamped before the change.
+        ///
+        /// The newest position time released less this is the oldest time the catalog answers for as it stood; a
+        /// position older than that meets the catalog as kept (what ended before it is gone).
         ///
         /// Default: 1 hour.
         public var versionRetention: Duration
