@@ -15,6 +15,8 @@ public import Worker
 ///   the street address of its last fix when a provider is set;
 /// - `GET /map/devices?bbox=west,south,east,north&limit=n`: the devices in view at their last fix, with
 ///   their pins, bounded (``DeviceMapSelection``);
+/// - `GET /geofences?bbox=west,south,east,north&tag=t&limit=n`: the fleet catalog's geofences in view, each whole with
+///   its tags (``CatalogView``); 404 saying so when the worker reads no catalog;
 /// - `GET /events/stream?device=id`: the events as they are sent, as Server-Sent Events (``EventFeed``).
 ///
 /// Device positions are personal data: all of them answer 404 unless `http.devices` is on, and 401 without
@@ -142,25 +144,21 @@ public struct DeviceEndpoints: Sendable {
             if let refusal = access.refusal(request) { return refusal }
             guard let sources else { return Self.notServed() }
             let parameters = request.uri.queryParameters
-            var view = MapView.world
-            if let bbox = parameters.get("bbox") {
-                guard let parsed = MapView(bbox: bbox) else {
-                    return Self.error(
-                        .badRequest,
-                        "bbox must be west,south,east,north in degrees (longitudes -180...180, latitudes -90...90, "
-                            + "south <= north)"
-                    )
-                }
-                view = parsed
+            switch Self.viewAndLimit(parameters, cap: mapLimit) {
+            case .failure(let refusal): return refusal.response
+            case .success(let (view, limit)): return Self.response(await sources.queries.ask(.map(view, limit: limit)))
             }
-            var limit = mapLimit
-            if let text = parameters.get("limit") {
-                guard let value = Int(text), value > 0 else {
-                    return Self.error(.badRequest, "limit must be a positive integer")
-                }
-                limit = min(value, mapLimit)
+        }
+        router.get("geofences") { request, _ in
+            if let refusal = access.refusal(request) { return refusal }
+            guard let sources else { return Self.notServed() }
+            let parameters = request.uri.queryParameters
+            let tag: String? = parameters.get("tag").map { String($0) }
+            switch Self.viewAndLimit(parameters, cap: Self.geofenceLimit) {
+            case .failure(let refusal): return refusal.response
+            case .success(let (view, limit)):
+                return Self.response(await sources.queries.ask(.catalog(view, tag: tag, limit: limit)))
             }
-            return Self.response(await sources.queries.ask(.map(view, limit: limit)))
         }
         router.get("events/stream") { request, _ in
             if let refusal = access.refusal(request) { return refusal }
@@ -169,6 +167,9 @@ public struct DeviceEndpoints: Sendable {
             return Self.eventStream(sources.feed.subscribe(deviceId: deviceId))
         }
     }
+
+    /// The most catalog geofences one answer of `GET /geofences` carries (polygons whole: a few MB at most).
+    static let geofenceLimit = 2_000
 
     /// How often an idle event stream is written to.
     static let keepAliveInterval: Duration = .seconds(15)
@@ -263,6 +264,41 @@ public struct DeviceEndpoints: Sendable {
 
     private static func notServed() -> Response {
         error(.notFound, "this process serves no devices")
+    }
+
+    /// A request's parameters refused, with the answer that says why.
+    struct Refusal: Error {
+        let response: Response
+    }
+
+    /// A map question's `bbox` (default: the world) and `limit` (default and at most `cap`).
+    static func viewAndLimit(
+        _ parameters: Parameters,
+        cap: Int
+    ) -> Result<(view: MapView, limit: Int), Refusal> {
+        var view = MapView.world
+        if let bbox = parameters.get("bbox") {
+            guard let parsed = MapView(bbox: bbox) else {
+                return .failure(
+                    Refusal(
+                        response: error(
+                            .badRequest,
+                            "bbox must be west,south,east,north in degrees (longitudes -180...180, latitudes "
+                                + "-90...90, south <= north)"
+                        )
+                    )
+                )
+            }
+            view = parsed
+        }
+        var limit = cap
+        if let text = parameters.get("limit") {
+            guard let value = Int(text), value > 0 else {
+                return .failure(Refusal(response: error(.badRequest, "limit must be a positive integer")))
+            }
+            limit = min(value, cap)
+        }
+        return .success((view, limit))
     }
 
     /// `{"error": message}` with the status.

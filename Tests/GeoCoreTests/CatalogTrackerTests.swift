@@ -164,4 +164,44 @@ struct CatalogTrackerTests {
         )
         #expect(!String(decoding: withoutCatalog.json(), as: UTF8.self).contains("catalog"))
     }
+
+    @Test("the catalog in a map view: by id, with a tag or not, a limit, across the antimeridian")
+    func view() throws {
+        var catalog = GeofenceCatalog()
+        for (id, lon, tags) in [("b", 10.0, ["depots"]), ("a", 10.01, ["depots", "north"]), ("c", 179.999, ["ports"])] {
+            catalog.put(
+                CatalogGeofence(
+                    geofence: Pin(id: id, center: Coordinate(latitude: 0, longitude: lon)!, radius: 100)!,
+                    tags: tags
+                )!,
+                at: 0
+            )
+        }
+        catalog.put(
+            CatalogGeofence(
+                geofence: Pin(id: "gone", center: Coordinate(latitude: 0, longitude: 10)!, radius: 100)!,
+                tags: ["depots"]
+            )!,
+            at: 0
+        )
+        catalog.delete(id: "gone", at: 10)
+        let near = MapView(west: 9, south: -1, east: 11, north: 1)
+        #expect(CatalogView(catalog, view: near, tag: nil, limit: 10).geofences.map(\.id) == ["a", "b"])
+        #expect(CatalogView(catalog, view: near, tag: "north", limit: 10).geofences.map(\.id) == ["a"])
+        let limited = CatalogView(catalog, view: near, tag: nil, limit: 1)
+        #expect(limited.geofences.map(\.id) == ["a"] && limited.inView == 2)
+        let across = MapView(west: 179, south: -1, east: -179, north: 1)
+        #expect(CatalogView(catalog, view: across, tag: nil, limit: 10).geofences.map(\.id) == ["c"])
+        #expect(CatalogView(catalog, view: .world, tag: nil, limit: 10).inView == 3)
+        #expect(
+            CatalogView(catalog, view: MapView(west: -20, south: 30, east: 30, north: 60), tag: nil, limit: 10).inView
+                == 0
+        )
+        let json = String(decoding: CatalogView(catalog, view: near, tag: "north", limit: 10).json(), as: UTF8.self)
+        #expect(
+            json.contains(#""id":"a""#) && json.contains(#""tags":["depots","north"]"#)
+                && json.contains(#""inView":1"#),
+            "\(json)"
+        )
+    }
 }

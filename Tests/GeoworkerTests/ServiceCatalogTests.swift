@@ -282,7 +282,13 @@ struct ServiceCatalogTests {
             "\(card.body)"
         )
         #expect(card.body.contains(#""lat":48.5005"#) && card.body.contains(#""state":"inside""#), "\(card.body)")
-        let validation = try await ServiceTestBed.validate(["device-status\t" + card.body])
+        // The catalog in view: the moved depot, as this instance has it; a bad box and another tag.
+        let inView = try await get(port, "geofences?bbox=7.7,48.45,7.8,48.55")
+        #expect(inView.status == 200 && inView.body.contains(#""lat":48.5005"#), "\(inView.body)")
+        #expect(inView.body.contains(#""shown":1,"inView":1"#), "\(inView.body)")
+        #expect(try await get(port, "geofences?bbox=7.7,48.45,7.8,48.55&tag=ports").body.contains(#""inView":0"#))
+        #expect(try await get(port, "geofences?bbox=7.7,48.45").status == 400)
+        let validation = try await ServiceTestBed.validate(["device-status\t" + card.body, "geofences\t" + inView.body])
         #expect(validation.status == 0, "\(validation.output)")
         await ServiceScaleOutTests.stop(running)
         let live = try await bed.events()

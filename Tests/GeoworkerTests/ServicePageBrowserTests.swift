@@ -18,15 +18,32 @@ struct ServicePageBrowserTests {
     func livePage() async throws {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 6, positionsPerDevice: 10, topics: bed.topics)
-        try await bed.produce(traffic.commands() + traffic.positions())
-        let (child, port) = try await startServing(bed, ["--http-devices"], untilConsumed: 60)
+        // One geofence of the fleet's catalog where the devices end, drawn with them.
+        let catalog = "geofences-\(UUID().uuidString.prefix(8))"
+        try bed.broker.createTopic(catalog, partitions: 1)
+        try await bed.produce(
+            traffic.commands() + traffic.positions() + [
+                ProducerRecord(
+                    topic: catalog,
+                    key: Array("kehl-yard".utf8),
+                    value: Array(#"{"id":"kehl-yard","lat":48.575,"lon":7.96,"radius":800,"tags":["yards"]}"#.utf8)
+                )
+            ]
+        )
+        let (child, port) = try await startServing(
+            bed,
+            ["--http-devices", "--catalog", "--geofences-topic", catalog],
+            untilConsumed: 60
+        )
         let browser = try await WebDriver.start()
         do {
             try await browser.open("http://127.0.0.1:\(port)/")
             try await browser.waitUntil("the six devices are listed") {
                 try await browser.elements(".device-row").count == 6
             }
-            #expect(try await browser.text("#summary") == "6 of 6 devices in view")
+            try await browser.waitUntil("the summary with the catalog's geofence") {
+                try await browser.text("#summary") == "6 of 6 devices in view · 1 of 1 catalog geofences"
+            }
             let pins = try await browser.texts(".device-row .pin")
             #expect(pins.count == 12, "two pins each: \(pins)")
             #expect(pins.filter { $0 == "Strasbourg depot: outside" }.count == 6, "\(pins)")

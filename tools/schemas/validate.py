@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Validates geoworker messages against the JSON Schemas (2020-12) in Schemas/.
 
-Reads lines `KIND<TAB>JSON` from standard input, KIND being `position`, `command`, `event`,
-`device-status`, `device-map` or `device-nearby` (the operations port's answers); the schema is
+Reads lines `KIND<TAB>JSON` from standard input, KIND being `position`, `command`, `event`, `geofence` (a
+catalog record), `device-status`, `device-map`, `device-nearby` or `geofences` (the operations port's answers); the schema is
 picked by KIND and, for commands and events, by the message's `type`. Checks the schemas themselves and
 their `examples` first. Prints one line per invalid message and exits 1 if there is any.
 
@@ -34,7 +34,7 @@ def load(directory):
 
 
 def schema_name(kind, message):
-    if kind in ("position", "device-status", "device-map", "device-nearby"):
+    if kind in ("position", "device-status", "device-map", "device-nearby", "geofence", "geofences"):
         return kind
     kind_type = message.get("type") if isinstance(message, dict) else None
     return f"{kind}.{kind_type}"

@@ -55,26 +55,50 @@ struct CatalogGrid: Sendable {
 
     /// Calls `visit` with each geofence whose box meets `query`, each once.
     func forEach(meeting query: Box, _ visit: (Int32) -> Void) {
+        // A level whose cells under the query outnumber the grid's filed cells is read from those instead: a map
+        // of the world would otherwise look up hundreds of millions of empty cells of 0.01 degree.
+        var readFiled = Array(repeating: false, count: counts.count)
         for level in counts.indices where counts[level] > 0 {
             let size = Self.cellSizes[level]
             let (west, south) = (Self.index(query.west, size), Self.index(query.south, size))
             let (east, north) = (Self.index(query.east, size), Self.index(query.north, size))
+            if Double(east - west + 1) * Double(north - south + 1) > Double(cells.count) {
+                readFiled[level] = true
+                continue
+            }
             for x in west...east {
                 for y in south...north {
                     guard let filed = cells[Self.key(level, x, y)] else { continue }
-                    for (number, box) in filed where box.meets(query) {
-                        // Reported from the cell of the meeting's south-west corner only.
-                        guard Self.index(max(box.west, query.west), size) == x,
-                            Self.index(max(box.south, query.south), size) == y
-                        else { continue }
-                        visit(number)
-                    }
+                    Self.report(filed, meeting: query, fromCell: x, y, size: size, visit)
                 }
             }
         }
+        guard readFiled.contains(true) else { return }
+        for (key, filed) in cells {
+            let level = Int(key >> 48)
+            guard readFiled[level] else { continue }
+            let (x, y) = Self.cell(of: key)
+            Self.report(filed, meeting: query, fromCell: x, y, size: Self.cellSizes[level], visit)
+        }
     }
 
-    /// Calls `body` with the key of each cell of size `level` that `box` meets.
+    /// Visits the geofences filed in cell (`x`, `y`) that meet `query`, each from the cell of the meeting's south-west
+    /// corner only (a geofence is filed in every cell its box meets).
+    private static func report(
+        _ filed: [(number: Int32, box: Box)],
+        meeting query: Box,
+        fromCell x: Int32,
+        _ y: Int32,
+        size: Double,
+        _ visit: (Int32) -> Void
+    ) {
+        for (number, box) in filed where box.meets(query) {
+            guard index(max(box.west, query.west), size) == x, index(max(box.south, query.south), size) == y
+            else { continue }
+            visit(number)
+        }
+    }
+
     private func forEachCell(of box: Box, at level: Int, _ body: (UInt64) -> Void) {
         let size = Self.cellSizes[level]
         for x in Self.index(box.west, size)...Self.index(box.east, size) {
@@ -97,5 +121,11 @@ struct CatalogGrid: Sendable {
     private static func key(_ level: Int, _ x: Int32, _ y: Int32) -> UInt64 {
         UInt64(level) << 48 | UInt64(UInt32(bitPattern: x) & 0xFF_FFFF) << 24
             | UInt64(UInt32(bitPattern: y) & 0xFF_FFFF)
+    }
+
+    /// The cell indexes a key holds (24 bits each, signed).
+    private static func cell(of key: UInt64) -> (x: Int32, y: Int32) {
+        func signed(_ bits: UInt64) -> Int32 { Int32(bitPattern: UInt32(bits & 0xFF_FFFF) << 8) >> 8 }
+        return (signed(key >> 24), signed(key))
     }
 }

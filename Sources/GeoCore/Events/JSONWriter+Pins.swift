@@ -28,10 +28,7 @@ extension JSONWriter {
         pinDetails(pin)
         if let catalogTags {
             member("source", "catalog")
-            key("tags")
-            beginArray()
-            for tag in catalogTags { string(tag) }
-            endArray()
+            tags(catalogTags)
         }
         endObject()
     }
@@ -44,8 +41,9 @@ extension JSONWriter {
         fix(position)
     }
 
-    /// A pin as a `track` command carries it, polygons whole (GeoJSON).
-    mutating func pinDefinition(_ pin: Pin) {
+    /// A pin as a `track` command carries it, polygons whole (GeoJSON); a catalog geofence as its record has it, with
+    /// its `tags`.
+    mutating func pinDefinition(_ pin: Pin, catalogTags: [String]? = nil) {
         beginObject()
         member("id", pin.id)
         switch pin.shape {
@@ -56,7 +54,16 @@ extension JSONWriter {
             geoJSON(polygon)
         }
         pinDetails(pin)
+        if let catalogTags { tags(catalogTags) }
         endObject()
+    }
+
+    /// A catalog geofence's `tags` member.
+    mutating func tags(_ tags: [String]) {
+        key("tags")
+        beginArray()
+        for tag in tags { string(tag) }
+        endArray()
     }
 
     /// A circle's `lat`, `lon` and `radius` members.

@@ -200,12 +200,7 @@ extension JSONWriter {
             }
             endObject()
         }
-        if let catalogTags {
-            key("tags")
-            beginArray()
-            for tag in catalogTags { string(tag) }
-            endArray()
-        }
+        if let catalogTags { tags(catalogTags) }
         endObject()
     }
 }

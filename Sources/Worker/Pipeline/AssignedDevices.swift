@@ -54,8 +54,17 @@ final class AssignedDevices {
     /// - Parameters:
     ///   - queries: the questions waiting.
     ///   - inputPartitionCount: the input topics' partition count, to say where a device not held is.
-    func answer(_ queries: DeviceQueries, inputPartitionCount: Int) {
-        queries.answerPending { shards.answer($0, held: partitions, inputPartitionCount: inputPartitionCount) }
+    ///   - catalog: the fleet's catalog, for its geofences in a view; nil when the worker reads none.
+    func answer(_ queries: DeviceQueries, inputPartitionCount: Int, catalog: FleetCatalog?) {
+        queries.answerPending { question in
+            guard case .catalog(let view, let tag, let limit) = question else {
+                return shards.answer(question, held: partitions, inputPartitionCount: inputPartitionCount)
+            }
+            guard let catalog else {
+                return .notHeld("this instance reads no catalog: run it with --catalog (catalog.enabled)")
+            }
+            return .json(CatalogView(catalog.geofences, view: view, tag: tag, limit: limit).json())
+        }
     }
 
     /// How many devices and tracked pins are held.

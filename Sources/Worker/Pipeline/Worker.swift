@@ -206,7 +206,7 @@ public final class Worker: @unchecked Sendable {
         checkpointTurn(connection)
         if queries.hasPending {
             waitUntilApplied()
-            parts.devices.answer(queries, inputPartitionCount: clients.inputPartitionCount)
+            parts.devices.answer(queries, inputPartitionCount: clients.inputPartitionCount, catalog: parts.catalog)
         }
         var next = WorkerLifecycle.Action.consume
         if isStopRequested() {

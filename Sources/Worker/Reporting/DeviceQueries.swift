@@ -15,6 +15,8 @@ public final class DeviceQueries: Sendable {
         case map(MapView, limit: Int)
         /// The devices nearest a point (``DeviceNearbySelection``): within `radius` metres, at most `limit`.
         case nearby(Coordinate, radius: Double, limit: Int)
+        /// The fleet catalog's geofences in a map view (``CatalogView``), those with `tag` only when given.
+        case catalog(MapView, tag: String?, limit: Int)
     }
 
     public enum Answer: Sendable {
@@ -23,7 +25,7 @@ public final class DeviceQueries: Sendable {
         /// The devices nearest a point, for the endpoint to write (with their street addresses, when a provider is
         /// set: looked up after the loop answered).
         case nearby(DeviceNearbySelection)
-        /// The device is not held here; the text says where it is.
+        /// The device is not held here, or the catalog is off; the text says where it is, or why.
         case notHeld(String)
         /// The loop did not take the question in time.
         case busy

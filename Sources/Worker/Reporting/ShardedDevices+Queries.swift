@@ -28,6 +28,8 @@ extension ShardedDevices {
             for shard in shards { shard.updateLastFixes() }
             let registries = shards.map(\.processor.registry)
             return .nearby(DeviceNearbySelection(center: center, radius: radius, limit: limit, from: registries))
+        case .catalog:
+            preconditionFailure("the catalog is no shard's: AssignedDevices answers it")
         }
     }
 
