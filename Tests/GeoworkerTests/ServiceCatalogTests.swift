@@ -5,16 +5,23 @@ import Testing
 import Worker
 
 /// The fleet's geofence catalog through the whole service: catalog records, `subscribe` commands and positions produced
-/// to the mock cluster, `geoworker run --catalog` as an operator runs it, the events read back.
-@Suite("The fleet's geofence catalog end to end (mock cluster, real pipeline)", .timeLimit(.minutes(10)))
+/// to the mock cluster or noida-db, `geoworker run --catalog` as an operator runs it, the events read back.
+@Suite("The fleet's geofence catalog end to end (mock cluster and noida-db, real pipeline)", .timeLimit(.minutes(10)))
 struct ServiceCatalogTests {
     static let start: Int64 = 1_795_500_000_000
 
-    /// A bed with a catalog topic of `partitions` partitions.
-    static func bed(catalogPartitions partitions: Int = 3) throws -> (ServiceTestBed, String) {
-        let bed = try ServiceTestBed()
+    /// A bed on `kind` with a catalog topic of `partitions` partitions (compacted where the broker takes settings).
+    static func bed(
+        on kind: TestBroker.Kind = .mock,
+        catalogPartitions partitions: Int = 3
+    ) async throws -> (ServiceTestBed, String) {
+        let bed = try await ServiceRealBrokerTests.bed(on: kind)
         let topic = "geofences-\(UUID().uuidString.prefix(8))"
-        try bed.broker.createTopic(topic, partitions: partitions)
+        try bed.broker.createTopic(
+            topic,
+            partitions: partitions,
+            configuration: kind == .noida ? ["cleanup.policy": "compact"] : [:]
+        )
         return (bed, topic)
     }
 
@@ -62,10 +69,11 @@ struct ServiceCatalogTests {
     }
 
     @Test(
-        "subscribed by tag: entered and exited as the catalog says, a moved and an added geofence decided at the next fix, a bad record skipped; across a restart"
+        "subscribed by tag: entered and exited as the catalog says, a moved and an added geofence decided at the next fix, a bad record dead-lettered; across a restart",
+        arguments: TestBroker.Kind.allCases
     )
-    func subscribed() async throws {
-        let (bed, catalog) = try Self.bed()
+    func subscribed(on kind: TestBroker.Kind) async throws {
+        let (bed, catalog) = try await Self.bed(on: kind)
         let topics = bed.topics
         try await bed.produce([
             Self.geofence(
@@ -149,7 +157,7 @@ struct ServiceCatalogTests {
         "tags every device has (tracker.catalogTags) need no command, and no unsubscribe removes them; a subscribed tag's does"
     )
     func defaultTags() async throws {
-        let (bed, catalog) = try Self.bed(catalogPartitions: 1)
+        let (bed, catalog) = try await Self.bed(catalogPartitions: 1)
         let topics = bed.topics
         let inside = (lat: 48.578, lon: 7.750)
         try await bed.produce([
@@ -463,7 +471,7 @@ struct ServiceCatalogTests {
         "a moved geofence's old version is kept for late positions, and dropped once positions are past the retention"
     )
     func versionRetention() async throws {
-        let (bed, catalog) = try Self.bed(catalogPartitions: 1)
+        let (bed, catalog) = try await Self.bed(catalogPartitions: 1)
         let topics = bed.topics
         func depot(at lat: Double, _ seconds: Int64) -> ProducerRecord {
             Self.geofence(
@@ -501,9 +509,12 @@ struct ServiceCatalogTests {
         #expect(gauge("geoworker_catalog_geofences", in: try await get(droppingPort, "metrics").body) == 1)
     }
 
-    @Test("a catalog topic that does not exist stops the start naming topics.geofences, unless allowed")
-    func missingTopic() async throws {
-        let bed = try ServiceTestBed()
+    @Test(
+        "a catalog topic that does not exist stops the start naming topics.geofences, unless allowed",
+        arguments: TestBroker.Kind.allCases
+    )
+    func missingTopic(on kind: TestBroker.Kind) async throws {
+        let bed = try await ServiceRealBrokerTests.bed(on: kind)
         let child = try bed.start(["--until-caught-up", "--catalog", "--geofences-topic", "no-such-catalog"])
         let ending = await child.waitForExit(timeout: .seconds(60))
         #expect(ending != .exited(0))
