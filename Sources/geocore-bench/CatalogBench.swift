@@ -7,6 +7,12 @@ import TestSupport
 /// every longitude): how fast the catalog is filled, its resident bytes, and the lookup a fix makes (the geofences
 /// whose box meets 100 m around it), which every position of a subscribed device pays.
 func benchmarkCatalog(random: inout SplitMix64) {
+    let (catalog, centers) = catalogLookup(random: &random)
+    benchmarkCatalogTracker(catalog, areas: centers, random: &random)
+}
+
+/// Fills the catalog and measures its memory and a fix's lookup; returns it with its areas' centres.
+private func catalogLookup(random: inout SplitMix64) -> (GeofenceCatalog, [Coordinate]) {
     let (areas, perArea) = (50_000, 20)
     let centers = (0..<areas).map { _ in
         Coordinate(
@@ -76,6 +82,87 @@ func benchmarkCatalog(random: inout SplitMix64) {
             format: "catalog: a fix's lookup (100 m around it): %.0f ns each, %.2f geofences found on average",
             lookup / Double(fixes.count) * 1e9,
             Double(found) / Double(fixes.count)
+        )
+    )
+    return (catalog, centers)
+}
+
+/// The tracker's CPU per position (issue 64's goal: at most 1.5 times the same stream with 3 pins a device): 100,000
+/// devices, each at home in one of the catalog's areas (about 20 geofences within a kilometre), wandering within 1.5 km
+/// of its centre, watching the whole catalog through the tags every device has; against the same positions with 3
+/// circle pins of 300 m a device within its area instead, and with neither.
+private func benchmarkCatalogTracker(_ geofences: GeofenceCatalog, areas: [Coordinate], random: inout SplitMix64) {
+    let deviceCount = 100_000
+    let homes = (0..<deviceCount).map { areas[$0 % areas.count] }
+    let ids = (0..<deviceCount).map { "device-\($0)" }
+    var positions: [Position] = []
+    let positionCount = 2_000_000
+    positions.reserveCapacity(positionCount)
+    for index in 0..<positionCount {
+        let device = index % deviceCount
+        let home = homes[device]
+        let plane = LocalPlane(at: home)
+        let (east, north) = (Double.random(in: -1...1, using: &random), Double.random(in: -1...1, using: &random))
+        positions.append(
+            Position(
+                deviceId: ids[device],
+                coordinate: Coordinate(
+                    latitude: home.latitude + north * 1_500 / LocalPlane.metresPerDegree,
+                    longitude: home.longitude + east * 1_500 / plane.metresPerDegreeEast
+                )!,
+                timestamp: 1_795_000_000_000 + Int64(index / deviceCount) * 10_000,
+                accuracy: 10
+            )
+        )
+    }
+    func run(_ label: String, _ registry: inout DeviceRegistry) -> Double {
+        var events: [DeviceEvent] = []
+        events.reserveCapacity(1 << 16)
+        var count = 0
+        let elapsed = seconds {
+            for (index, position) in positions.enumerated() {
+                let origin = MessageOrigin(topic: "positions", partition: 0, offset: Int64(index), timestamp: 0)
+                _ = registry.apply(position, origin: origin, events: &events)
+                count += events.count
+                events.removeAll(keepingCapacity: true)
+            }
+        }
+        print(
+            String(
+                format: "catalog tracker: %@: %.2f us a position, %.2f events a position",
+                label,
+                elapsed / Double(positions.count) * 1e6,
+                Double(count) / Double(positions.count)
+            )
+        )
+        return elapsed
+    }
+    var configuration = TrackerConfiguration()
+    configuration.catalogTags = (0..<8).map { "fleet-\($0)" }
+    var withCatalog = DeviceRegistry(
+        tracker: DeviceTracker(configuration: configuration, countries: Hemispheres(), catalog: FleetCatalog(geofences))
+    )
+    var withPins = DeviceRegistry(tracker: DeviceTracker(countries: Hemispheres()))
+    var plain = DeviceRegistry(tracker: DeviceTracker(countries: Hemispheres()))
+    var events: [DeviceEvent] = []
+    for (device, home) in homes.enumerated() {
+        for pin in 0..<3 {
+            let center = Coordinate(latitude: home.latitude + Double(pin - 1) * 0.006, longitude: home.longitude)!
+            _ = withPins.apply(
+                .track(deviceId: ids[device], pin: Pin(id: "pin-\(pin)", center: center, radius: 300)!),
+                origin: MessageOrigin(topic: "commands", partition: 0, offset: Int64(device * 3 + pin), timestamp: 0),
+                events: &events
+            )
+        }
+    }
+    let none = run("no geofences", &plain)
+    let pins = run("3 pins a device", &withPins)
+    let catalog = run("the catalog (about 20 geofences within 1 km)", &withCatalog)
+    print(
+        String(
+            format: "catalog tracker: geofence work a position, the catalog's against 3 pins': %.2fx (whole: %.2fx)",
+            (catalog - none) / max(1e-9, pins - none),
+            catalog / pins
         )
     )
 }
