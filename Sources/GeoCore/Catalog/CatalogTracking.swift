@@ -25,10 +25,14 @@ struct CatalogTracking {
         events: inout [DeviceEvent]
     ) -> Int {
         let time = context.fix.timestamp
-        let tags = Set(device.subscriptions).union(defaultTags)
-        guard !tags.isEmpty else {
+        guard !device.subscriptions.isEmpty || !defaultTags.isEmpty else {
             device.visits = [:]
             return 0
+        }
+        // Both lists are short and sorted: looked through, not hashed (a set made at every fix cost a tenth of it).
+        let subscriptions = device.subscriptions
+        func reaches(_ geofence: CatalogGeofence) -> Bool {
+            geofence.tags.contains { subscriptions.contains($0) || defaultTags.contains($0) }
         }
         // Decided in the order of their ids, whatever order the catalog keeps them in (it follows the order its
         // records were read in, which differs between instances and runs): the events' ids number them in order.
@@ -36,14 +40,14 @@ struct CatalogTracking {
         catalog.forEach(meeting: Self.box(around: context, reach: reach(context, catalog)), at: time) {
             geofence,
             since in
-            guard geofence.tags.contains(where: tags.contains) else { return }
+            guard reaches(geofence) else { return }
             candidates.append((geofence, device.decidedAt.map { since > $0 } ?? true))
         }
         // Visits the lookup did not meet: a geofence left far behind, moved away, deleted, or no longer subscribed.
         if !device.visits.isEmpty {
             let met = Set(candidates.map(\.geofence.id))
             for id in device.visits.keys where !met.contains(id) {
-                if let (geofence, _) = catalog.geofence(id, at: time), geofence.tags.contains(where: tags.contains) {
+                if let (geofence, _) = catalog.geofence(id, at: time), reaches(geofence) {
                     candidates.append((geofence, false))
                 } else {
                     device.visits[id] = nil
