@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import GeoCore
@@ -12,6 +13,9 @@ struct CatalogTrackingTests {
     var device = CatalogVisits(subscriptions: ["depots"])
     var previous: Fix?
     var offset: Int64 = 0
+    /// The device's catalog area, kept from fix to fix as the tracker keeps it (the catalog's changes between fixes
+    /// make it again).
+    var area: CatalogArea?
 
     static func circle(
         _ id: String,
@@ -36,15 +40,15 @@ struct CatalogTrackingTests {
         )!
     }
 
+    /// What the rules take of a fix accurate to 10 m after `previous`.
+    static func context(_ fix: Fix, after previous: Fix?) -> GeofenceEvaluator.FixContext {
+        GeofenceEvaluator.FixContext(fix: fix, margin: 10, previous: previous.map { ($0, 10) }, motion: FixMotion())
+    }
+
     /// A fix `metresEast` of the depot's centre at `second`, accurate to 10 m; the events it gives.
     mutating func fix(metresEast: Double, at second: Int64, maxVisits: Int = 1_000) -> (types: [String], refused: Int) {
         let fix = Fix(coordinate: Self.point(metresEast: metresEast), timestamp: second * 1000, accuracy: 10)
-        let context = GeofenceEvaluator.FixContext(
-            fix: fix,
-            margin: 10,
-            previous: previous.map { ($0, 10) },
-            motion: FixMotion()
-        )
+        let context = Self.context(fix, after: previous)
         previous = fix
         offset += 1
         var numbering = EventNumbering(
@@ -58,6 +62,7 @@ struct CatalogTrackingTests {
             context,
             to: &device,
             catalog: catalog,
+            area: &area,
             defaultTags: [],
             numbering: &numbering,
             events: &events
@@ -117,6 +122,70 @@ struct CatalogTrackingTests {
         device.unsubscribe(from: ["depots"])
         #expect(fix(metresEast: 0, at: 30).types == [])
         #expect(device.visits.isEmpty)
+    }
+
+    @Test(
+        "the device's area gives the same events as asking the catalog's grid at every fix, through drives and changes",
+        arguments: [3, 17, 40]
+    )
+    func areaAgreesWithGrid(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var catalog = GeofenceCatalog()
+        func put(_ index: Int, at time: Int64) {
+            catalog.put(
+                Self.circle(
+                    "g\(index)",
+                    metresEast: Double.random(in: -3_000...3_000, using: &random),
+                    radius: Double.random(in: 50...400, using: &random)
+                ),
+                at: time
+            )
+        }
+        for index in 0..<60 { put(index, at: 0) }
+        let tracking = CatalogTracking(evaluator: GeofenceEvaluator(configuration: configuration), maxVisits: 1_000)
+        var (kept, asked) = (CatalogVisits(subscriptions: ["depots"]), CatalogVisits(subscriptions: ["depots"]))
+        var area: CatalogArea?
+        var unused: CatalogArea?
+        var previous: Fix?
+        var east = 0.0
+        for step in 1...600 {
+            let time = Int64(step) * 10_000
+            if step % 50 == 0 { put(Int.random(in: 0..<80, using: &random), at: time - 5_000) }
+            if step % 70 == 0 { catalog.delete(id: "g\(Int.random(in: 0..<60, using: &random))", at: time - 5_000) }
+            // Mostly driving (up to 150 m a fix), now and then a jump of kilometres.
+            east +=
+                step % 97 == 0
+                ? Double.random(in: -4_000...4_000, using: &random) : Double.random(in: -150...150, using: &random)
+            east = min(4_000, max(-4_000, east))
+            let fix = Fix(coordinate: Self.point(metresEast: east), timestamp: time, accuracy: 10)
+            let context = Self.context(fix, after: previous)
+            previous = fix
+            let origin = MessageOrigin(topic: "positions", partition: 0, offset: Int64(step), timestamp: time)
+            var (keptEvents, askedEvents) = ([DeviceEvent](), [DeviceEvent]())
+            var numbering = EventNumbering(origin: origin, deviceId: "d", time: time)
+            _ = tracking.apply(
+                context,
+                to: &kept,
+                catalog: catalog,
+                area: &area,
+                defaultTags: [],
+                numbering: &numbering,
+                events: &keptEvents
+            )
+            numbering = EventNumbering(origin: origin, deviceId: "d", time: time)
+            _ = tracking.apply(
+                context,
+                to: &asked,
+                catalog: catalog,
+                area: &unused,
+                keepsArea: false,
+                defaultTags: [],
+                numbering: &numbering,
+                events: &askedEvents
+            )
+            #expect(keptEvents == askedEvents, "step \(step), seed \(seed)")
+            #expect(kept == asked, "step \(step), seed \(seed)")
+        }
     }
 
     @Test("a tag the device does not subscribe to reaches nothing")

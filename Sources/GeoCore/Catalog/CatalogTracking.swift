@@ -15,11 +15,22 @@ struct CatalogTracking {
 
     /// Decides the fix's context against the catalog's geofences, appending their events.
     ///
+    /// - Parameters:
+    ///   - context: the fix.
+    ///   - device: the device's catalog standing.
+    ///   - catalog: the catalog, asked at the fix's time.
+    ///   - area: the device's ``CatalogArea``, kept by the caller from one fix to the next (made or made again here).
+    ///   - keepsArea: false when the caller keeps no area: the catalog's grid is asked at every fix.
+    ///   - defaultTags: the tags every device has.
+    ///   - numbering: the events' ids.
+    ///   - events: where the events go.
     /// - Returns: how many geofences were met and not decided because the device had `maxVisits` visits.
     func apply(
         _ context: GeofenceEvaluator.FixContext,
         to device: inout CatalogVisits,
         catalog: GeofenceCatalog,
+        area: inout CatalogArea?,
+        keepsArea: Bool = true,
         defaultTags: [String],
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
@@ -37,11 +48,16 @@ struct CatalogTracking {
         // Decided in the order of their ids, whatever order the catalog keeps them in (it follows the order its
         // records were read in, which differs between instances and runs): the events' ids number them in order.
         var candidates: [(geofence: CatalogGeofence, firstMeeting: Bool)] = []
-        catalog.forEach(meeting: Self.box(around: context, reach: reach(context, catalog)), at: time) {
-            geofence,
-            since in
+        let box = Self.box(around: context, reach: reach(context, catalog))
+        func meet(_ geofence: CatalogGeofence, since: Int64) {
             guard reaches(geofence) else { return }
             candidates.append((geofence, device.decidedAt.map { since > $0 } ?? true))
+        }
+        if keepsArea {
+            if area.map({ !$0.holds(box, in: catalog) }) ?? true { area = CatalogArea(around: box, in: catalog) }
+            catalog.forEach(among: area!.numbers, meeting: box, at: time, meet)
+        } else {
+            catalog.forEach(meeting: box, at: time, meet)
         }
         // Visits the lookup did not meet: a geofence left far behind, moved away, deleted, or no longer subscribed.
         if !device.visits.isEmpty {
@@ -143,6 +159,18 @@ struct CatalogTracking {
         return max(context.margin, context.previous?.margin ?? 0) + approach
     }
 
+    /// `box` widened by `metres` on every side (its longitudes by the widest latitude's degree).
+    static func widen(
+        _ box: (west: Double, south: Double, east: Double, north: Double),
+        by metres: Double
+    ) -> (west: Double, south: Double, east: Double, north: Double) {
+        let north = box.north + metres / LocalPlane.metresPerDegree
+        let south = box.south - metres / LocalPlane.metresPerDegree
+        let widest = min(89.9, max(abs(north), abs(south)))
+        let degreesEast = metres / (LocalPlane.metresPerDegree * _cos(widest * .pi / 180))
+        return (west: box.west - degreesEast, south: south, east: box.east + degreesEast, north: north)
+    }
+
     /// The box around the path from the previous fix (when the rules use it) to this one, widened by `reach` metres.
     static func box(
         around context: GeofenceEvaluator.FixContext,
@@ -150,13 +178,10 @@ struct CatalogTracking {
     ) -> (west: Double, south: Double, east: Double, north: Double) {
         let here = context.fix.coordinate
         let there = context.previous?.fix.coordinate ?? here
-        let north = max(here.latitude, there.latitude) + reach / LocalPlane.metresPerDegree
-        let south = min(here.latitude, there.latitude) - reach / LocalPlane.metresPerDegree
-        let widest = min(89.9, max(abs(north), abs(south)))
-        let degreesEast = reach / (LocalPlane.metresPerDegree * _cos(widest * .pi / 180))
-        return (
-            west: min(here.longitude, there.longitude) - degreesEast, south: south,
-            east: max(here.longitude, there.longitude) + degreesEast, north: north
+        let path = (
+            west: min(here.longitude, there.longitude), south: min(here.latitude, there.latitude),
+            east: max(here.longitude, there.longitude), north: max(here.latitude, there.latitude)
         )
+        return widen(path, by: reach)
     }
 }

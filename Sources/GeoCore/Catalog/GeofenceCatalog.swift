@@ -51,6 +51,10 @@ public struct GeofenceCatalog: Sendable {
     /// How many versions have ended (replaced or deleted) and are kept for positions stamped before their end.
     public var endedVersionCount: Int { ended.count }
 
+    /// Changes with every change of the catalog (a put, a delete, versions dropped): what a device's ``CatalogArea``
+    /// was made from, and whether it still stands.
+    public private(set) var generation: UInt64 = 0
+
     /// How many versions it keeps, the current ones and those positions may still ask for.
     public var versionCount: Int { versions.count - freeNumbers.count }
 
@@ -83,11 +87,13 @@ public struct GeofenceCatalog: Sendable {
         count += 1
         longestApproachSeconds = max(longestApproachSeconds, geofence.geofence.approachSeconds ?? 0)
         grid.insert(number, box: version.box)
+        generation &+= 1
     }
 
     /// A tombstone of geofence `id` stamped `time`: it is in force no more from then on.
     public mutating func delete(id: String, at time: Int64) {
         _ = end(id, at: time)
+        generation &+= 1
     }
 
     /// Geofence `id` as it was at message time `time`, with the time its version came in force; nil when none was.
@@ -109,10 +115,43 @@ public struct GeofenceCatalog: Sendable {
         at time: Int64,
         _ visit: (CatalogGeofence, _ since: Int64) -> Void
     ) {
+        forEachNumber(meeting: box) { number in
+            guard let version = versions[Int(number)], version.from <= time, time < version.until else { return }
+            visit(version.geofence, version.from)
+        }
+    }
+
+    /// The numbers of the versions, of any time, whose box meets `box`, each once: what a device's ``CatalogArea``
+    /// keeps, valid while ``generation`` stays as it was.
+    func versionNumbers(meeting box: (west: Double, south: Double, east: Double, north: Double)) -> [Int32] {
+        var numbers: [Int32] = []
+        forEachNumber(meeting: box) { numbers.append($0) }
+        return numbers
+    }
+
+    /// Calls `visit` with each geofence in force at `time` among the versions `numbers` (taken at this
+    /// ``generation``) whose box meets `box`.
+    func forEach(
+        among numbers: [Int32],
+        meeting box: (west: Double, south: Double, east: Double, north: Double),
+        at time: Int64,
+        _ visit: (CatalogGeofence, _ since: Int64) -> Void
+    ) {
+        let (main, wrapped) = Self.boxes(box)
+        for number in numbers {
+            guard let version = versions[Int(number)], version.from <= time, time < version.until,
+                version.box.meets(main) || wrapped.map(version.box.meets) == true
+            else { continue }
+            visit(version.geofence, version.from)
+        }
+    }
+
+    /// The query box brought into -180...180: the part from its west, and what lies past 180 as a box from -180 on.
+    private static func boxes(
+        _ box: (west: Double, south: Double, east: Double, north: Double)
+    ) -> (main: CatalogGrid.Box, wrapped: CatalogGrid.Box?) {
         let south = max(-90, box.south)
         let north = min(90, box.north)
-        guard south <= north, box.west <= box.east else { return }
-        // The box's west brought into -180..<180; what lies past 180 then is looked up from -180 on.
         var west = box.west
         var east = box.east
         if east - west >= 360 {
@@ -123,16 +162,24 @@ public struct GeofenceCatalog: Sendable {
         }
         let main = CatalogGrid.Box(west: west, south: south, east: min(180, east), north: north)
         let wrapped = east > 180 ? CatalogGrid.Box(west: -180, south: south, east: east - 360, north: north) : nil
-        grid.forEach(meeting: main) { number in
-            guard let version = versions[Int(number)], version.from <= time, time < version.until else { return }
-            visit(version.geofence, version.from)
-        }
+        return (main, wrapped)
+    }
+
+    /// Each version number whose box meets `box`, once (a version on both sides of the antimeridian is found on its
+    /// main side).
+    private func forEachNumber(
+        meeting box: (west: Double, south: Double, east: Double, north: Double),
+        _ visit: (Int32) -> Void
+    ) {
+        guard max(-90, box.south) <= min(90, box.north), box.west <= box.east else { return }
+        let (main, wrapped) = Self.boxes(box)
+        grid.forEach(meeting: main, visit)
         guard let wrapped else { return }
         grid.forEach(meeting: wrapped) { number in
-            guard let version = versions[Int(number)], version.from <= time, time < version.until,
+            guard let version = versions[Int(number)],
                 !(version.box.west <= -180 && version.box.east >= 180)  // found on the main side already
             else { return }
-            visit(version.geofence, version.from)
+            visit(number)
         }
     }
 
@@ -157,6 +204,7 @@ public struct GeofenceCatalog: Sendable {
             }
         }
         ended = kept
+        if dropped > 0 { generation &+= 1 }
         return dropped
     }
 

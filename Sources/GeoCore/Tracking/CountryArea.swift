@@ -60,6 +60,8 @@ public struct DeviceAreas: Sendable {
     /// (`placesCountry`; a nearest-place region is looked for among the country's own places).
     public var places = CountryArea.none
     public var placesCountry: String?
+    /// The catalog geofences around the device (``CatalogArea``); nil until its first fix decided against the catalog.
+    public var catalog: CatalogArea?
 
     public init() {}
 }

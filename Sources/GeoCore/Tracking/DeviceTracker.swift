@@ -156,6 +156,8 @@ public struct DeviceTracker: Sendable {
                     context,
                     to: &visits,
                     catalog: catalog.geofences,
+                    area: &areas.catalog,
+                    keepsArea: keepsArea,
                     defaultTags: configuration.catalogTags,
                     numbering: &numbering,
                     events: &events
