@@ -151,6 +151,8 @@ struct CatalogTrackingTests {
         for step in 1...600 {
             let time = Int64(step) * 10_000
             if step % 50 == 0 { put(Int.random(in: 0..<80, using: &random), at: time - 5_000) }
+            // Stamped ahead of the fixes: in force from a fix after the one that follows it.
+            if step % 50 == 25 { put(Int.random(in: 0..<80, using: &random), at: time + 15_000) }
             if step % 70 == 0 { catalog.delete(id: "g\(Int.random(in: 0..<60, using: &random))", at: time - 5_000) }
             // Mostly driving (up to 150 m a fix), now and then a jump of kilometres.
             east +=

@@ -54,15 +54,17 @@ struct CatalogTracking {
             candidates.append((geofence, device.decidedAt.map { since > $0 } ?? true))
         }
         if keepsArea {
-            if area.map({ !$0.holds(box, in: catalog) }) ?? true { area = CatalogArea(around: box, in: catalog) }
-            catalog.forEach(among: area!.numbers, meeting: box, at: time, meet)
+            if area.map({ !$0.holds(box, at: time, in: catalog) }) ?? true {
+                area = CatalogArea(around: box, at: time, in: catalog)
+            }
+            catalog.forEach(among: area!.entries, meeting: box, meet)
         } else {
             catalog.forEach(meeting: box, at: time, meet)
         }
         // Visits the lookup did not meet: a geofence left far behind, moved away, deleted, or no longer subscribed.
         if !device.visits.isEmpty {
-            let met = Set(candidates.map(\.geofence.id))
-            for id in device.visits.keys where !met.contains(id) {
+            // A few candidates and visits: looked through rather than hashed into a set at every fix.
+            for id in device.visits.keys where !candidates.contains(where: { $0.geofence.id == id }) {
                 if let (geofence, _) = catalog.geofence(id, at: time), reaches(geofence) {
                     candidates.append((geofence, false))
                 } else {

@@ -90,33 +90,45 @@ public struct CatalogVisits: Hashable, Sendable {
     }
 }
 
-/// The catalog geofences around a device, kept beside its state (in ``DeviceAreas``, not persisted): the versions whose
-/// boxes meet an area around where it was last looked up, so that the fixes that follow inside it read those few
-/// instead of the catalog's grid, which is most of a catalog fix's cost.
+/// The catalog geofences around a device, kept beside its state (in ``DeviceAreas``, not persisted): the versions in
+/// force whose boxes meet an area around where it was last looked up, so that the fixes that follow inside it read
+/// those few, one after the other, instead of the catalog's grid and its scattered versions, which are most of a
+/// catalog fix's cost.
 ///
-/// Made again when a fix's lookup leaves the area or the catalog changed since (``GeofenceCatalog/generation``). A
-/// reference, changed in place by the device's apply thread alone: a device without the catalog pays a nil.
+/// Made again when a fix's lookup leaves the area, its time leaves the stretch in which the same versions are in force
+/// there, or the catalog changed since (``GeofenceCatalog/generation``). A reference, changed in place by the device's
+/// apply thread alone: a device without the catalog pays a nil.
 public final class CatalogArea: @unchecked Sendable {
     // @unchecked: a device's area is read and changed only by the apply thread that holds the device.
     /// How far around a lookup the area reaches: a device driving at 15 m/s with a fix every 10 s looks the grid up
-    /// about every 30 fixes, and keeps a few dozen numbers in a catalog of 20 geofences a square kilometre.
+    /// about every 30 fixes, and keeps a few dozen versions in a catalog of 20 geofences a square kilometre.
     static let reach = 500.0
 
     private(set) var box: (west: Double, south: Double, east: Double, north: Double)
     private(set) var generation: UInt64
-    private(set) var numbers: [Int32]
+    /// The versions in force throughout `from..<until` whose boxes meet `box`.
+    private(set) var entries: [GeofenceCatalog.AreaEntry]
+    private let from: Int64
+    private let until: Int64
 
-    init(around box: (west: Double, south: Double, east: Double, north: Double), in catalog: GeofenceCatalog) {
+    init(
+        around box: (west: Double, south: Double, east: Double, north: Double),
+        at time: Int64,
+        in catalog: GeofenceCatalog
+    ) {
         let widened = CatalogTracking.widen(box, by: Self.reach)
         self.box = widened
         generation = catalog.generation
-        numbers = catalog.versionNumbers(meeting: widened)
+        (entries, from, until) = catalog.area(meeting: widened, at: time)
     }
 
-    /// Whether the area still answers for a lookup of `query` in `catalog`.
-    func holds(_ query: (west: Double, south: Double, east: Double, north: Double), in catalog: GeofenceCatalog) -> Bool
-    {
-        generation == catalog.generation && box.west <= query.west && query.east <= box.east
-            && box.south <= query.south && query.north <= box.north
+    /// Whether the area still answers for a lookup of `query` at message time `time` in `catalog`.
+    func holds(
+        _ query: (west: Double, south: Double, east: Double, north: Double),
+        at time: Int64,
+        in catalog: GeofenceCatalog
+    ) -> Bool {
+        generation == catalog.generation && from <= time && time < until && box.west <= query.west
+            && query.east <= box.east && box.south <= query.south && query.north <= box.north
     }
 }

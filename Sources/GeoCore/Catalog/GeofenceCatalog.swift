@@ -12,8 +12,9 @@
 ///
 /// Pure, and a value: the loop changes it between the apply threads' rounds, which read it.
 public struct GeofenceCatalog: Sendable {
-    private struct Version: Sendable {
-        let geofence: CatalogGeofence
+    /// When a version is in force, where, and the link to its geofence's version before it: what a lookup reads of
+    /// every version it meets, kept apart from the geofence so that rejecting one touches no reference.
+    private struct Span {
         let box: CatalogGrid.Box
         /// In force from this message time (epoch milliseconds)...
         let from: Int64
@@ -23,85 +24,122 @@ public struct GeofenceCatalog: Sendable {
         var previous: Int32
 
         var isCurrent: Bool { until == .max }
+
+        func isInForce(at time: Int64) -> Bool { from <= time && time < until }
     }
 
-    /// Each version by its number; nil where a forgotten version's number waits to be used again.
-    private var versions: [Version?] = []
-    private var freeNumbers: [Int32] = []
-    /// Each geofence's latest version kept: its current one, or the last before its tombstone.
-    ///
-    /// One map for both, and a link from each version to the one before it, rather than a list per geofence: nearly
-    /// every geofence has one version, and a million lists cost more than the geofences' boxes.
-    private var latest: [String: Int32] = [:]
-    /// One copy of each set of tags: a fleet's geofences share a few, and a million arrays of one tag each cost more
-    /// than the tags.
-    private var tagSets: Set<[String]> = []
+    /// Everything behind one reference, copied on the first change of a shared copy: the tracker reads the catalog
+    /// at every fix, and a value of a dozen collections costs a dozen retains each time it is passed on.
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: changed only through a uniquely referenced copy (`ownStorage()` below).
+        /// Each version's geofence by its number; nil where a forgotten version's number waits to be used again.
+        var geofences: [CatalogGeofence?] = []
+        /// Each version's span by its number (meaningless where `geofences` has nil).
+        var spans: [Span] = []
+        var freeNumbers: [Int32] = []
+        /// Each geofence's latest version kept: its current one, or the last before its tombstone.
+        ///
+        /// One map for both, and a link from each version to the one before it, rather than a list per geofence:
+        /// nearly every geofence has one version, and a million lists cost more than the geofences' boxes.
+        var latest: [String: Int32] = [:]
+        /// One copy of each set of tags: a fleet's geofences share a few, and a million arrays of one tag each cost
+        /// more than the tags.
+        var tagSets: Set<[String]> = []
+        var count = 0
+        /// The versions that have ended, oldest end first as far as the catalog's order goes.
+        var ended: [Int32] = []
+        var grid = CatalogGrid()
+        var longestApproachSeconds = 0
+        var generation: UInt64 = 0
+
+        init() {}
+
+        func copy() -> Storage {
+            let copy = Storage()
+            copy.geofences = geofences
+            copy.spans = spans
+            copy.freeNumbers = freeNumbers
+            copy.latest = latest
+            copy.tagSets = tagSets
+            copy.count = count
+            copy.ended = ended
+            copy.grid = grid
+            copy.longestApproachSeconds = longestApproachSeconds
+            copy.generation = generation
+            return copy
+        }
+    }
+
+    private var shared = Storage()
+
+    /// The storage, to change: this value's own (copied first when another value shares it).
+    private mutating func ownStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&shared) { shared = shared.copy() }
+        return shared
+    }
+
     /// How many geofences have a current version.
-    public private(set) var count = 0
-    /// The versions that have ended, oldest end first as far as the catalog's order goes.
-    private var ended: [Int32] = []
-    private var grid = CatalogGrid()
+    public var count: Int { shared.count }
 
     public init() {}
 
     /// The longest approach horizon any geofence has had, in seconds: how far ahead of a moving device an approach
     /// may be looked for.
-    public private(set) var longestApproachSeconds = 0
+    public var longestApproachSeconds: Int { shared.longestApproachSeconds }
 
     /// How many versions have ended (replaced or deleted) and are kept for positions stamped before their end.
-    public var endedVersionCount: Int { ended.count }
+    public var endedVersionCount: Int { shared.ended.count }
 
     /// Changes with every change of the catalog (a put, a delete, versions dropped): what a device's ``CatalogArea``
     /// was made from, and whether it still stands.
-    public private(set) var generation: UInt64 = 0
+    public var generation: UInt64 { shared.generation }
 
     /// How many versions it keeps, the current ones and those positions may still ask for.
-    public var versionCount: Int { versions.count - freeNumbers.count }
+    public var versionCount: Int { shared.geofences.count - shared.freeNumbers.count }
 
     /// The current version of geofence `id`.
     public subscript(id: String) -> CatalogGeofence? {
-        guard let number = latest[id], let version = versions[Int(number)], version.isCurrent else { return nil }
-        return version.geofence
+        guard let number = shared.latest[id], shared.spans[Int(number)].isCurrent else { return nil }
+        return shared.geofences[Int(number)]
     }
 
     /// A catalog record of `geofence` stamped `time`: the new version is in force from then on.
     public mutating func put(_ geofence: CatalogGeofence, at time: Int64) {
-        let geofence = geofence.sharing(tagSets.insert(geofence.tags).memberAfterInsert)
-        let start = end(geofence.id, at: time)
-        let version = Version(
-            geofence: geofence,
-            box: geofence.box,
-            from: start,
-            until: .max,
-            previous: latest[geofence.id] ?? -1
-        )
+        let storage = ownStorage()
+        let geofence = geofence.sharing(storage.tagSets.insert(geofence.tags).memberAfterInsert)
+        let start = end(geofence.id, at: time, in: storage)
+        let span = Span(box: geofence.box, from: start, until: .max, previous: storage.latest[geofence.id] ?? -1)
         let number: Int32
-        if let free = freeNumbers.popLast() {
+        if let free = storage.freeNumbers.popLast() {
             number = free
-            versions[Int(free)] = version
+            storage.geofences[Int(free)] = geofence
+            storage.spans[Int(free)] = span
         } else {
-            number = Int32(versions.count)
-            versions.append(version)
+            number = Int32(storage.geofences.count)
+            storage.geofences.append(geofence)
+            storage.spans.append(span)
         }
-        latest[geofence.id] = number
-        count += 1
-        longestApproachSeconds = max(longestApproachSeconds, geofence.geofence.approachSeconds ?? 0)
-        grid.insert(number, box: version.box)
-        generation &+= 1
+        storage.latest[geofence.id] = number
+        storage.count += 1
+        storage.longestApproachSeconds = max(storage.longestApproachSeconds, geofence.geofence.approachSeconds ?? 0)
+        storage.grid.insert(number, box: span.box)
+        storage.generation &+= 1
     }
 
     /// A tombstone of geofence `id` stamped `time`: it is in force no more from then on.
     public mutating func delete(id: String, at time: Int64) {
-        _ = end(id, at: time)
-        generation &+= 1
+        let storage = ownStorage()
+        _ = end(id, at: time, in: storage)
+        storage.generation &+= 1
     }
 
     /// Geofence `id` as it was at message time `time`, with the time its version came in force; nil when none was.
     public func geofence(_ id: String, at time: Int64) -> (geofence: CatalogGeofence, since: Int64)? {
-        var number = latest[id] ?? -1
-        while number >= 0, let version = versions[Int(number)] {
-            if version.from <= time { return time < version.until ? (version.geofence, version.from) : nil }
-            number = version.previous
+        var number = shared.latest[id] ?? -1
+        while number >= 0, let geofence = shared.geofences[Int(number)] {
+            let span = shared.spans[Int(number)]
+            if span.from <= time { return time < span.until ? (geofence, span.from) : nil }
+            number = span.previous
         }
         return nil
     }
@@ -115,34 +153,76 @@ public struct GeofenceCatalog: Sendable {
         at time: Int64,
         _ visit: (CatalogGeofence, _ since: Int64) -> Void
     ) {
+        let storage = shared
         forEachNumber(meeting: box) { number in
-            guard let version = versions[Int(number)], version.from <= time, time < version.until else { return }
-            visit(version.geofence, version.from)
+            let span = storage.spans[Int(number)]
+            guard span.isInForce(at: time), let geofence = storage.geofences[Int(number)] else { return }
+            visit(geofence, span.from)
         }
     }
 
-    /// The numbers of the versions, of any time, whose box meets `box`, each once: what a device's ``CatalogArea``
-    /// keeps, valid while ``generation`` stays as it was.
-    func versionNumbers(meeting box: (west: Double, south: Double, east: Double, north: Double)) -> [Int32] {
-        var numbers: [Int32] = []
-        forEachNumber(meeting: box) { numbers.append($0) }
-        return numbers
+    /// A version near a device, as its ``CatalogArea`` keeps it.
+    ///
+    /// Its number, its box in single precision rounded outwards (the box only chooses which geofences the rules look
+    /// at), and when it came in force. Read one after the other: a fix looks through its area's dozens of versions
+    /// without touching the catalog's million, and reads a version's geofence only when its box meets the fix's.
+    struct AreaEntry {
+        let west: Float
+        let south: Float
+        let east: Float
+        let north: Float
+        let number: Int32
+        let from: Int64
+
+        init(_ box: CatalogGrid.Box, number: Int32, from: Int64) {
+            west = Float(box.west).nextDown
+            south = Float(box.south).nextDown
+            east = Float(box.east).nextUp
+            north = Float(box.north).nextUp
+            self.number = number
+            self.from = from
+        }
+
+        func meets(_ box: CatalogGrid.Box) -> Bool {
+            Double(west) <= box.east && box.west <= Double(east) && Double(south) <= box.north
+                && box.south <= Double(north)
+        }
     }
 
-    /// Calls `visit` with each geofence in force at `time` among the versions `numbers` (taken at this
-    /// ``generation``) whose box meets `box`.
-    func forEach(
-        among numbers: [Int32],
+    /// What a device's ``CatalogArea`` keeps (valid while ``generation`` stays as it was): the versions in force at
+    /// `time` whose box meets `box`, and the stretch of message time around `time` in which none of the versions
+    /// whose box meets it comes in force or ends, so that every fix within it has the same versions in force there.
+    func area(
         meeting box: (west: Double, south: Double, east: Double, north: Double),
-        at time: Int64,
+        at time: Int64
+    ) -> (entries: [AreaEntry], from: Int64, until: Int64) {
+        var entries: [AreaEntry] = []
+        var (from, until) = (Int64.min, Int64.max)
+        let storage = shared
+        forEachNumber(meeting: box) { number in
+            let span = storage.spans[Int(number)]
+            func bound(by boundary: Int64) {
+                if boundary <= time { from = max(from, boundary) } else { until = min(until, boundary) }
+            }
+            bound(by: span.from)
+            bound(by: span.until)
+            if span.isInForce(at: time) { entries.append(AreaEntry(span.box, number: number, from: span.from)) }
+        }
+        return (entries, from, until)
+    }
+
+    /// Calls `visit` with each geofence among `entries` (taken at this ``generation``) whose box meets `box`, with
+    /// the time its version came in force.
+    func forEach(
+        among entries: [AreaEntry],
+        meeting box: (west: Double, south: Double, east: Double, north: Double),
         _ visit: (CatalogGeofence, _ since: Int64) -> Void
     ) {
         let (main, wrapped) = Self.boxes(box)
-        for number in numbers {
-            guard let version = versions[Int(number)], version.from <= time, time < version.until,
-                version.box.meets(main) || wrapped.map(version.box.meets) == true
-            else { continue }
-            visit(version.geofence, version.from)
+        let storage = shared
+        for entry in entries where entry.meets(main) || wrapped.map(entry.meets) == true {
+            guard let geofence = storage.geofences[Int(entry.number)] else { continue }
+            visit(geofence, entry.from)
         }
     }
 
@@ -173,11 +253,13 @@ public struct GeofenceCatalog: Sendable {
     ) {
         guard max(-90, box.south) <= min(90, box.north), box.west <= box.east else { return }
         let (main, wrapped) = Self.boxes(box)
-        grid.forEach(meeting: main, visit)
+        let storage = shared
+        storage.grid.forEach(meeting: main, visit)
         guard let wrapped else { return }
-        grid.forEach(meeting: wrapped) { number in
-            guard let version = versions[Int(number)],
-                !(version.box.west <= -180 && version.box.east >= 180)  // found on the main side already
+        storage.grid.forEach(meeting: wrapped) { number in
+            let box = storage.spans[Int(number)].box
+            guard storage.geofences[Int(number)] != nil,
+                !(box.west <= -180 && box.east >= 180)  // found on the main side already
             else { return }
             visit(number)
         }
@@ -189,51 +271,55 @@ public struct GeofenceCatalog: Sendable {
     /// - Returns: how many were dropped.
     @discardableResult
     public mutating func forgetVersions(endedBy time: Int64) -> Int {
+        guard shared.ended.contains(where: { shared.spans[Int($0)].until <= time }) else { return 0 }
+        let storage = ownStorage()
         var kept: [Int32] = []
         var dropped = 0
-        for number in ended {
-            guard let version = versions[Int(number)] else { continue }
-            if version.until <= time {
-                grid.remove(number, box: version.box)
-                unlink(number, of: version.geofence.id)
-                versions[Int(number)] = nil
-                freeNumbers.append(number)
+        for number in storage.ended {
+            guard let geofence = storage.geofences[Int(number)] else { continue }
+            let span = storage.spans[Int(number)]
+            if span.until <= time {
+                storage.grid.remove(number, box: span.box)
+                unlink(number, of: geofence.id, in: storage)
+                storage.geofences[Int(number)] = nil
+                storage.freeNumbers.append(number)
                 dropped += 1
             } else {
                 kept.append(number)
             }
         }
-        ended = kept
-        if dropped > 0 { generation &+= 1 }
+        storage.ended = kept
+        if dropped > 0 { storage.generation &+= 1 }
         return dropped
     }
 
     /// Takes a forgotten version out of its geofence's chain: versions are forgotten oldest first, so it is the
     /// chain's last; a geofence with none left is forgotten.
-    private mutating func unlink(_ number: Int32, of id: String) {
-        guard var next = latest[id] else { return }
+    private func unlink(_ number: Int32, of id: String, in storage: Storage) {
+        guard var next = storage.latest[id] else { return }
         if next == number {
-            latest[id] = nil
+            storage.latest[id] = nil
             return
         }
-        while let version = versions[Int(next)], version.previous >= 0 {
-            if version.previous == number {
-                versions[Int(next)]?.previous = -1
+        while storage.geofences[Int(next)] != nil, storage.spans[Int(next)].previous >= 0 {
+            if storage.spans[Int(next)].previous == number {
+                storage.spans[Int(next)].previous = -1
                 return
             }
-            next = version.previous
+            next = storage.spans[Int(next)].previous
         }
     }
 
     /// Ends the current version of `id` at `time` (or at its own start, when that is later); returns when the next
     /// version may start.
-    private mutating func end(_ id: String, at time: Int64) -> Int64 {
-        guard let number = latest[id], var version = versions[Int(number)], version.isCurrent else { return time }
-        let end = max(time, version.from)
-        version.until = end
-        versions[Int(number)] = version
-        ended.append(number)
-        count -= 1
+    private func end(_ id: String, at time: Int64, in storage: Storage) -> Int64 {
+        guard let number = storage.latest[id], storage.geofences[Int(number)] != nil,
+            storage.spans[Int(number)].isCurrent
+        else { return time }
+        let end = max(time, storage.spans[Int(number)].from)
+        storage.spans[Int(number)].until = end
+        storage.ended.append(number)
+        storage.count -= 1
         return end
     }
 }
