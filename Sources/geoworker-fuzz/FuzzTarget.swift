@@ -75,7 +75,12 @@ enum FuzzTarget: String, CaseIterable {
             precondition(!state.deviceId.isEmpty)
             let written = DeviceStateEncoding.encode(state)
             if bytes.first == DeviceStateEncoding.version || bytes.first == DeviceStateEncoding.versionWithoutCatalog {
-                precondition(written.elementsEqual(bytes))
+                // A polygon's vertices are kept to 1e-7 degree: one written finer (by an older worker, or here)
+                // comes back rounded, and from then on the same.
+                let rounded = state.pins.contains { if case .polygon = $0.pin.shape { true } else { false } }
+                precondition(
+                    written.elementsEqual(bytes) || (rounded && (try? DeviceStateEncoding.decode(written)) == state)
+                )
             } else {
                 // An older version is written back as the current one, holding the same state.
                 precondition((try? DeviceStateEncoding.decode(written)) == state)

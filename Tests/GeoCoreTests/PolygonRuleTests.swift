@@ -100,4 +100,23 @@ struct PolygonRuleTests {
         _ = device.track(DeviceScenario.squarePin(id: "c", half: 350))
         #expect(device.outcomes.last == DeviceTracker.Outcome(kind: .applied))
     }
+
+    @Test("vertices are kept to 1e-7 degree: finer ones come back rounded, from the shape and from the store, as typed")
+    func verticesToAHundredNanodegrees() throws {
+        let ring = [[7.81234567891, 48.5], [7.8223456, 48.5000000449], [7.82, 48.51], [7.81234567891, 48.5]]
+        let shape = try PolygonShape(polygons: [[ring]], isMulti: false)
+        let written = shape.coordinates[0][0]
+        #expect(written[0] == [7.8123457, 48.5])
+        // A vertex typed with seven decimals comes back as typed, not as a neighbouring double.
+        #expect(written[1] == [7.8223456, 48.5])
+        #expect("\(written[1][0])" == "7.8223456")
+        #expect(shape.bounds.west == 7.8123457 && shape.bounds.north == 48.51)
+        // Stored and read back: the same shape, bit for bit.
+        let pin = try #require(Pin(id: "yard", shape: .polygon(shape)))
+        var state = DeviceState(deviceId: "van-3")
+        state.pins = [TrackedPin(pin: pin, membership: .outside)]
+        let restored = try DeviceStateEncoding.decode(DeviceStateEncoding.encode(state))
+        #expect(restored == state)
+        #expect(DeviceStateEncoding.encode(restored) == DeviceStateEncoding.encode(state))
+    }
 }

@@ -6,9 +6,15 @@
 /// Shapes that cross the antimeridian must be split there, as the RFC asks; ``init(polygons:isMulti:)``
 /// refuses an edge spanning more than 180 degrees of longitude.
 public struct PolygonShape: Hashable, Sendable {
+    /// How finely vertices are kept: in units of 1e-7 degree (about a centimetre).
+    ///
+    /// As OpenStreetMap keeps its coordinates: half the bytes of doubles, which matters when a fleet's catalog holds a
+    /// million shapes, and far finer than any fix's accuracy.
+    public static let unitsPerDegree = 1e7
+
     /// Longitude and latitude of every vertex, interleaved, ring after ring, each ring without the closing
-    /// vertex GeoJSON repeats.
-    public var vertices: [Double] { storage.vertices }
+    /// vertex GeoJSON repeats (each rounded to 1e-7 degree, ``unitsPerDegree``).
+    public var vertices: [Double] { storage.units.map(Self.degrees) }
     /// Where each ring ends, in vertices (exclusive).
     public var ringEnds: [Int32] { storage.ringEnds }
     /// Where each polygon ends, in rings (exclusive).
@@ -31,14 +37,15 @@ public struct PolygonShape: Hashable, Sendable {
     private(set) var storage: Storage
 
     final class Storage: Sendable {
-        let vertices: [Double]
+        /// ``vertices`` in units of ``unitsPerDegree``.
+        let units: [Int32]
         let ringEnds: [Int32]
         let polygonEnds: [Int32]
         let isMulti: Bool
         let innerBox: Bounds?
 
-        init(vertices: [Double], ringEnds: [Int32], polygonEnds: [Int32], isMulti: Bool, innerBox: Bounds?) {
-            self.vertices = vertices
+        init(units: [Int32], ringEnds: [Int32], polygonEnds: [Int32], isMulti: Bool, innerBox: Bounds?) {
+            self.units = units
             self.ringEnds = ringEnds
             self.polygonEnds = polygonEnds
             self.isMulti = isMulti
@@ -49,14 +56,24 @@ public struct PolygonShape: Hashable, Sendable {
     public static func == (lhs: PolygonShape, rhs: PolygonShape) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.isMulti == rhs.isMulti && lhs.ringEnds == rhs.ringEnds && lhs.polygonEnds == rhs.polygonEnds
-                && lhs.vertices == rhs.vertices)
+                && lhs.storage.units == rhs.storage.units)
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(vertices)
+        hasher.combine(storage.units)
         hasher.combine(ringEnds)
         hasher.combine(polygonEnds)
         hasher.combine(isMulti)
+    }
+
+    /// Degrees from units of ``unitsPerDegree``: the double nearest the decimal they stand for, as it was written.
+    @inline(__always)
+    static func degrees(_ units: Int32) -> Double { Double(units) / unitsPerDegree }
+
+    /// Vertex `index`'s longitude and latitude, in degrees.
+    @inline(__always)
+    public func vertex(_ index: Int) -> (longitude: Double, latitude: Double) {
+        (Self.degrees(storage.units[2 * index]), Self.degrees(storage.units[2 * index + 1]))
     }
 
     /// A longitude/latitude box, in degrees.
@@ -68,7 +85,7 @@ public struct PolygonShape: Hashable, Sendable {
     }
 
     /// How many vertices the shape has (closing vertices not counted).
-    public var vertexCount: Int { vertices.count / 2 }
+    public var vertexCount: Int { storage.units.count / 2 }
 
     /// The shape from GeoJSON coordinates: polygons of rings of `[longitude, latitude]` positions, each ring
     /// closed (its last position equal to its first).
@@ -77,9 +94,14 @@ public struct PolygonShape: Hashable, Sendable {
     ///   of fewer than four positions, a coordinate out of range, or an edge crossing the antimeridian.
     public init(polygons: [[[[Double]]]], isMulti: Bool) throws(Invalid) {
         guard !polygons.isEmpty else { throw Invalid("has no polygon") }
+        // Each array made to its size at once: grown by appending, a shape would keep up to twice its vertices'
+        // bytes, and a catalog keeps a million shapes.
         var vertices: [Double] = []
+        vertices.reserveCapacity(polygons.reduce(0) { $0 + $1.reduce(0) { $0 + 2 * max(0, $1.count - 1) } })
         var ringEnds: [Int32] = []
+        ringEnds.reserveCapacity(polygons.reduce(0) { $0 + $1.count })
         var polygonEnds: [Int32] = []
+        polygonEnds.reserveCapacity(polygons.count)
         for (polygonIndex, rings) in polygons.enumerated() {
             guard !rings.isEmpty else { throw Invalid("polygon \(polygonIndex) has no ring") }
             for (ringIndex, ring) in rings.enumerated() {
@@ -136,24 +158,35 @@ public struct PolygonShape: Hashable, Sendable {
             guard end > previousPolygon else { return nil }
             previousPolygon = end
         }
-        var west = Double.infinity
-        var south = Double.infinity
-        var east = -Double.infinity
-        var north = -Double.infinity
+        var units: [Int32] = []
+        units.reserveCapacity(vertices.count)
         for index in stride(from: 0, to: vertices.count, by: 2) {
             let longitude = vertices[index]
             let latitude = vertices[index + 1]
             guard longitude.isFinite, latitude.isFinite, (-180.0...180.0).contains(longitude),
                 (-90.0...90.0).contains(latitude)
             else { return nil }
-            west = min(west, longitude)
-            east = max(east, longitude)
-            south = min(south, latitude)
-            north = max(north, latitude)
+            units.append(Int32((longitude * Self.unitsPerDegree).rounded()))
+            units.append(Int32((latitude * Self.unitsPerDegree).rounded()))
         }
-        self.bounds = Bounds(west: west, south: south, east: east, north: north)
+        var west = Int32.max
+        var south = Int32.max
+        var east = Int32.min
+        var north = Int32.min
+        for index in stride(from: 0, to: units.count, by: 2) {
+            west = min(west, units[index])
+            east = max(east, units[index])
+            south = min(south, units[index + 1])
+            north = max(north, units[index + 1])
+        }
+        self.bounds = Bounds(
+            west: Self.degrees(west),
+            south: Self.degrees(south),
+            east: Self.degrees(east),
+            north: Self.degrees(north)
+        )
         self.storage = Storage(
-            vertices: vertices,
+            units: units,
             ringEnds: ringEnds,
             polygonEnds: polygonEnds,
             isMulti: isMulti,
@@ -161,7 +194,7 @@ public struct PolygonShape: Hashable, Sendable {
         )
         if let innerBox = findInnerBox() {
             self.storage = Storage(
-                vertices: vertices,
+                units: units,
                 ringEnds: ringEnds,
                 polygonEnds: polygonEnds,
                 isMulti: isMulti,
@@ -173,7 +206,7 @@ public struct PolygonShape: Hashable, Sendable {
             let range = ringRange(ring)
             var previous = range.upperBound - 1
             for index in range {
-                if abs(vertices[2 * index] - vertices[2 * previous]) > 180 { return nil }
+                if abs(vertex(index).longitude - vertex(previous).longitude) > 180 { return nil }
                 previous = index
             }
         }
@@ -205,7 +238,7 @@ public struct PolygonShape: Hashable, Sendable {
         (0..<polygonEnds.count).map { polygon in
             polygonRange(polygon).map { ring in
                 let range = ringRange(ring)
-                var positions = range.map { [vertices[2 * $0], vertices[2 * $0 + 1]] }
+                var positions = range.map { [vertex($0).longitude, vertex($0).latitude] }
                 positions.append(positions[0])
                 return positions
             }
@@ -221,8 +254,8 @@ extension PolygonShape {
         var longitude = 0.0
         var latitude = 0.0
         for index in outer {
-            longitude += vertices[2 * index]
-            latitude += vertices[2 * index + 1]
+            longitude += vertex(index).longitude
+            latitude += vertex(index).latitude
         }
         longitude /= Double(outer.count)
         latitude /= Double(outer.count)
@@ -250,8 +283,8 @@ extension PolygonShape {
             let range = ringRange(ring)
             var previous = range.upperBound - 1
             for index in range {
-                let start = Coordinate(latitude: vertices[2 * previous + 1], longitude: vertices[2 * previous])!
-                let end = Coordinate(latitude: vertices[2 * index + 1], longitude: vertices[2 * index])!
+                let start = Coordinate(latitude: vertex(previous).latitude, longitude: vertex(previous).longitude)!
+                let end = Coordinate(latitude: vertex(index).latitude, longitude: vertex(index).longitude)!
                 if box.mayMeetSegment(from: start, to: end) { return false }
                 previous = index
             }

@@ -277,8 +277,9 @@ public enum DeviceStateEncoding {
                         let range = polygon.ringRange(ring)
                         varint(UInt64(range.count))
                         for index in range {
-                            double(polygon.vertices[2 * index])
-                            double(polygon.vertices[2 * index + 1])
+                            let vertex = polygon.vertex(index)
+                            double(vertex.longitude)
+                            double(vertex.latitude)
                         }
                         ring += 1
                     }
