@@ -148,7 +148,7 @@ private func startNominatim() -> NominatimServer {
 }
 
 /// The worker's operations port, from its log.
-private func operationsPort(of worker: BackgroundProcess) -> Int {
+func operationsPort(of worker: BackgroundProcess) -> Int {
     let deadline = ContinuousClock.now + .seconds(60)
     while ContinuousClock.now < deadline && worker.isRunning {
         if let port = worker.errors.firstMatch(of: /port=(\d+) \[\w+\] HTTP endpoints listening/).flatMap({ Int($0.1) })

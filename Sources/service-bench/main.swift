@@ -3,8 +3,9 @@
 //   swift run -c release service-bench [--devices N] [--positions N] [--rate N] [--seconds S]
 //                                      [--latency-partitions N] [--restore-devices N]
 //                                      [--steady-devices N] [--steady-seconds S]
-//                                      [--address-devices N] [--address-seconds S]
-//                                      [--only throughput|first|compare|restore|startup|latency|steady|geocode|addresses]
+//                                      [--address-devices N] [--address-seconds S] [--catalog-geofences N]
+//                                      [--only throughput|first|compare|restore|startup|latency|steady|geocode|addresses|
+//                                              catalog]
 //                                      [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]...
 //                                      [--baseline-arg ARG]... [--broker mock|noida]
 //
@@ -36,6 +37,8 @@
 // position while it keeps up.
 // Addresses (Addresses.swift, only with --only addresses): walkers across Monaco with street addresses prefetched from
 // a real Nominatim: the cache's hit rate and the asks dropped.
+// Catalog (Catalog.swift, only with --only catalog, and --broker noida for a million): the fleet catalog's read at start
+// and a change's time to force.
 // Latency: a worker runs while positions are produced at a steady rate, each stamped with its produce time
 // and each crossing its device's pin; the time from produce to the resulting event's arrival at a consumer
 // is taken for every event, beside the same stream read by a bare consumer (the floor). On 8 and then 64
@@ -67,6 +70,8 @@ struct Options {
     /// The addresses part's walkers, and how long they walk.
     var addressDevices = 100_000
     var addressSeconds = 300
+    /// The catalog part's geofences (`--only catalog`).
+    var catalogGeofences = 1_000_000
     /// The one part to run, or nil for all.
     var only: String?
     /// Another build's geoworker to alternate with this one's in the throughput runs.
@@ -104,11 +109,12 @@ struct Options {
             case ("--steady-seconds", let value?): steadySeconds = value
             case ("--address-devices", let value?): addressDevices = value
             case ("--address-seconds", let value?): addressSeconds = value
+            case ("--catalog-geofences", let value?) where value > 0: catalogGeofences = value
             case ("--pairs", let value?) where value > 0: pairs = value
             default:
                 fail(
                     "usage: service-bench [--devices N] [--positions N] [--rate N] [--seconds S] [--latency-partitions N] "
-                        + "[--restore-devices N] [--steady-devices N] [--steady-seconds S] [--address-devices N] [--address-seconds S] [--only throughput|compare|restore|startup|latency|steady|geocode|addresses] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]... [--baseline-arg ARG]... [--broker mock|noida]"
+                        + "[--restore-devices N] [--steady-devices N] [--steady-seconds S] [--address-devices N] [--address-seconds S] [--catalog-geofences N] [--only throughput|compare|restore|startup|latency|steady|geocode|addresses|catalog] [--baseline PATH [--pairs N]] [--worker PATH] [--worker-arg ARG]... [--baseline-arg ARG]... [--broker mock|noida]"
                 )
             }
         }
@@ -417,3 +423,4 @@ if options.runs("latency") {
 if options.runs("steady") { measureSteadyStream() }
 // Only when asked for: it needs the Nominatim that `scripts/setup.sh test` sets up.
 if options.only == "addresses" { measureAddressPrefetching() }
+if options.only == "catalog" { measureCatalog() }

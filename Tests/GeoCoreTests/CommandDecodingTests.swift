@@ -141,6 +141,23 @@ struct CommandDecodingTests {
             ),
             (shaped(#"{"type":"Point","coordinates":[0,0]}"#), .invalidField, "must be a Polygon or MultiPolygon"),
             (shaped(#"{"type":"Polygon","coordinates":[[0,0]]}"#), .invalidField, "rings of [lon, lat] positions"),
+            // A position is two numbers, or three with an altitude: nothing else.
+            (
+                shaped(#"{"type":"Polygon","coordinates":[[[0,0],[1,0,0,0],[1,1],[0,0]]]}"#), .invalidField,
+                "rings of [lon, lat] positions"
+            ),
+            (
+                shaped(#"{"type":"Polygon","coordinates":[[[0,0],[1],[1,1],[0,0]]]}"#), .invalidField,
+                "rings of [lon, lat] positions"
+            ),
+            (
+                shaped(#"{"type":"Polygon","coordinates":[[[0,0],[1,0,"m"],[1,1],[0,0]]]}"#), .invalidField,
+                "rings of [lon, lat] positions"
+            ),
+            (
+                shaped(#"{"type":"Polygon","coordinates":[[[0,0],[1,[0]],[1,1],[0,0]]]}"#), .invalidField,
+                "rings of [lon, lat] positions"
+            ),
             (shaped(#"{"coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}"#), .invalidField, "needs a type"),
             (shaped(#""POLYGON((0 0,1 0,1 1,0 0))""#), .invalidField, "pin.shape must be a GeoJSON Polygon"),
             (

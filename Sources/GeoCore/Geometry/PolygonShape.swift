@@ -93,6 +93,25 @@ public struct PolygonShape: Hashable, Sendable {
     /// - Throws: ``PolygonShape/Invalid`` naming the first problem: an empty shape, an unclosed ring, a ring
     ///   of fewer than four positions, a coordinate out of range, or an edge crossing the antimeridian.
     public init(polygons: [[[[Double]]]], isMulti: Bool) throws(Invalid) {
+        var positions: [[[GeoJSONPosition]]] = []
+        for (polygonIndex, rings) in polygons.enumerated() {
+            var polygon: [[GeoJSONPosition]] = []
+            for (ringIndex, ring) in rings.enumerated() {
+                let name = isMulti ? "polygon \(polygonIndex) ring \(ringIndex)" : "ring \(ringIndex)"
+                polygon.append(
+                    try ring.enumerated().map { (index, position) throws(Invalid) in
+                        guard position.count >= 2 else { throw Invalid("\(name) position \(index) is not [lon, lat]") }
+                        return GeoJSONPosition(longitude: position[0], latitude: position[1])
+                    }
+                )
+            }
+            positions.append(polygon)
+        }
+        try self.init(positions: positions, isMulti: isMulti)
+    }
+
+    /// The shape from GeoJSON positions: polygons of closed rings; see ``init(polygons:isMulti:)``.
+    public init(positions polygons: [[[GeoJSONPosition]]], isMulti: Bool) throws(Invalid) {
         guard !polygons.isEmpty else { throw Invalid("has no polygon") }
         // Each array made to its size at once: grown by appending, a shape would keep up to twice its vertices'
         // bytes, and a catalog keeps a million shapes.
@@ -112,27 +131,25 @@ public struct PolygonShape: Hashable, Sendable {
                     )
                 }
                 for (index, position) in ring.enumerated() {
-                    guard position.count >= 2 else { throw Invalid("\(name) position \(index) is not [lon, lat]") }
-                    let longitude = position[0]
-                    let latitude = position[1]
+                    let (longitude, latitude) = (position.longitude, position.latitude)
                     guard longitude.isFinite, latitude.isFinite, (-180.0...180.0).contains(longitude),
                         (-90.0...90.0).contains(latitude)
                     else {
                         throw Invalid("\(name) position \(index) [\(longitude), \(latitude)] is out of range")
                     }
                 }
-                guard ring[0][0] == ring[ring.count - 1][0], ring[0][1] == ring[ring.count - 1][1] else {
+                guard ring[0] == ring[ring.count - 1] else {
                     throw Invalid("\(name) is not closed: its last position must repeat its first")
                 }
-                for index in 1..<ring.count where abs(ring[index][0] - ring[index - 1][0]) > 180 {
+                for index in 1..<ring.count where abs(ring[index].longitude - ring[index - 1].longitude) > 180 {
                     throw Invalid(
                         "\(name) crosses the antimeridian between positions \(index - 1) and \(index): "
                             + "split the shape there (RFC 7946, 3.1.9)"
                     )
                 }
                 for position in ring.dropLast() {
-                    vertices.append(position[0])
-                    vertices.append(position[1])
+                    vertices.append(position.longitude)
+                    vertices.append(position.latitude)
                 }
                 ringEnds.append(Int32(vertices.count / 2))
             }
@@ -290,5 +307,16 @@ extension PolygonShape {
             }
         }
         return true
+    }
+}
+
+/// A GeoJSON position's longitude and latitude, in degrees (an altitude is not kept).
+public struct GeoJSONPosition: Hashable, Sendable {
+    public let longitude: Double
+    public let latitude: Double
+
+    public init(longitude: Double, latitude: Double) {
+        self.longitude = longitude
+        self.latitude = latitude
     }
 }

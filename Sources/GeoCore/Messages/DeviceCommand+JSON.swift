@@ -177,7 +177,7 @@ extension JSONScanner {
         case .absent, .invalid: return .invalid("needs a type, Polygon or MultiPolygon")
         }
         guard let coordinates else { return .invalid("needs coordinates") }
-        let polygons: [[[[Double]]]]
+        let polygons: [[[GeoJSONPosition]]]
         if isMulti {
             guard let multi = coordinates.multiPolygon else {
                 return .invalid("coordinates must be polygons of rings of [lon, lat] positions")
@@ -190,13 +190,16 @@ extension JSONScanner {
             polygons = [polygon]
         }
         do {
-            return .present(try PolygonShape(polygons: polygons, isMulti: isMulti))
+            return .present(try PolygonShape(positions: polygons, isMulti: isMulti))
         } catch {
             return .invalid(error.description)
         }
     }
 
     /// Reads nested arrays of numbers, as deep as a MultiPolygon's (positions in rings in polygons).
+    ///
+    /// An array that starts with a number is read as a position, without an array of its own: a catalog of a million
+    /// shapes is read at every start, and an array for each of their vertices was most of the reading.
     private mutating func geoJSONCoordinates(depth: Int) throws(DecodingFailure) -> GeoJSONCoordinates {
         if let number = try readNumber() { return .number(number) }
         guard depth < 4, try enterArray() else {
@@ -206,10 +209,33 @@ extension JSONScanner {
         var elements: [GeoJSONCoordinates] = []
         var first = true
         while try nextElement(first: first) {
+            if first, let longitude = try readNumber() { return try positionRest(after: longitude, depth: depth) }
             first = false
             elements.append(try geoJSONCoordinates(depth: depth + 1))
         }
         return .array(elements)
+    }
+
+    /// The rest of an array whose first element was the number `longitude`: a position when it holds two or three
+    /// numbers in all (an altitude is allowed and ignored, as RFC 7946 allows), else invalid.
+    private mutating func positionRest(
+        after longitude: Double,
+        depth: Int
+    ) throws(DecodingFailure) -> GeoJSONCoordinates {
+        var latitude: Double?
+        var count = 1
+        var valid = true
+        while try nextElement(first: false) {
+            if valid, count < 3, let number = try readNumber() {
+                if count == 1 { latitude = number }
+                count += 1
+            } else {
+                valid = false
+                try skipValue(depth: depth + 3)
+            }
+        }
+        guard valid, let latitude else { return .invalid }
+        return .position(GeoJSONPosition(longitude: longitude, latitude: latitude))
     }
 
     /// Reads `metadata`: any JSON object, kept as its text so that events carry it unchanged.
@@ -266,21 +292,17 @@ extension DeviceCommand {
 /// GeoJSON `coordinates` as read, before their type says how deep they must be.
 enum GeoJSONCoordinates {
     case number(Double)
+    /// An array of two or three numbers.
+    case position(GeoJSONPosition)
     case array([GeoJSONCoordinates])
     /// Something that is neither a number nor an array, or nested too deep.
     case invalid
 
-    /// `[lon, lat]` (an altitude after them is allowed and ignored, as RFC 7946 allows).
-    var position: [Double]? {
-        guard case .array(let elements) = self, elements.count == 2 || elements.count == 3,
-            case .number(let longitude) = elements[0], case .number(let latitude) = elements[1]
-        else { return nil }
-        return [longitude, latitude]
+    var ring: [GeoJSONPosition]? {
+        list { if case .position(let position) = $0 { position } else { nil } }
     }
-
-    var ring: [[Double]]? { list(\.position) }
-    var polygon: [[[Double]]]? { list(\.ring) }
-    var multiPolygon: [[[[Double]]]]? { list(\.polygon) }
+    var polygon: [[GeoJSONPosition]]? { list(\.ring) }
+    var multiPolygon: [[[GeoJSONPosition]]]? { list(\.polygon) }
 
     private func list<Element>(_ element: (GeoJSONCoordinates) -> Element?) -> [Element]? {
         guard case .array(let elements) = self else { return nil }
