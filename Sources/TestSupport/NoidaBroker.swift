@@ -19,6 +19,8 @@ public final class NoidaBroker: @unchecked Sendable {
     public let dataDirectory: String
     private let binary: String
     private let process: BackgroundProcess
+    /// Set by ``stop()``: the broker ended because it was asked to.
+    private var stopped = false
     private static let logger = Logger.quiet("test.noida-db")
 
     /// Starts a broker and waits until it answers a metadata request.
@@ -40,6 +42,7 @@ public final class NoidaBroker: @unchecked Sendable {
     }
 
     deinit {
+        guard !stopped else { return }
         // A broker that ended before it was asked to crashed: its output and data stay for whoever reads the failure.
         if !process.isRunning {
             try? (process.output + process.errors).write(
@@ -51,6 +54,15 @@ public final class NoidaBroker: @unchecked Sendable {
             return
         }
         // Its data is the test's alone: no need to wait for a graceful stop (which may write a snapshot first).
+        process.send(SIGTERM)
+        process.waitUntilExitOrKill(after: .seconds(2))
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    /// Stops the broker and removes its data now, as letting it go does: for a holder that never lets it go (a
+    /// program's global, which outlives `exit`).
+    public func stop() {
+        stopped = true
         process.send(SIGTERM)
         process.waitUntilExitOrKill(after: .seconds(2))
         try? FileManager.default.removeItem(atPath: dataDirectory)

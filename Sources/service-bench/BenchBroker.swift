@@ -46,6 +46,11 @@ enum BenchBroker {
         }
     }
 
+    /// Stops a broker in a process of its own (noida-db), which would otherwise outlive the benchmark.
+    func stop() {
+        if case .noida(let broker) = self { broker.stop() }
+    }
+
     /// Whether the worker creates its changelog itself (the mock has no CreateTopics: the benchmark makes it there).
     var createsChangelogs: Bool {
         if case .noida = self { return true }

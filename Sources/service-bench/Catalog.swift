@@ -75,6 +75,7 @@ func measureCatalog() {
     /// Fails, stopping the worker first (`fail` exits, and runs no `defer`).
     func giveUp(_ message: String) -> Never {
         worker.send(SIGKILL)
+        cluster.stop()
         fail(message)
     }
     let port = operationsPort(of: worker)
@@ -124,6 +125,7 @@ private func readCatalog(
     while true {
         guard worker.isRunning, clock.now < spawned + .seconds(600) else {
             worker.send(SIGKILL)
+            cluster.stop()
             fail("the worker did not read the catalog:\n\(worker.errors.suffix(2000))")
         }
         if let match = worker.errors.firstMatch(of: read), let elapsed = Double(match.1) {

@@ -424,3 +424,4 @@ if options.runs("steady") { measureSteadyStream() }
 // Only when asked for: it needs the Nominatim that `scripts/setup.sh test` sets up.
 if options.only == "addresses" { measureAddressPrefetching() }
 if options.only == "catalog" { measureCatalog() }
+cluster.stop()

@@ -47,35 +47,38 @@ struct CatalogTracking {
         }
         // Decided in the order of their ids, whatever order the catalog keeps them in (it follows the order its
         // records were read in, which differs between instances and runs): the events' ids number them in order.
-        var candidates: [(geofence: CatalogGeofence, firstMeeting: Bool)] = []
+        // Kept by version number: a geofence is copied out of the catalog only when it is decided.
+        var candidates: [(number: Int32, firstMeeting: Bool)] = []
         let box = Self.box(around: context, reach: reach(context, catalog))
-        func meet(_ geofence: CatalogGeofence, since: Int64) {
-            guard reaches(geofence) else { return }
-            candidates.append((geofence, device.decidedAt.map { since > $0 } ?? true))
+        func meet(_ number: Int32, since: Int64) {
+            let tags = catalog.tags(number: number)
+            guard tags.contains(where: { subscriptions.contains($0) || defaultTags.contains($0) }) else { return }
+            candidates.append((number, device.decidedAt.map { since > $0 } ?? true))
         }
         if keepsArea {
             if area.map({ !$0.holds(box, at: time, in: catalog) }) ?? true {
                 area = CatalogArea(around: box, at: time, in: catalog)
             }
-            catalog.forEach(among: area!.entries, meeting: box, meet)
+            catalog.forEachVersion(among: area!.entries, meeting: box, meet)
         } else {
-            catalog.forEach(meeting: box, at: time, meet)
+            catalog.forEachVersion(meeting: box, at: time, meet)
         }
         // Visits the lookup did not meet: a geofence left far behind, moved away, deleted, or no longer subscribed.
         if !device.visits.isEmpty {
             // A few candidates and visits: looked through rather than hashed into a set at every fix.
-            for id in device.visits.keys where !candidates.contains(where: { $0.geofence.id == id }) {
-                if let (geofence, _) = catalog.geofence(id, at: time), reaches(geofence) {
-                    candidates.append((geofence, false))
+            for id in device.visits.keys where !candidates.contains(where: { catalog.id(number: $0.number) == id }) {
+                if let (number, _) = catalog.version(id, at: time), reaches(catalog.geofence(number: number)) {
+                    candidates.append((number, false))
                 } else {
                     device.visits[id] = nil
                 }
             }
         }
+        candidates.sort { catalog.id(number: $0.number) < catalog.id(number: $1.number) }
         var refused = 0
-        for candidate in candidates.sorted(by: { $0.geofence.id < $1.geofence.id }) {
+        for candidate in candidates {
             let decided = decide(
-                candidate.geofence,
+                catalog.geofence(number: candidate.number),
                 firstMeeting: candidate.firstMeeting,
                 context,
                 &device,

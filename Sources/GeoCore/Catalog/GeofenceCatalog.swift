@@ -135,14 +135,28 @@ public struct GeofenceCatalog: Sendable {
 
     /// Geofence `id` as it was at message time `time`, with the time its version came in force; nil when none was.
     public func geofence(_ id: String, at time: Int64) -> (geofence: CatalogGeofence, since: Int64)? {
+        version(id, at: time).map { (self.geofence(number: $0.number), $0.since) }
+    }
+
+    /// The version in force at message time `time` of geofence `id`: its number and when it came in force.
+    func version(_ id: String, at time: Int64) -> (number: Int32, since: Int64)? {
         var number = shared.latest[id] ?? -1
-        while number >= 0, let geofence = shared.geofences[Int(number)] {
+        while number >= 0, shared.geofences[Int(number)] != nil {
             let span = shared.spans[Int(number)]
-            if span.from <= time { return time < span.until ? (geofence, span.from) : nil }
+            if span.from <= time { return time < span.until ? (number, span.from) : nil }
             number = span.previous
         }
         return nil
     }
+
+    /// Version `number`'s geofence (a number a lookup gave, at this ``generation``).
+    func geofence(number: Int32) -> CatalogGeofence { shared.geofences[Int(number)]! }
+
+    /// Version `number`'s geofence id, without copying the rest of it.
+    func id(number: Int32) -> String { shared.geofences[Int(number)]!.geofence.id }
+
+    /// Version `number`'s tags, without copying the rest of it.
+    func tags(number: Int32) -> [String] { shared.geofences[Int(number)]!.tags }
 
     /// Calls `visit` with each geofence in force at message time `time` whose box meets `box`, each once, with the
     /// time its version came in force.
@@ -158,6 +172,21 @@ public struct GeofenceCatalog: Sendable {
             let span = storage.spans[Int(number)]
             guard span.isInForce(at: time), let geofence = storage.geofences[Int(number)] else { return }
             visit(geofence, span.from)
+        }
+    }
+
+    /// Calls `visit` with the number of each version in force at message time `time` whose box meets `box`, each once,
+    /// with the time it came in force.
+    func forEachVersion(
+        meeting box: (west: Double, south: Double, east: Double, north: Double),
+        at time: Int64,
+        _ visit: (_ number: Int32, _ since: Int64) -> Void
+    ) {
+        let storage = shared
+        forEachNumber(meeting: box) { number in
+            let span = storage.spans[Int(number)]
+            guard span.isInForce(at: time), storage.geofences[Int(number)] != nil else { return }
+            visit(number, span.from)
         }
     }
 
@@ -211,18 +240,16 @@ public struct GeofenceCatalog: Sendable {
         return (entries, from, until)
     }
 
-    /// Calls `visit` with each geofence among `entries` (taken at this ``generation``) whose box meets `box`, with
-    /// the time its version came in force.
-    func forEach(
+    /// Calls `visit` with the number of each version among `entries` (taken at this ``generation``) whose box meets
+    /// `box`, with the time it came in force.
+    func forEachVersion(
         among entries: [AreaEntry],
         meeting box: (west: Double, south: Double, east: Double, north: Double),
-        _ visit: (CatalogGeofence, _ since: Int64) -> Void
+        _ visit: (_ number: Int32, _ since: Int64) -> Void
     ) {
         let (main, wrapped) = Self.boxes(box)
-        let storage = shared
         for entry in entries where entry.meets(main) || wrapped.map(entry.meets) == true {
-            guard let geofence = storage.geofences[Int(entry.number)] else { continue }
-            visit(geofence, entry.from)
+            visit(entry.number, entry.from)
         }
     }
 
