@@ -42,8 +42,8 @@ struct CatalogTracking {
         }
         // Both lists are short and sorted: looked through, not hashed (a set made at every fix cost a tenth of it).
         let subscriptions = device.subscriptions
-        func reaches(_ geofence: CatalogGeofence) -> Bool {
-            geofence.tags.contains { subscriptions.contains($0) || defaultTags.contains($0) }
+        func reaches(_ number: Int32) -> Bool {
+            catalog.tags(number: number).contains { subscriptions.contains($0) || defaultTags.contains($0) }
         }
         // Decided in the order of their ids, whatever order the catalog keeps them in (it follows the order its
         // records were read in, which differs between instances and runs): the events' ids number them in order.
@@ -51,8 +51,7 @@ struct CatalogTracking {
         var candidates: [(number: Int32, firstMeeting: Bool)] = []
         let box = Self.box(around: context, reach: reach(context, catalog))
         func meet(_ number: Int32, since: Int64) {
-            let tags = catalog.tags(number: number)
-            guard tags.contains(where: { subscriptions.contains($0) || defaultTags.contains($0) }) else { return }
+            guard reaches(number) else { return }
             candidates.append((number, device.decidedAt.map { since > $0 } ?? true))
         }
         if keepsArea {
@@ -67,7 +66,7 @@ struct CatalogTracking {
         if !device.visits.isEmpty {
             // A few candidates and visits: looked through rather than hashed into a set at every fix.
             for id in device.visits.keys where !candidates.contains(where: { catalog.id(number: $0.number) == id }) {
-                if let (number, _) = catalog.version(id, at: time), reaches(catalog.geofence(number: number)) {
+                if let (number, _) = catalog.version(id, at: time), reaches(number) {
                     candidates.append((number, false))
                 } else {
                     device.visits[id] = nil
