@@ -125,18 +125,20 @@ struct CatalogTrackingTests {
     }
 
     @Test(
-        "the device's area gives the same events as asking the catalog's grid at every fix, through drives and changes",
+        "the device's area gives the events of the catalog's grid asked at every fix: drives, changes, subscriptions",
         arguments: [3, 17, 40]
     )
     func areaAgreesWithGrid(seed: UInt64) {
         var random = SplitMix64(seed: seed)
         var catalog = GeofenceCatalog()
+        let tagSets = [["depots"], ["yards"], ["depots", "yards"], ["stores"]]
         func put(_ index: Int, at time: Int64) {
             catalog.put(
                 Self.circle(
                     "g\(index)",
                     metresEast: Double.random(in: -3_000...3_000, using: &random),
-                    radius: Double.random(in: 50...400, using: &random)
+                    radius: Double.random(in: 50...400, using: &random),
+                    tags: tagSets[Int.random(in: 0..<tagSets.count, using: &random)]
                 ),
                 at: time
             )
@@ -154,6 +156,14 @@ struct CatalogTrackingTests {
             // Stamped ahead of the fixes: in force from a fix after the one that follows it.
             if step % 50 == 25 { put(Int.random(in: 0..<80, using: &random), at: time + 15_000) }
             if step % 70 == 0 { catalog.delete(id: "g\(Int.random(in: 0..<60, using: &random))", at: time - 5_000) }
+            // The device's tags change while its area stands.
+            if step % 80 == 20 {
+                kept.subscribe(to: ["yards"])
+                asked.subscribe(to: ["yards"])
+            } else if step % 80 == 60 {
+                kept.unsubscribe(from: ["yards"])
+                asked.unsubscribe(from: ["yards"])
+            }
             // Mostly driving (up to 150 m a fix), now and then a jump of kilometres.
             east +=
                 step % 97 == 0

@@ -164,14 +164,14 @@ struct DeviceStateEncodingTests {
         state.catalog = CatalogVisits(
             subscriptions: ["depots", "airports"],
             visits: [
-                "depot-9": CatalogVisit(membership: .inside, since: 1_000, dwellAnnounced: true),
-                "depot-2": CatalogVisit(
+                "depot-9": GeofenceStanding(membership: .inside, since: 1_000, dwellAnnounced: true),
+                "depot-2": GeofenceStanding(
                     membership: .outside,
                     since: 900,
                     approachAnnounced: true,
                     approachArrival: 1_600
                 ),
-                "airport-1": CatalogVisit(membership: .undetermined),
+                "airport-1": GeofenceStanding(membership: .undetermined),
             ],
             decidedAt: 1_000
         )
@@ -311,7 +311,7 @@ struct DeviceStateEncodingTests {
             let visits = (0..<random.next(below: 5)).map { index in
                 (
                     "\(index)-" + text(&random, 20),
-                    CatalogVisit(
+                    GeofenceStanding(
                         membership: Membership(rawValue: UInt8(random.next(below: 3)))!,
                         since: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20,
                         dwellAnnounced: random.next(below: 2) == 0,

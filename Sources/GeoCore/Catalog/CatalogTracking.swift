@@ -3,7 +3,7 @@
 /// device's tags reach that lies near the fix's path or that the device has a visit of.
 ///
 /// The catalog is asked at the fix's own time, so a change applies from its message time on. A geofence the device
-/// is outside of keeps nothing (``CatalogVisit/isOutsideOnly``); one that came in force since the device's last fix
+/// is outside of keeps nothing (``GeofenceStanding/isOutsideOnly``); one that came in force since the device's last fix
 /// is met for the first time (its initial state); one deleted, or no longer reached by the device's tags, ends its
 /// visit announcing nothing. At most `maxVisits` visits a device: a geofence met beyond them is not decided for it,
 /// and counted.
@@ -50,17 +50,22 @@ struct CatalogTracking {
         // Kept by version number: a geofence is copied out of the catalog only when it is decided.
         var candidates: [(number: Int32, firstMeeting: Bool)] = []
         let box = Self.box(around: context, reach: reach(context, catalog))
-        func meet(_ number: Int32, since: Int64) {
-            guard reaches(number) else { return }
-            candidates.append((number, device.decidedAt.map { since > $0 } ?? true))
-        }
+        let decidedAt = device.decidedAt
+        var inOrder = true
         if keepsArea {
-            if area.map({ !$0.holds(box, at: time, in: catalog) }) ?? true {
-                area = CatalogArea(around: box, at: time, in: catalog)
+            // The area holds the versions the device's tags reach, in the order of their ids.
+            if area.map({ !$0.holds(box, at: time, for: subscriptions, in: catalog) }) ?? true {
+                area = CatalogArea(around: box, at: time, in: catalog, for: subscriptions, reaching: reaches)
             }
-            catalog.forEachVersion(among: area!.entries, meeting: box, meet)
+            catalog.forEachVersion(among: area!.entries, meeting: box) { number, since in
+                candidates.append((number, decidedAt.map { since > $0 } ?? true))
+            }
         } else {
-            catalog.forEachVersion(meeting: box, at: time, meet)
+            catalog.forEachVersion(meeting: box, at: time) { number, since in
+                guard reaches(number) else { return }
+                candidates.append((number, decidedAt.map { since > $0 } ?? true))
+            }
+            inOrder = false
         }
         // Visits the lookup did not meet: a geofence left far behind, moved away, deleted, or no longer subscribed.
         if !device.visits.isEmpty {
@@ -68,12 +73,13 @@ struct CatalogTracking {
             for id in device.visits.keys where !candidates.contains(where: { catalog.id(number: $0.number) == id }) {
                 if let (number, _) = catalog.version(id, at: time), reaches(number) {
                     candidates.append((number, false))
+                    inOrder = false
                 } else {
                     device.visits[id] = nil
                 }
             }
         }
-        candidates.sort { catalog.id(number: $0.number) < catalog.id(number: $1.number) }
+        if !inOrder { candidates.sort { catalog.id(number: $0.number) < catalog.id(number: $1.number) } }
         var refused = 0
         for candidate in candidates {
             let decided = decide(
@@ -143,16 +149,19 @@ struct CatalogTracking {
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) -> Bool {
-        let known = device.visits[geofence.id]
+        let id = geofence.geofence.id
+        let known = device.visits[id]
         if known == nil && device.visits.count >= maxVisits { return false }
-        let visit = known ?? CatalogVisit(membership: firstMeeting ? .undetermined : .outside)
-        var tracked = visit.tracked(geofence.geofence)
+        var standing = known ?? GeofenceStanding(membership: firstMeeting ? .undetermined : .outside)
         let first = events.count
-        evaluator.evaluate(&tracked, context, numbering: &numbering, events: &events)
+        evaluator.evaluate(geofence.geofence, &standing, context, numbering: &numbering, events: &events)
         // The events name the geofence as the catalog's.
         for index in first..<events.count { events[index].catalogTags = geofence.tags }
-        let after = CatalogVisit(tracked)
-        device.visits[geofence.id] = after.isOutsideOnly ? nil : after
+        if standing.isOutsideOnly {
+            if known != nil { device.visits[id] = nil }
+        } else if standing != known {
+            device.visits[id] = standing
+        }
         return true
     }
 

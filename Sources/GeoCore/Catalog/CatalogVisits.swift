@@ -1,64 +1,10 @@
-/// What the geofence rules keep of one catalog geofence for one device: what a tracked pin keeps, without the pin,
-/// which the catalog holds once for every device.
-public struct CatalogVisit: Hashable, Sendable {
-    public var membership: Membership
-    /// The message time of the fix that decided `membership` (a visit's start, which a dwell is measured from).
-    public var since: Int64?
-    public var dwellAnnounced: Bool
-    public var approachAnnounced: Bool
-    /// While an announced approach is under way: when the device is expected at the geofence's edge.
-    public var approachArrival: Int64?
-
-    public init(
-        membership: Membership,
-        since: Int64? = nil,
-        dwellAnnounced: Bool = false,
-        approachAnnounced: Bool = false,
-        approachArrival: Int64? = nil
-    ) {
-        self.membership = membership
-        self.since = since
-        self.dwellAnnounced = dwellAnnounced
-        self.approachAnnounced = approachAnnounced
-        self.approachArrival = approachArrival
-    }
-
-    /// The state a tracked pin keeps of its pin, which this visit keeps of a catalog geofence.
-    init(_ tracked: TrackedPin) {
-        self.init(
-            membership: tracked.membership,
-            since: tracked.since,
-            dwellAnnounced: tracked.dwellAnnounced,
-            approachAnnounced: tracked.approachAnnounced,
-            approachArrival: tracked.approachArrival
-        )
-    }
-
-    /// The visit as a tracked pin of `geofence`: what the pin rules and the status card take.
-    func tracked(_ geofence: Pin) -> TrackedPin {
-        TrackedPin(
-            pin: geofence,
-            membership: membership,
-            since: since,
-            dwellAnnounced: dwellAnnounced,
-            approachAnnounced: approachAnnounced,
-            approachArrival: approachArrival
-        )
-    }
-
-    /// Whether there is nothing to keep: outside, no approach under way.
-    ///
-    /// Every catalog geofence a device has not met stands so, at no cost.
-    var isOutsideOnly: Bool { membership == .outside && !approachAnnounced }
-}
-
 /// A device's standing with the fleet's catalog: the tags it subscribes to, and a visit for each catalog geofence it is
 /// not simply outside of (inside, undecided near an edge, or approaching), never a copy of the geofence.
 public struct CatalogVisits: Hashable, Sendable {
     /// The tags the device subscribed to, sorted, each once.
     public private(set) var subscriptions: [String]
     /// By catalog geofence id.
-    public internal(set) var visits: [String: CatalogVisit]
+    public internal(set) var visits: [String: GeofenceStanding]
     /// The message time of the device's last fix decided against the catalog: a geofence version in force only after
     /// it is met for the first time at the next fix (its initial state is announced); one in force before it is one
     /// the device was outside of, unless a visit says otherwise.
@@ -70,7 +16,7 @@ public struct CatalogVisits: Hashable, Sendable {
     // catalog holds one.
     private var decidedAtOrMin: Int64
 
-    public init(subscriptions: [String] = [], visits: [String: CatalogVisit] = [:], decidedAt: Int64? = nil) {
+    public init(subscriptions: [String] = [], visits: [String: GeofenceStanding] = [:], decidedAt: Int64? = nil) {
         self.subscriptions = Array(Set(subscriptions)).sorted()
         self.visits = visits
         self.decidedAtOrMin = decidedAt ?? .min
@@ -95,9 +41,11 @@ public struct CatalogVisits: Hashable, Sendable {
 /// those few, one after the other, instead of the catalog's grid and its scattered versions, which are most of a
 /// catalog fix's cost.
 ///
-/// Made again when a fix's lookup leaves the area, its time leaves the stretch in which the same versions are in force
-/// there, or the catalog changed since (``GeofenceCatalog/generation``). A reference, changed in place by the device's
-/// apply thread alone: a device without the catalog pays a nil.
+/// Only the versions the device's tags reach, in the order of their ids (the order the rules decide them in), so that
+/// a fix reads neither a version's tags nor its id to choose and order its candidates. Made again when a fix's lookup
+/// leaves the area, its time leaves the stretch in which the same versions are in force there, the device's
+/// subscriptions changed, or the catalog changed since (``GeofenceCatalog/generation``). A reference, changed in place
+/// by the device's apply thread alone: a device without the catalog pays a nil.
 public final class CatalogArea: @unchecked Sendable {
     // @unchecked: a device's area is read and changed only by the apply thread that holds the device.
     /// How far around a lookup the area reaches: a device driving at 15 m/s with a fix every 10 s looks the grid up
@@ -106,29 +54,44 @@ public final class CatalogArea: @unchecked Sendable {
 
     private(set) var box: (west: Double, south: Double, east: Double, north: Double)
     private(set) var generation: UInt64
-    /// The versions in force throughout `from..<until` whose boxes meet `box`.
+    /// The device's subscriptions the area was made for.
+    private let subscriptions: [String]
+    /// The versions in force throughout `from..<until` whose boxes meet `box` and that the device's tags reach, in the
+    /// order of their geofences' ids.
     private(set) var entries: [GeofenceCatalog.AreaEntry]
     private let from: Int64
     private let until: Int64
 
+    /// - Parameters:
+    ///   - box: the lookup the area is made for (it reaches ``reach`` metres further).
+    ///   - time: the lookup's message time.
+    ///   - catalog: the catalog.
+    ///   - subscriptions: the device's subscriptions.
+    ///   - reaches: whether the device's tags (its `subscriptions` and the tags every device has) reach a version.
     init(
         around box: (west: Double, south: Double, east: Double, north: Double),
         at time: Int64,
-        in catalog: GeofenceCatalog
+        in catalog: GeofenceCatalog,
+        for subscriptions: [String],
+        reaching reaches: (_ number: Int32) -> Bool
     ) {
         let widened = CatalogTracking.widen(box, by: Self.reach)
         self.box = widened
         generation = catalog.generation
-        (entries, from, until) = catalog.area(meeting: widened, at: time)
+        self.subscriptions = subscriptions
+        (entries, from, until) = catalog.area(meeting: widened, at: time, reaching: reaches)
     }
 
-    /// Whether the area still answers for a lookup of `query` at message time `time` in `catalog`.
+    /// Whether the area still answers for a lookup of `query` at message time `time` in `catalog` by a device with
+    /// `subscriptions`.
     func holds(
         _ query: (west: Double, south: Double, east: Double, north: Double),
         at time: Int64,
+        for subscriptions: [String],
         in catalog: GeofenceCatalog
     ) -> Bool {
         generation == catalog.generation && from <= time && time < until && box.west <= query.west
             && query.east <= box.east && box.south <= query.south && query.north <= box.north
+            && subscriptions == self.subscriptions
     }
 }

@@ -219,11 +219,13 @@ public struct GeofenceCatalog: Sendable {
     }
 
     /// What a device's ``CatalogArea`` keeps (valid while ``generation`` stays as it was): the versions in force at
-    /// `time` whose box meets `box`, and the stretch of message time around `time` in which none of the versions
-    /// whose box meets it comes in force or ends, so that every fix within it has the same versions in force there.
+    /// `time` whose box meets `box` and that `reaches` accepts, in the order of their geofences' ids, and the stretch
+    /// of message time around `time` in which none of the versions whose box meets it comes in force or ends, so that
+    /// every fix within it has the same versions in force there.
     func area(
         meeting box: (west: Double, south: Double, east: Double, north: Double),
-        at time: Int64
+        at time: Int64,
+        reaching reaches: (_ number: Int32) -> Bool
     ) -> (entries: [AreaEntry], from: Int64, until: Int64) {
         var entries: [AreaEntry] = []
         var (from, until) = (Int64.min, Int64.max)
@@ -235,13 +237,16 @@ public struct GeofenceCatalog: Sendable {
             }
             bound(by: span.from)
             bound(by: span.until)
-            if span.isInForce(at: time) { entries.append(AreaEntry(span.box, number: number, from: span.from)) }
+            if span.isInForce(at: time) && reaches(number) {
+                entries.append(AreaEntry(span.box, number: number, from: span.from))
+            }
         }
+        entries.sort { id(number: $0.number) < id(number: $1.number) }
         return (entries, from, until)
     }
 
     /// Calls `visit` with the number of each version among `entries` (taken at this ``generation``) whose box meets
-    /// `box`, with the time it came in force.
+    /// `box`, with the time it came in force, in the entries' order.
     func forEachVersion(
         among entries: [AreaEntry],
         meeting box: (west: Double, south: Double, east: Double, north: Double),

@@ -30,7 +30,7 @@ public struct DeviceStatusCard: Sendable {
     public let now: Int64
     /// The catalog geofences the device has a visit of (inside, undecided near an edge, approaching), by id, with the
     /// catalog's current version of each; a visit of one deleted since is left out (it ends at the next fix).
-    public let catalogVisits: [(geofence: CatalogGeofence, visit: CatalogVisit)]
+    public let catalogVisits: [(geofence: CatalogGeofence, visit: GeofenceStanding)]
 
     /// - Parameters:
     ///   - state: the device's state.
@@ -126,7 +126,11 @@ public struct DeviceStatusCard: Sendable {
             json.key("geofences")
             json.beginArray()
             for (geofence, visit) in catalogVisits {
-                json.pinStatus(visit.tracked(geofence.geofence), lastFix: state.lastFix, catalogTags: geofence.tags)
+                json.pinStatus(
+                    TrackedPin(pin: geofence.geofence, standing: visit),
+                    lastFix: state.lastFix,
+                    catalogTags: geofence.tags
+                )
             }
             json.endArray()
             json.endObject()

@@ -102,7 +102,7 @@ extension DeviceStateEncoding {
             guard flags <= 1 else { throw DeviceStateDecodingError("unknown catalog flags \(flags)") }
             let decidedAt = flags == 1 ? unzigzag(try varint("catalog decided at")) : nil
             let visitCount = try count("visits", smallestItem: 3)
-            var visits: [String: CatalogVisit] = [:]
+            var visits: [String: GeofenceStanding] = [:]
             visits.reserveCapacity(visitCount)
             var lastId: String?
             for _ in 0..<visitCount {
@@ -117,7 +117,7 @@ extension DeviceStateEncoding {
                 let since = state & VisitState.since != 0 ? unzigzag(try varint("visit since")) : nil
                 let arrival =
                     state & PinState.approachArrival != 0 ? unzigzag(try varint("visit approach arrival")) : nil
-                visits[id] = CatalogVisit(
+                visits[id] = GeofenceStanding(
                     membership: membership,
                     since: since,
                     dwellAnnounced: state & PinState.dwellAnnounced != 0,

@@ -43,7 +43,7 @@ extension DeviceTracker {
             // The initial-state check, from the last known position.
             if let context = state.lastFix.flatMap(decidingContext) {
                 var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: origin.timestamp)
-                geofences.evaluate(&tracked, context, numbering: &numbering, events: &events)
+                tracked.evaluate(geofences, context, numbering: &numbering, events: &events)
             }
             state.pins.append(tracked)
             return Outcome(kind: .applied)

@@ -148,10 +148,12 @@ public struct DeviceTracker: Sendable {
                     || catalog.map { $0.geofences.longestApproachSeconds > 0 } ?? false
             )
             for index in state.pins.indices {
-                geofences.evaluate(&state.pins[index], context, numbering: &numbering, events: &events)
+                state.pins[index].evaluate(geofences, context, numbering: &numbering, events: &events)
             }
             if let catalog {
-                var visits = state.catalog ?? CatalogVisits()
+                // Taken out of the state while it changes: a copy left behind would make every change of its
+                // visits copy them.
+                var visits = state.catalog.take() ?? CatalogVisits()
                 outcome.catalogGeofencesNotDecided = catalogTracking.apply(
                     context,
                     to: &visits,

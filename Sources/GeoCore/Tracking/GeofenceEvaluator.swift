@@ -32,29 +32,30 @@ struct GeofenceEvaluator {
         }
     }
 
-    /// Applies the fix to the pin, appending the events it causes.
+    /// Applies the fix to `pin`, where the device stood as `standing` says, appending the events it causes.
+    ///
+    /// The pin is borrowed, not kept: a catalog geofence is read where the catalog holds it, and only an event copies
+    /// it.
     func evaluate(
-        _ tracked: inout TrackedPin,
+        _ pin: Pin,
+        _ standing: inout GeofenceStanding,
         _ context: FixContext,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
         let fix = context.fix
         let margin = context.margin
-        // The shape is read through `tracked` each time rather than copied out: a copy of a polygon's shape retains
-        // its vertices' storage, a cache miss on every fix even when the pin is far.
         // Most pins are far from most fixes: a cheap lower bound of the distance decides them outside without
         // measuring the shape; it is measured (`placement`) only when a decision, an event or an approach
         // needs the exact distance.
-        let bound = tracked.pin.shape.distanceLowerBound(from: fix.coordinate, plane: context.plane)
+        let bound = pin.shape.distanceLowerBound(from: fix.coordinate, plane: context.plane)
         let decided =
-            bound > margin
-            ? .outside : tracked.pin.shape.decision(at: fix.coordinate, margin: margin, plane: context.plane)
+            bound > margin ? .outside : pin.shape.decision(at: fix.coordinate, margin: margin, plane: context.plane)
         var measured: PinPlacement?
         /// Measured when an event or an approach needs it, which is only ever at a fix that decided.
         func placement() -> PinPlacement {
             if let measured { return measured }
-            let placement = tracked.pin.shape.placement(
+            let placement = pin.shape.placement(
                 of: fix.coordinate,
                 plane: context.plane,
                 knownInside: decided == .inside
@@ -62,50 +63,46 @@ struct GeofenceEvaluator {
             measured = placement
             return placement
         }
-        let before = tracked.membership
+        let before = standing.membership
         if let decided, decided != before {
-            tracked.membership = decided
-            tracked.since = fix.timestamp
-            tracked.dwellAnnounced = false
-            tracked.approachArrival = nil  // arrived, or left: no approach under way
-            let crossing = GeofenceCrossing(
-                pin: tracked.pin,
-                position: fix,
-                distanceMeters: placement().eventDistance(for: tracked.pin.shape),
-                initial: before == .undetermined
-            )
+            standing.membership = decided
+            standing.since = fix.timestamp
+            standing.dwellAnnounced = false
+            standing.approachArrival = nil  // arrived, or left: no approach under way
             switch (before, decided) {
-            case (_, .inside): events.append(numbering.next(.geofenceEntered(crossing)))
+            case (_, .inside):
+                events.append(numbering.next(.geofenceEntered(crossing(of: pin, before: before, fix, placement()))))
             case (.inside, .outside):
-                tracked.rearmApproach()  // a new approach may follow
-                events.append(numbering.next(.geofenceExited(crossing)))
+                standing.rearmApproach()  // a new approach may follow
+                events.append(numbering.next(.geofenceExited(crossing(of: pin, before: before, fix, placement()))))
             default: break  // first decision is "outside": nothing to announce
             }
         }
         if decided == .outside && before == .outside, let previous = context.previous,
-            passedThrough(tracked.pin.shape, from: previous, context)
+            passedThrough(pin.shape, from: previous, context)
         {
-            tracked.rearmApproach()
-            let passage = GeofencePassage(pin: tracked.pin, from: previous.fix, to: fix)
+            standing.rearmApproach()
+            let passage = GeofencePassage(pin: pin, from: previous.fix, to: fix)
             events.append(numbering.next(.geofenceCrossed(passage)))
         }
-        if tracked.membership == .inside, let dwell = tracked.pin.dwellSeconds, !tracked.dwellAnnounced,
-            let since = tracked.since, fix.timestamp - since >= Int64(dwell) * 1000
+        if standing.membership == .inside, let dwell = pin.dwellSeconds, !standing.dwellAnnounced,
+            let since = standing.since, fix.timestamp - since >= Int64(dwell) * 1000
         {
-            tracked.dwellAnnounced = true
+            standing.dwellAnnounced = true
             let stay = GeofenceDwell(
-                pin: tracked.pin,
+                pin: pin,
                 position: fix,
                 insideSince: since,
                 dwellSeconds: Double(fix.timestamp - since) / 1000
             )
             events.append(numbering.next(.geofenceDwelled(stay)))
         }
-        if decided == .outside, let horizon = tracked.pin.approachSeconds,
-            mayApproach(tracked, context, bound: bound)
+        if decided == .outside, let horizon = pin.approachSeconds,
+            mayApproach(pin, standing, context, bound: bound)
         {
             approach(
-                &tracked,
+                pin,
+                &standing,
                 placement: placement(),
                 horizon: horizon,
                 context,
@@ -113,6 +110,21 @@ struct GeofenceEvaluator {
                 events: &events
             )
         }
+    }
+
+    /// What `geofence.entered` and `geofence.exited` say of a membership decided at `fix`.
+    private func crossing(
+        of pin: Pin,
+        before: Membership,
+        _ fix: Fix,
+        _ placement: PinPlacement
+    ) -> GeofenceCrossing {
+        GeofenceCrossing(
+            pin: pin,
+            position: fix,
+            distanceMeters: placement.eventDistance(for: pin.shape),
+            initial: before == .undetermined
+        )
     }
 
     /// Whether the device, outside at the previous fix and now, went through the pin by more than the
@@ -136,16 +148,17 @@ struct GeofenceEvaluator {
     }
 
     /// Whether an approach may need deciding at a fix `bound` metres or more from the pin.
-    private func mayApproach(_ tracked: TrackedPin, _ context: FixContext, bound: Double) -> Bool {
-        guard let horizon = tracked.pin.approachSeconds, let speed = context.motion.speed, context.motion.heading != nil
+    private func mayApproach(_ pin: Pin, _ standing: GeofenceStanding, _ context: FixContext, bound: Double) -> Bool {
+        guard let horizon = pin.approachSeconds, let speed = context.motion.speed, context.motion.heading != nil
         else { return false }
         // An announced approach needs every fix's direction to notice the device moving away.
-        return tracked.approachAnnounced || bound <= speed * Double(horizon)
+        return standing.approachAnnounced || bound <= speed * Double(horizon)
     }
 
     /// Announces an approach, or re-arms it when the device moves away.
     private func approach(
-        _ tracked: inout TrackedPin,
+        _ pin: Pin,
+        _ standing: inout GeofenceStanding,
         placement: PinPlacement,
         horizon: Int,
         _ context: FixContext,
@@ -158,21 +171,21 @@ struct GeofenceEvaluator {
         let bearing = LocalPlane.bearing(x: placement.nearestX, y: placement.nearestY)
         let off = FixMotion.angle(between: heading, and: bearing)
         if off > 90 {
-            tracked.rearmApproach()
+            standing.rearmApproach()
             return
         }
         let eta = placement.edgeDistance / speed
         let arrival = context.fix.timestamp + Int64((eta * 1000).rounded())
-        if tracked.approachAnnounced {
+        if standing.approachAnnounced {
             // Under way: each fix that still heads for the pin updates when it is expected.
-            tracked.approachArrival = arrival
+            standing.approachArrival = arrival
             return
         }
         guard off <= configuration.approachHeadingToleranceDegrees, eta <= Double(horizon) else { return }
-        tracked.approachAnnounced = true
-        tracked.approachArrival = arrival
+        standing.approachAnnounced = true
+        standing.approachArrival = arrival
         let approach = GeofenceApproach(
-            pin: tracked.pin,
+            pin: pin,
             position: context.fix,
             etaSeconds: eta,
             distanceMeters: placement.edgeDistance,
