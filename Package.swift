@@ -313,6 +313,7 @@ let package = Package(
                 "PartitionOffsets",
                 "geoworker", "Worker", "Operations", "Kafka", "TestSupport", "Addresses", "AddressLookups", "GeoCore",
                 "StateStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -97,7 +97,7 @@ struct GeofencesCommand: AsyncParsableCommand {
                 print(String(decoding: bytes, as: UTF8.self))
             case .failure(let failure):
                 let problem = PinDefinitionOptions.inOptionWords(failure.description, prefix: "")
-                throw ValidationError("The geofence is not one geoworker watches: \(problem).")
+                throw CommandFailure("The geofence is not one geoworker watches: \(problem).")
             }
         }
     }

@@ -6,9 +6,8 @@ struct GeoworkerCommand: AsyncParsableCommand {
         commandName: "geoworker",
         abstract: "A stream worker for device locations: geofences, countries and languages, from Kafka.",
         subcommands: [
-            RunCommand.self, DemoCommand.self, TailCommand.self, PinsCommand.self, GeofencesCommand.self,
-            GeocodeCommand.self,
-            StateCommand.self, ProbeCommand.self,
+            RunCommand.self, DemoCommand.self, TopicsCommand.self, TailCommand.self, PinsCommand.self,
+            GeofencesCommand.self, GeocodeCommand.self, StateCommand.self, ProbeCommand.self,
         ]
     )
 }

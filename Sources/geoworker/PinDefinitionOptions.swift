@@ -3,15 +3,21 @@ import Foundation
 
 /// The options that define a geofence's place and rules, as `pins track` and `geofences put` take them: a circle or a
 /// GeoJSON shape, dwell and approach times, a title and metadata.
+///
+/// The numbers are read whatever they start with (`.unconditional`): `--lon -74.0060` is a longitude west of Greenwich,
+/// not a flag, and `--radius -5` reaches the range check that names the allowed range.
 struct PinDefinitionOptions: ParsableArguments {
-    @Option(help: "Latitude of the centre of a circle, degrees.") var lat: Double?
-    @Option(help: "Longitude of the centre of a circle, degrees.") var lon: Double?
-    @Option(help: "Radius of a circle in metres (1 to 100000).") var radius: Double?
+    @Option(parsing: .unconditional, help: "Latitude of the centre of a circle, degrees.") var lat: Double?
+    @Option(parsing: .unconditional, help: "Longitude of the centre of a circle, degrees.") var lon: Double?
+    @Option(parsing: .unconditional, help: "Radius of a circle in metres (1 to 100000).") var radius: Double?
     @Option(help: "Instead of a circle: a GeoJSON Polygon or MultiPolygon geometry, as text or @file.json.")
     var shape: String?
-    @Option(help: "Announce geofence.dwelled after this many seconds inside (1 to 604800).")
+    @Option(parsing: .unconditional, help: "Announce geofence.dwelled after this many seconds inside (1 to 604800).")
     var dwellSeconds: Int?
-    @Option(help: "Announce geofence.approaching when this many seconds away or less (1 to 86400).")
+    @Option(
+        parsing: .unconditional,
+        help: "Announce geofence.approaching when this many seconds away or less (1 to 86400)."
+    )
     var approachSeconds: Int?
     @Option(help: "A title carried into the events.") var title: String?
     @Option(help: "A JSON object carried into the events.") var metadata: String?
@@ -30,16 +36,11 @@ struct PinDefinitionOptions: ParsableArguments {
     /// The JSON members these options give (a pin's, or a catalog record's top level), for the worker's own decoder
     /// to check.
     ///
-    /// - Throws: `ValidationError` for a shape or metadata that is not JSON of the right kind.
-    func members() throws -> [String: Any] {
+    /// - Throws: ``CommandFailure`` for a shape or metadata that is not JSON of the right kind.
+    func members() throws(CommandFailure) -> [String: Any] {
         var members: [String: Any] = [:]
         if let shape {
-            let text =
-                shape.hasPrefix("@") ? try String(contentsOfFile: String(shape.dropFirst()), encoding: .utf8) : shape
-            guard let geometry = try? JSONSerialization.jsonObject(with: Data(text.utf8)) else {
-                throw ValidationError("--shape must be GeoJSON text (or @file.json).")
-            }
-            members["shape"] = geometry
+            members["shape"] = try Self.geometry(shape)
         } else {
             members["lat"] = lat
             members["lon"] = lon
@@ -47,7 +48,7 @@ struct PinDefinitionOptions: ParsableArguments {
         }
         if let metadata {
             guard let object = try? JSONSerialization.jsonObject(with: Data(metadata.utf8)) as? [String: Any] else {
-                throw ValidationError("--metadata must be a JSON object.")
+                throw CommandFailure("--metadata must be a JSON object, such as '{\"account\":42}'.")
             }
             members["metadata"] = object
         }
@@ -55,6 +56,45 @@ struct PinDefinitionOptions: ParsableArguments {
         members["dwellSeconds"] = dwellSeconds
         members["approachSeconds"] = approachSeconds
         return members
+    }
+
+    /// The geometry `--shape` gives, as text or `@file`: a GeoJSON Polygon or MultiPolygon, or a Feature of one, or a
+    /// FeatureCollection of a single such Feature (what geojson.io and QGIS export).
+    static func geometry(_ argument: String) throws(CommandFailure) -> Any {
+        var text = argument
+        if argument.hasPrefix("@") {
+            let path = String(argument.dropFirst())
+            do {
+                text = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw CommandFailure("--shape \(argument): cannot read \(path) (\(error.localizedDescription)).")
+            }
+        }
+        guard let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw CommandFailure(
+                "--shape must be a GeoJSON object (a Polygon or MultiPolygon, or a Feature of one), as text or @file.json."
+            )
+        }
+        switch document["type"] as? String {
+        case "Feature":
+            guard let geometry = document["geometry"] as? [String: Any] else {
+                throw CommandFailure("--shape: the Feature has no geometry.")
+            }
+            return geometry
+        case "FeatureCollection":
+            let features = document["features"] as? [Any] ?? []
+            guard features.count == 1, let feature = features[0] as? [String: Any],
+                let geometry = feature["geometry"] as? [String: Any]
+            else {
+                throw CommandFailure(
+                    "--shape: the FeatureCollection has \(features.count) features; a pin has one shape. Give one"
+                        + " Feature, or import every feature as a fleet geofence: geoworker geofences import FILE."
+                )
+            }
+            return geometry
+        default:
+            return document
+        }
     }
 
     /// A decoder's failure in the words of these options: `pin.radius` (or `radius`) becomes `--radius`.

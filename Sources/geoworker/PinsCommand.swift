@@ -68,7 +68,7 @@ struct PinsCommand: AsyncParsableCommand {
                 // Name the options the user gave rather than the message's members.
                 let problem = PinDefinitionOptions.inOptionWords(failure.description, prefix: "pin.")
                     .replacingOccurrences(of: "deviceId", with: "--device")
-                throw ValidationError("The pin is not one geoworker tracks: \(problem).")
+                throw CommandFailure("The pin is not one geoworker tracks: \(problem).")
             }
         }
     }

@@ -1,0 +1,85 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `geoworker topics create|check` against noida-db, a Kafka-protocol broker that has CreateTopics (librdkafka's mock
+/// has none): the first step of running against a real Kafka.
+@Suite("geoworker topics", .serialized, .timeLimit(.minutes(5)))
+struct ServiceTopicsToolTests {
+    /// A config file naming this test's topics, as a user would keep one for `geoworker run`.
+    private static func configFile(_ broker: NoidaBroker, prefix: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("topics-\(UUID().uuidString).json")
+            .path
+        let settings: [String: Any] = [
+            "brokers": broker.bootstrapServers,
+            "groupId": prefix,
+            "topics": [
+                "positions": "\(prefix)-positions", "commands": "\(prefix)-commands", "events": "\(prefix)-events",
+                "deadLetters": "\(prefix)-dead-letters", "geofences": "\(prefix)-geofences",
+            ],
+            "catalog": ["enabled": true],
+        ]
+        try JSONSerialization.data(withJSONObject: settings).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test(
+        "check names what is missing; create makes every topic, the changelog and the catalog compacted; check passes"
+    )
+    func createThenCheck() async throws {
+        let broker = try await NoidaBroker()
+        defer { broker.stop() }
+        let config = try Self.configFile(broker, prefix: "fleet")
+        defer { try? FileManager.default.removeItem(atPath: config) }
+
+        let before = try await runGeoworker(["topics", "check", "--config", config])
+        #expect(before.status != 0)
+        #expect(before.errors.contains("the positions topic fleet-positions does not exist"), "\(before.errors)")
+
+        let created = try await runGeoworker(["topics", "create", "--config", config, "--partitions", "6"])
+        #expect(created.status == 0, "\(created.output)\(created.errors)")
+        for topic in ["positions", "commands", "events", "dead-letters", "device-state-changelog", "geofences"] {
+            let line = created.output.split(separator: "\n").first { $0.hasPrefix("fleet-\(topic) ") } ?? ""
+            #expect(line.contains("6 partitions") && line.hasSuffix("created"), "\(topic): \(created.output)")
+        }
+        for compacted in ["fleet-device-state-changelog", "fleet-geofences"] {
+            let settings = try await broker.topicConfiguration(compacted)
+            #expect(settings["cleanup.policy"] == "compact", "\(compacted): \(settings)")
+        }
+        let after = try await runGeoworker(["topics", "check", "--config", config])
+        #expect(after.status == 0, "\(after.output)\(after.errors)")
+
+        // Again: nothing to do, nothing changed.
+        let again = try await runGeoworker(["topics", "create", "--config", config, "--partitions", "3"])
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(again.output.contains(/fleet-positions +.* 6 partitions .*exists/), "\(again.output)")
+    }
+
+    @Test("an existing positions topic decides the co-partitioned ones; a commands topic that differs is named")
+    func coPartitioning() async throws {
+        let broker = try await NoidaBroker()
+        defer { broker.stop() }
+        let config = try Self.configFile(broker, prefix: "depot")
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        try broker.createTopic("depot-positions", partitions: 3)
+
+        let created = try await runGeoworker(["topics", "create", "--config", config, "--partitions", "8"])
+        #expect(created.status == 0, "\(created.output)\(created.errors)")
+        #expect(created.output.contains(/depot-commands +.* 3 partitions .*created/), "\(created.output)")
+        #expect(created.output.contains(/depot-device-state-changelog +.* 3 partitions .*created/), "\(created.output)")
+        #expect(created.output.contains(/depot-events +.* 8 partitions .*created/), "\(created.output)")
+
+        let other = try await NoidaBroker()
+        defer { other.stop() }
+        let mismatched = try Self.configFile(other, prefix: "yard")
+        defer { try? FileManager.default.removeItem(atPath: mismatched) }
+        try other.createTopic("yard-positions", partitions: 4)
+        try other.createTopic("yard-commands", partitions: 2)
+        let refused = try await runGeoworker(["topics", "check", "--config", mismatched])
+        #expect(refused.status != 0)
+        #expect(
+            refused.errors.contains("the commands topic yard-commands has 2 partitions and yard-positions has 4"),
+            "\(refused.errors)"
+        )
+    }
+}
