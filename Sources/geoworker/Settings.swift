@@ -15,12 +15,18 @@ enum Settings {
     ///   - secretKeys: keys whose values are secrets (never logged).
     ///   - configFile: `--config`, if given.
     /// - Returns: one reader over the flags, the environment and the file, in that order of precedence.
-    /// - Throws: `CommandFailure` when the config file cannot be read.
+    /// - Throws: `CommandFailure` when the config file cannot be read, is not strict JSON, or has a key that is not a
+    ///   setting, or when a `GEOWORKER_*` variable is not one (``SettingsAudit``).
     static func reader(
         flags: [String: ConfigContent?],
         secretKeys: Set<String> = ["kafka", "http.token"],
         configFile: String? = nil
     ) async throws -> ConfigReader {
+        let environmentFile = ProcessInfo.processInfo.environment["GEOWORKER_CONFIG"]
+        try SettingsAudit.check(
+            configFile: configFile ?? environmentFile,
+            environment: ProcessInfo.processInfo.environment
+        )
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for case (let key, let content?) in flags {
             values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(
@@ -37,7 +43,7 @@ enum Settings {
             InMemoryProvider(name: "flags", values: values),
             environment.prefixKeys(with: "geoworker"),
         ]
-        if let file = configFile ?? ProcessInfo.processInfo.environment["GEOWORKER_CONFIG"] {
+        if let file = configFile ?? environmentFile {
             do {
                 providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
             } catch {

@@ -69,3 +69,89 @@ struct FirstHourTests {
         #expect(!missing.errors.contains("USAGE"), "\(missing.errors)")
     }
 }
+
+/// Settings geoworker does not read, and files that are not JSON, stop every command before it starts (issue 65,
+/// item 4).
+@Suite("Unknown settings", .timeLimit(.minutes(5)))
+struct UnknownSettingsTests {
+    private func file(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString).json")
+        try Data(text.utf8).write(to: path)
+        return path.path
+    }
+
+    @Test("a key no setting has, anywhere in the file, is named with the nearest one")
+    func unknownFileKeys() throws {
+        for (text, message) in [
+            (#"{"broker": "kafka:9092"}"#, #""broker" is not a geoworker setting (did you mean "brokers"?)"#),
+            (#"{"brokers": "k:9092", "topics": {"position": "p"}}"#, #""topics.position" is not a geoworker setting"#),
+            (#"{"http": {"prot": 8081}}"#, #"(did you mean "http.port"?)"#),
+        ] {
+            let path = try file(text)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let error = try #require(throws: CommandFailure.self) {
+                try SettingsAudit.check(configFile: path, environment: [:])
+            }
+            #expect(error.description.contains(message), "\(error)")
+        }
+    }
+
+    @Test("a file that is not strict JSON or not an object is refused; nested known keys and objects under them pass")
+    func strictJSON() throws {
+        for text in [#"{"brokers": "k:9092",}"#, #"["brokers"]"#, "brokers: k:9092"] {
+            let path = try file(text)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            #expect(throws: CommandFailure.self, "\(text)") {
+                try SettingsAudit.check(configFile: path, environment: [:])
+            }
+        }
+        let good = try file(
+            #"{"brokers": "k:9092", "kafka": ["security.protocol=SSL"], "http": {"port": 8081, "token": "t"},"#
+                + #" "tracker": {"catalogTags": ["depots"]}, "address": {"provider": "http://127.0.0.1:1"}}"#
+        )
+        defer { try? FileManager.default.removeItem(atPath: good) }
+        try SettingsAudit.check(configFile: good, environment: [:])
+    }
+
+    @Test("a GEOWORKER_ variable that is no setting is named with the nearest one; the project's own switches pass")
+    func unknownVariables() throws {
+        let error = try #require(throws: CommandFailure.self) {
+            try SettingsAudit.check(configFile: nil, environment: ["GEOWORKER_HTTP_PROT": "8081", "PATH": "/bin"])
+        }
+        #expect(error.description.contains("GEOWORKER_HTTP_PROT is not a geoworker setting"), "\(error)")
+        #expect(error.description.contains("did you mean GEOWORKER_HTTP_PORT?"), "\(error)")
+        try SettingsAudit.check(
+            configFile: nil,
+            environment: ["GEOWORKER_GROUP_ID": "g", "GEOWORKER_CONFIG": "/x", "GEOWORKER_WARNINGS_AS_ERRORS": "1"]
+        )
+    }
+
+    @Test("every key in the README's settings table is one geoworker reads, under the variable the table gives")
+    func readmeKeysAreKnown() throws {
+        let readme = try String(
+            contentsOfFile: ServiceTestBed.repositoryRoot.appendingPathComponent("README.md").path,
+            encoding: .utf8
+        )
+        let rows = readme.split(separator: "\n").compactMap { line -> (key: String, variable: String)? in
+            guard let match = line.firstMatch(of: /^\| `([A-Za-z.]+)`.*\| `(GEOWORKER_[A-Z_]+)` \|/) else { return nil }
+            return (String(match.1), String(match.2))
+        }
+        #expect(rows.count > 40)
+        for row in rows {
+            #expect(SettingsAudit.knownKeys.contains(row.key), "\(row.key)")
+            #expect(SettingsAudit.environmentName(of: row.key) == row.variable, "\(row.key)")
+        }
+    }
+
+    @Test("run with an unknown key stops before it connects, naming the key")
+    func runStops() async throws {
+        let path = try file(#"{"brokers": "127.0.0.1:1", "httpPort": 8081}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try await runGeoworker(["run", "--config", path])
+        #expect(result.status != 0)
+        #expect(
+            result.errors.contains(#""httpPort" is not a geoworker setting (did you mean "http.port"?)"#),
+            "\(result.errors)"
+        )
+    }
+}
