@@ -3,10 +3,12 @@ import Foundation
 import JSONCodec
 import Synchronization
 
-/// The settings a user wrote that geoworker does not read: a config file key or a `GEOWORKER_*` variable that is not a
-/// setting stops every command before it starts, naming it and the nearest key there is, rather than leaving the
-/// worker on a default its operator never chose (`"broker"` for `"brokers"` would start on localhost:9092). A config
-/// file that is not strict JSON (a trailing comma, a comment) is refused the same way.
+/// The settings a user wrote that geoworker does not read, refused before any command starts.
+///
+/// A config file key or a `GEOWORKER_*` variable that is not a setting stops the command, naming it and the nearest
+/// key there is, rather than leaving the worker on a default its operator never chose (`"broker"` for `"brokers"`
+/// would start on localhost:9092). A config file that is not strict JSON (a trailing comma, a comment) is refused the
+/// same way.
 ///
 /// The known keys are the ones `geoworker run` reads, found by reading its settings once: the tools read a subset of
 /// them under the same names, so one file serves all.
