@@ -2,10 +2,12 @@ public import Configuration
 public import Worker
 
 extension OperationsServer.Configuration {
-    /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer`, `recentEvents` and `mapLimit`
-    /// (under `http.` for the executable); each falls back to the default documented on the property.
+    /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer`, `recentEvents`, `mapLimit` and
+    /// `allowOpenDevices` (under `http.` for the executable); each falls back to the default documented on the
+    /// property.
     ///
-    /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable.
+    /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable, or the device endpoints open to
+    ///   every host without a token (``openDevicesProblem``).
     public init(config: ConfigReader) throws(WorkerError) {
         let defaults = Self()
         self.init(
@@ -15,7 +17,9 @@ extension OperationsServer.Configuration {
             token: try config.secretText("token"),
             streamBuffer: try config.integer("streamBuffer", default: defaults.streamBuffer, in: 1...1_000_000),
             recentEvents: try config.integer("recentEvents", default: defaults.recentEvents, in: 0...10_000),
-            mapLimit: try config.integer("mapLimit", default: defaults.mapLimit, in: 1...100_000)
+            mapLimit: try config.integer("mapLimit", default: defaults.mapLimit, in: 1...100_000),
+            allowOpenDevices: try config.flag("allowOpenDevices", default: defaults.allowOpenDevices)
         )
+        if let openDevicesProblem { throw WorkerError(.configuration, openDevicesProblem) }
     }
 }

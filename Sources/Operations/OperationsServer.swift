@@ -46,6 +46,12 @@ public enum OperationsServer {
         ///
         /// Default: 2000.
         public var mapLimit: Int
+        /// Whether the device endpoints may be served without a token on an address other hosts reach: off, such a
+        /// start is refused (``openDevicesProblem``), so that every device's position is never on every interface by
+        /// an oversight.
+        ///
+        /// Default: false.
+        public var allowOpenDevices: Bool
 
         public init(
             host: String = "0.0.0.0",
@@ -54,7 +60,8 @@ public enum OperationsServer {
             token: String? = nil,
             streamBuffer: Int = 1000,
             recentEvents: Int = 100,
-            mapLimit: Int = 2000
+            mapLimit: Int = 2000,
+            allowOpenDevices: Bool = false
         ) {
             self.host = host
             self.port = port
@@ -63,6 +70,21 @@ public enum OperationsServer {
             self.streamBuffer = streamBuffer
             self.recentEvents = recentEvents
             self.mapLimit = mapLimit
+            self.allowOpenDevices = allowOpenDevices
+        }
+
+        /// Why these settings would show every device's position to anyone who reaches the port, nil when they do
+        /// not: the device endpoints on, no token, listening beyond this host, not allowed on purpose.
+        public var openDevicesProblem: String? {
+            guard devices, token == nil, !allowOpenDevices, !Self.isLoopback(host) else { return nil }
+            return "http.devices would serve every device's position without a token to anyone who reaches "
+                + "\(host):\(port): set http.token (GEOWORKER_HTTP_TOKEN or the config file), listen on this host only "
+                + "(http.host 127.0.0.1), or set http.allowOpenDevices to serve them openly on purpose"
+        }
+
+        /// Whether `host` is reached only from this host.
+        static func isLoopback(_ host: String) -> Bool {
+            host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
         }
     }
 

@@ -114,11 +114,23 @@ struct RunCommand: AsyncParsableCommand {
     )
     var httpPort: Int?
 
+    @Option(
+        help:
+            "Address the HTTP port listens on (env GEOWORKER_HTTP_HOST; default 0.0.0.0, every interface, as a container needs)."
+    )
+    var httpHost: String?
+
     @Flag(
         help:
-            "Serve the device endpoints and the live map on the HTTP port (env GEOWORKER_HTTP_DEVICES; default off: device positions are personal data). Set GEOWORKER_HTTP_TOKEN to require a bearer token."
+            "Serve the device endpoints and the live map on the HTTP port (env GEOWORKER_HTTP_DEVICES; default off: device positions are personal data). Beyond 127.0.0.1 they need GEOWORKER_HTTP_TOKEN (a bearer token) or --http-allow-open-devices."
     )
     var httpDevices = false
+
+    @Flag(
+        help:
+            "Serve the device endpoints without a token on an address other hosts reach, on purpose (env GEOWORKER_HTTP_ALLOW_OPEN_DEVICES; default off: such a start is refused)."
+    )
+    var httpAllowOpenDevices = false
 
     @Option(
         name: .customLong("kafka"),
@@ -267,6 +279,8 @@ struct RunCommand: AsyncParsableCommand {
                 "resetState": resetState ? .bool(true) : nil,
                 "http.port": httpPort.map(ConfigContent.int),
                 "http.devices": httpDevices ? .bool(true) : nil,
+                "http.host": httpHost.map(ConfigContent.string),
+                "http.allowOpenDevices": httpAllowOpenDevices ? .bool(true) : nil,
                 "kafka": kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties),
                 "untilCaughtUp": untilCaughtUp ? .bool(true) : nil,
                 "mergeWaitMs": mergeWaitMs.map(ConfigContent.int),

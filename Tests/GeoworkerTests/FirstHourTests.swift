@@ -143,6 +143,13 @@ struct UnknownSettingsTests {
         }
     }
 
+    @Test("run --http-devices on every interface without a token stops before it connects, saying how to go on")
+    func openDevicesStop() async throws {
+        let result = try await runGeoworker(["run", "--brokers", "127.0.0.1:1", "--http-devices"])
+        #expect(result.status != 0)
+        #expect(result.errors.contains("without a token to anyone who reaches 0.0.0.0:8080"), "\(result.errors)")
+    }
+
     @Test("run with an unknown key stops before it connects, naming the key")
     func runStops() async throws {
         let path = try file(#"{"brokers": "127.0.0.1:1", "httpPort": 8081}"#)
