@@ -119,7 +119,8 @@ final class ServiceTestBed: @unchecked Sendable {
             "run", "--brokers", bootstrapServers,
             "--positions-topic", topics.positions, "--commands-topic", topics.commands,
             "--events-topic", instance.events, "--dead-letter-topic", topics.deadLetters,
-            "--group-id", instance.group, "--state-dir", instance.stateDir, "--http-port", "0", "--http-host", "127.0.0.1",
+            "--group-id", instance.group, "--state-dir", instance.stateDir, "--http-port", "0", "--http-host",
+            "127.0.0.1",
             "--kafka", "session.timeout.ms=6000", "--kafka", "heartbeat.interval.ms=500",
             "--checkpoint-interval-ms", "200", "--log-level", "info", "--apply-threads", "3",
         ]
