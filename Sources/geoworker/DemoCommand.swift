@@ -55,6 +55,11 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if serve, let problem = ListenCheck.problem(host: host, port: httpPort) {
+            throw CommandFailure(
+                "geoworker demo --serve: \(problem.replacingOccurrences(of: "http.port", with: "--http-port"))"
+            )
+        }
         logLevel.bootstrapStandardErrorLogging()
         let broker: Demo.Broker
         if let brokers {

@@ -185,6 +185,9 @@ struct RunCommand: AsyncParsableCommand {
         } catch let error as WorkerError {
             throw CommandFailure("geoworker run: \(error.message)")
         }
+        if let problem = ListenCheck.problem(host: configuration.http.host, port: configuration.http.port) {
+            throw CommandFailure("geoworker run: \(problem)")
+        }
         configuration.logLevel.bootstrapStandardErrorLogging()
         let logger = Logger(label: "geoworker")
         do {

@@ -150,6 +150,30 @@ struct UnknownSettingsTests {
         #expect(result.errors.contains("without a token to anyone who reaches 0.0.0.0:8080"), "\(result.errors)")
     }
 
+    @Test("a busy HTTP port stops run before it connects, naming the port and the setting")
+    func busyPort() async throws {
+        // A port held by a listener of this process.
+        let holder = try BackgroundProcess("/usr/bin/python3", ["-c", Self.listener], keepOutput: true)
+        defer { holder.send(SIGTERM) }
+        try await waitUntil("the listener holds a port") { holder.output.contains("port ") || !holder.isRunning }
+        let port = try #require(holder.output.firstMatch(of: /port (\d+)/).map { String($0.1) })
+        let result = try await runGeoworker(["run", "--brokers", "127.0.0.1:1", "--http-port", port])
+        #expect(result.status != 0)
+        #expect(
+            result.errors.contains("the HTTP port 0.0.0.0:\(port) is in use by another process: set http.port"),
+            "\(result.errors)"
+        )
+        #expect(!result.errors.contains("kafka"), "nothing touched Kafka: \(result.errors)")
+    }
+
+    /// A Python program that listens on a free port of every interface and prints it.
+    static let listener = """
+        import socket, sys, time
+        s = socket.socket(); s.bind(("0.0.0.0", 0)); s.listen()
+        print("port", s.getsockname()[1], flush=True)
+        time.sleep(120)
+        """
+
     @Test("run with an unknown key stops before it connects, naming the key")
     func runStops() async throws {
         let path = try file(#"{"brokers": "127.0.0.1:1", "httpPort": 8081}"#)
