@@ -56,9 +56,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         if serve, let problem = ListenCheck.problem(host: host, port: httpPort) {
-            throw CommandFailure(
-                "geoworker demo --serve: \(problem.replacingOccurrences(of: "http.port", with: "--http-port"))"
-            )
+            throw CommandFailure("geoworker demo --serve: \(problem)")
         }
         logLevel.bootstrapStandardErrorLogging()
         let broker: Demo.Broker
