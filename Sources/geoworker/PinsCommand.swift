@@ -23,6 +23,9 @@ struct PinsCommand: AsyncParsableCommand {
         var commandsTopic: String?
 
         /// Produces `command` keyed by its device id, stamped now, and waits for the broker to take it.
+        ///
+        /// Only to a commands topic the worker reads: one that exists with the positions topic's partition count (a
+        /// mistyped name would otherwise be created by the broker with one partition, and the command never read).
         func send(_ command: DeviceCommand) async throws {
             let settings = try await connection.configuration(
                 ["topics.commands": commandsTopic.map(ConfigContent.string)],
@@ -30,6 +33,12 @@ struct PinsCommand: AsyncParsableCommand {
             )
             let topic = settings.topics.commands
             let producer = try Producer(configuration: settings.producerConfiguration)
+            do {
+                try await Self.checkTopics(settings, producer)
+            } catch {
+                await producer.close(timeout: .seconds(1))
+                throw error
+            }
             let json = command.json
             let report = await producer.send(
                 ProducerRecord(
@@ -44,6 +53,37 @@ struct PinsCommand: AsyncParsableCommand {
                 throw CommandFailure("geoworker pins: not delivered to \(topic) at \(settings.brokers): \(report)")
             }
             print(String(decoding: json, as: UTF8.self))
+        }
+
+        /// Refuses a commands topic that does not exist or is not co-partitioned with the positions topic (when that
+        /// one is found under its setting), and a cluster that does not answer within 10 s.
+        private static func checkTopics(_ settings: ToolConfiguration, _ producer: Producer) async throws {
+            let (commands, positions) = (settings.topics.commands, settings.topics.positions)
+            func partitionCount(_ topic: String) async throws -> Int? {
+                do {
+                    return try await producer.partitionCount(topic: topic, timeout: .seconds(10))
+                } catch  where error.code == .unknownTopicOrPartition {
+                    return nil
+                } catch {
+                    throw CommandFailure(
+                        "geoworker pins: cannot reach Kafka at \(settings.brokers) within 10 s (\(error))"
+                    )
+                }
+            }
+            guard let commandPartitions = try await partitionCount(commands) else {
+                throw CommandFailure(
+                    "geoworker pins: there is no topic \(commands) at \(settings.brokers): name the one the worker reads "
+                        + "(its topics.commands) with --commands-topic or GEOWORKER_TOPICS_COMMANDS, or create the "
+                        + "topics with geoworker topics create"
+                )
+            }
+            if let positionPartitions = try await partitionCount(positions), positionPartitions != commandPartitions {
+                throw CommandFailure(
+                    "geoworker pins: \(commands) has \(commandPartitions) partitions and \(positions) has "
+                        + "\(positionPartitions): the worker reads a device's commands in the partition of its "
+                        + "positions, so a command sent there would not meet them (geoworker topics check)"
+                )
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Kafka
 import TestSupport
 import Testing
 
@@ -81,5 +82,34 @@ struct ServiceTopicsToolTests {
             refused.errors.contains("the commands topic yard-commands has 2 partitions and yard-positions has 4"),
             "\(refused.errors)"
         )
+    }
+
+    @Test("pins sends only to a commands topic the worker reads: a mistyped one, or one not co-partitioned, is named")
+    func pinsChecksItsTopic() async throws {
+        let broker = try await NoidaBroker()
+        defer { broker.stop() }
+        try broker.createTopic("positions", partitions: 4)
+        try broker.createTopic("commands", partitions: 2)
+        let track = [
+            "pins", "track", "--device", "truck-17", "--id", "depot", "--lat", "46.17", "--lon", "6.04", "--radius",
+            "500", "--brokers", broker.bootstrapServers,
+        ]
+        let mistyped = try await runGeoworker(track + ["--commands-topic", "comands"])
+        #expect(mistyped.status != 0)
+        #expect(mistyped.errors.contains("there is no topic comands at"), "\(mistyped.errors)")
+        let metadata = try Producer(configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers))
+        await #expect(throws: KafkaError.self, "the tool made no topic") {
+            try await metadata.partitionCount(topic: "comands", timeout: .seconds(5))
+        }
+        await metadata.close(timeout: .zero)
+        let unaligned = try await runGeoworker(track)
+        #expect(unaligned.status != 0)
+        #expect(unaligned.errors.contains("commands has 2 partitions and positions has 4"), "\(unaligned.errors)")
+        try broker.createTopic("fleet-commands", partitions: 4)
+        let sent = try await runGeoworker(track + ["--commands-topic", "fleet-commands"])
+        #expect(sent.status == 0, "\(sent.errors)")
+        let away = try await runGeoworker(Array(track.dropLast(2)) + ["--brokers", "127.0.0.1:1"])
+        #expect(away.status != 0)
+        #expect(away.errors.contains("cannot reach Kafka at 127.0.0.1:1 within 10 s"), "\(away.errors)")
     }
 }
