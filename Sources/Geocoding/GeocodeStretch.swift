@@ -87,7 +87,7 @@ final class GeocodeStretch: @unchecked Sendable {
     }
 
     /// With places, what a malformed line gets: an object that says so, keeping the output line for line.
-    private static let malformedLine = Array(#"{"error":"expected 'lat,lon' in degrees"}"#.utf8)
+    private static let malformedLine = Array(#"{"error":"expected 'lat,lon' or 'lat lon' in degrees, in range"}"#.utf8)
     private static let newline = [UInt8(ascii: "\n")]
 
     /// Calls `body` with each line of `bytes`, without its line end.

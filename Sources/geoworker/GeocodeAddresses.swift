@@ -77,7 +77,7 @@ struct GeocodeAddresses {
         return malformed
     }
 
-    private static let malformedLine = Array(#"{"error":"expected 'lat,lon' in degrees"}"#.utf8)
+    private static let malformedLine = Array(#"{"error":"expected 'lat,lon' or 'lat lon' in degrees, in range"}"#.utf8)
 
     /// Asks for a window of lines at once and writes their answers in order; a malformed line is reported on standard
     /// error with its number.
@@ -96,8 +96,9 @@ struct GeocodeAddresses {
             output.append(UInt8(ascii: "\n"))
             if points[index] == nil {
                 let text = String(decoding: lines[index].prefix(80), as: UTF8.self)
+                let problem = Coordinate.latLonProblem(text) ?? "expected 'lat,lon' or 'lat lon' in degrees"
                 FileHandle.standardError.write(
-                    Data("geocode: line \(firstLine + index): expected 'lat,lon', got \(text)\n".utf8)
+                    Data("geocode: line \(firstLine + index): \(problem), got '\(text)'\n".utf8)
                 )
             }
         }

@@ -14,29 +14,42 @@ struct GeocodeCommand: AsyncParsableCommand {
         commandName: "geocode",
         abstract: "Tell the country of coordinates, offline.",
         discussion: """
-            geoworker geocode LAT LON [--languages fr,en]
-                Prints the country, its name and the language to suggest, as JSON.
-            geoworker geocode --input FILE
-                Reads `lat,lon` lines (FILE, or - for standard input) and writes one ISO 3166-1 code
-                per line, an empty line where there is no country. A malformed line gets an empty line
-                too, is reported on standard error, and makes the exit status 1.
+            geoworker geocode LAT LON [--languages fr,en]   (or LAT,LON, as maps copy a point)
+            Prints the country, its name and the language to suggest, as JSON.
+
+            geoworker geocode --input FILE   (or lines on standard input)
+            Reads a point a line, `lat,lon` or `lat lon`, from FILE (- for standard input, which is also read when \
+            no point is given and it is not a terminal) and writes one ISO 3166-1 code per line, an empty line \
+            where there is no country. A malformed line gets an empty line too, is reported on standard error with \
+            why, and makes the exit status 1.
+
             geoworker geocode --places (LAT LON | --input FILE)
-                Adds the region (ISO 3166-2, from a polygon or the nearest place of the same country), the
-                nearest populated place and the IANA time zone: with --input, one JSON object per line,
-                {"lat","lon","country","region","locality","timeZone"} (a malformed line gets {"error": ...}).
+            Adds the region (ISO 3166-2, from a polygon or the nearest place of the same country), the nearest \
+            populated place and the IANA time zone: with --input, one JSON object per line, \
+            {"lat","lon","country","region","locality","timeZone"} (a malformed line gets {"error": ...}).
+
             geoworker geocode --address --provider URL (LAT LON | --input FILE) [--state-dir DIR]
-                The street address from a reverse geocoder (Nominatim's /reverse at URL), one JSON object per
-                point: {"lat","lon","address"}, `address` as a device card has it. Asked at most
-                --max-requests-per-second (1: Nominatim's public policy) and cached in DIR/addresses.sqlite,
-                which a worker with the same state directory shares.
+            The street address from a reverse geocoder (Nominatim's /reverse at URL), one JSON object per point: \
+            {"lat","lon","address"}, `address` as a device card has it. Asked at most --max-requests-per-second \
+            (1: Nominatim's public policy) and cached in DIR/addresses.sqlite, which a worker with the same state \
+            directory shares.
             """
     )
 
     /// Collected as unrecognized arguments so that negative numbers (-33.92) are not taken for options.
-    @Argument(parsing: .allUnrecognized, help: "Latitude and longitude in degrees (WGS 84).")
+    @Argument(parsing: .allUnrecognized, help: "Latitude and longitude in degrees (WGS 84): LAT LON or LAT,LON.")
     var coordinate: [String] = []
 
-    @Option(name: .customLong("input"), help: "A file of `lat,lon` lines, or - for standard input.")
+    /// The point the arguments give, as one `lat,lon` or `lat lon` text.
+    private var pointText: String { coordinate.joined(separator: " ") }
+
+    /// Where the points come from: `--input`, else standard input when no point is given and it is not a terminal
+    /// (`echo '48.85,2.35' | geoworker geocode`).
+    private var input: String? {
+        inputPath ?? (coordinate.isEmpty && isatty(STDIN_FILENO) == 0 ? "-" : nil)
+    }
+
+    @Option(name: .customLong("input"), help: "A file of `lat,lon` or `lat lon` lines, or - for standard input.")
     var inputPath: String?
 
     @Option(help: "The device user's languages, most preferred first (BCP 47, comma-separated).")
@@ -78,10 +91,15 @@ struct GeocodeCommand: AsyncParsableCommand {
             let configuration = AddressConfiguration(provider: url, maxRequestsPerSecond: maxRequestsPerSecond)
             if let problem = configuration.problems.first { throw ValidationError("--\(problem)") }
         }
-        if inputPath == nil && (coordinate.count != 2 || coordinate.contains { Double($0) == nil }) {
-            throw ValidationError(
-                "Give a latitude and a longitude in degrees, or --input FILE (got: \(coordinate.joined(separator: " ")))."
-            )
+        if input == nil {
+            guard !coordinate.isEmpty else {
+                throw ValidationError(
+                    "Give a latitude and a longitude in degrees (LAT LON or LAT,LON), or --input FILE."
+                )
+            }
+            if let problem = Coordinate.latLonProblem(pointText) {
+                throw ValidationError("\(problem.prefix(1).uppercased() + problem.dropFirst()) (got: \(pointText)).")
+            }
         }
         if inputPath != nil && !coordinate.isEmpty {
             throw ValidationError("Give either a coordinate or --input, not both.")
@@ -104,13 +122,11 @@ struct GeocodeCommand: AsyncParsableCommand {
             { () throws(IndexFileError) in try CountryIndex.bundled(coastalTolerance: toleranceKilometres * 1000) },
             { () throws(IndexFileError) in places ? try PlaceIndex.load(from: placesIndexPath) : nil }
         )
-        if let inputPath {
-            if try stream(inputPath, GeocodeStream(index: index, places: placeIndex)) > 0 { throw ExitCode(1) }
+        if let input {
+            if try stream(input, GeocodeStream(index: index, places: placeIndex)) > 0 { throw ExitCode(1) }
             return
         }
-        guard let point = Coordinate(latitude: Double(coordinate[0])!, longitude: Double(coordinate[1])!) else {
-            throw ValidationError("Latitude must be within -90...90 and longitude within -180...180.")
-        }
+        let point = Coordinate(latLon: Array(pointText.utf8)[...])!  // validated
         var result: [String: Any] = ["lat": point.latitude, "lon": point.longitude]
         if let country = index.country(at: point) {
             result["country"] = country.code
@@ -148,9 +164,8 @@ struct GeocodeCommand: AsyncParsableCommand {
         guard input >= 0 else { throw GeocodeError("cannot read \(inputPath): \(String(cString: strerror(errno)))") }
         defer { if input != STDIN_FILENO { close(input) } }
         let failures = try geocode.run(input: input, inputName: inputPath, output: STDOUT_FILENO) { line, text in
-            FileHandle.standardError.write(
-                Data("geocode: line \(line): expected 'lat,lon' in degrees, got '\(text)'\n".utf8)
-            )
+            let problem = Coordinate.latLonProblem(text) ?? "expected 'lat,lon' or 'lat lon' in degrees"
+            FileHandle.standardError.write(Data("geocode: line \(line): \(problem), got '\(text)'\n".utf8))
         }
         if failures > GeocodeStream.reportedFailures {
             FileHandle.standardError.write(Data("geocode: \(failures) malformed lines in all\n".utf8))
@@ -166,13 +181,11 @@ struct GeocodeCommand: AsyncParsableCommand {
         let directory = stateDir ?? ProcessInfo.processInfo.environment["GEOWORKER_STATE_DIR"] ?? "./geoworker-state"
         let lookups = try GeocodeAddresses(configuration: configuration, stateDirectory: directory)
         try await lookups.run {
-            if let inputPath {
-                if try await lookups.stream(inputPath: inputPath) > 0 { throw ExitCode(1) }
+            if let input {
+                if try await lookups.stream(inputPath: input) > 0 { throw ExitCode(1) }
                 return
             }
-            guard let point = Coordinate(latitude: Double(coordinate[0])!, longitude: Double(coordinate[1])!) else {
-                throw ValidationError("Latitude must be within -90...90 and longitude within -180...180.")
-            }
+            let point = Coordinate(latLon: Array(pointText.utf8)[...])!  // validated
             print(String(decoding: await lookups.line(for: point), as: UTF8.self))
         }
     }

@@ -69,7 +69,7 @@ struct GeocodeStreamTests {
                     .writeGeocodeLine(at: point, country: country, to: &json)
                 expected = String(decoding: json.takeOutput(), as: UTF8.self)
             } else {
-                expected = #"{"error":"expected 'lat,lon' in degrees"}"#
+                expected = #"{"error":"expected 'lat,lon' or 'lat lon' in degrees, in range"}"#
             }
             guard answers.lines[number] == expected else {
                 Issue.record("line \(number + 1) (\(line)): \(answers.lines[number]), expected \(expected)")

@@ -35,6 +35,22 @@ struct FirstHourTests {
         #expect(!result.errors.contains("Missing value"), "\(result.errors)")
     }
 
+    @Test("geocode takes a point as maps copy it, lines on standard input, and says why a point is out of range")
+    func geocodeInputForms() async throws {
+        let copied = try await runGeoworker(["geocode", "48.8566,2.3522"])
+        #expect(copied.status == 0, "\(copied.errors)")
+        #expect(copied.output.contains(#""country":"FR""#), "\(copied.output)")
+        let piped = try await runGeoworker(["geocode"], input: "48.8566,2.3522\n46.2044 6.1432\n91,0\n")
+        #expect(piped.output.split(separator: "\n", omittingEmptySubsequences: false).prefix(3) == ["FR", "CH", ""])
+        #expect(piped.errors.contains("line 3: latitude 91.0 is outside -90...90, got '91,0'"), "\(piped.errors)")
+        #expect(piped.status == 1)
+        let places = try await runGeoworker(["geocode", "--places"], input: "48.8566 2.3522\n")
+        #expect(places.output.contains(#""country":"FR""#), "\(places.output)\(places.errors)")
+        let outOfRange = try await runGeoworker(["geocode", "91", "0"])
+        #expect(outOfRange.status != 0)
+        #expect(outOfRange.errors.contains("Latitude 91.0 is outside -90...90"), "\(outOfRange.errors)")
+    }
+
     static let square = #"{"type":"Polygon","coordinates":[[[7.7,48.5],[7.8,48.5],[7.8,48.6],[7.7,48.6],[7.7,48.5]]]}"#
 
     @Test("--shape takes a geometry, a Feature, or a FeatureCollection of one Feature, as geojson.io exports them")

@@ -16,7 +16,7 @@ struct GeocodePlacesTests {
             lines[0]
                 == #"{"lat":40.7128,"lon":-74.006,"country":"US","region":{"code":"US-NY","name":"New York","localName":"New York","source":"polygon"},"locality":{"name":"New York City","geonameId":5128581,"population":8804190,"distanceMeters":163},"timeZone":"America/New_York"}"#
         )
-        #expect(lines[1] == #"{"error":"expected 'lat,lon' in degrees"}"#)
+        #expect(lines[1] == #"{"error":"expected 'lat,lon' or 'lat lon' in degrees, in range"}"#)
         let kehl = try object(lines[2])
         #expect(Set(kehl.keys) == ["lat", "lon", "country", "region", "locality", "timeZone"])
         #expect(kehl["country"] as? String == "DE")
@@ -71,14 +71,14 @@ struct GeocodePlacesTests {
             let line = offset + 1
             let expected =
                 malformed.contains(line)
-                ? [#"{"error":"expected 'lat,lon' in degrees"}"#]
+                ? [#"{"error":"expected 'lat,lon' or 'lat lon' in degrees, in range"}"#]
                 : [known[line % known.count].1, known[line % known.count].2]
             if !expected.allSatisfy({ text.contains($0) }) { misplaced.append("line \(line): \(text)") }
         }
         #expect(misplaced.isEmpty, "\(misplaced.count) lines: \(misplaced.prefix(3))")
         for line in malformed.sorted() {
             #expect(
-                result.errors.contains("line \(line): expected 'lat,lon' in degrees, got 'not a coordinate \(line)'")
+                result.errors.contains("line \(line): expected 'lat,lon' or 'lat lon' in degrees, got 'not a coordinate \(line)'")
             )
         }
     }
