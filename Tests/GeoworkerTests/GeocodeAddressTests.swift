@@ -19,7 +19,10 @@ struct GeocodeAddressTests {
         ]
         let first = try await runGeoworker(arguments, input: input)
         #expect(first.status == 1, "a malformed line makes the exit status 1")
-        #expect(first.errors.contains("line 2: expected 'lat,lon' or 'lat lon' in degrees, got 'not a point'"), "\(first.errors)")
+        #expect(
+            first.errors.contains("line 2: expected 'lat,lon' or 'lat lon' in degrees, got 'not a point'"),
+            "\(first.errors)"
+        )
         let lines = first.output.split(separator: "\n").map(String.init)
         try #require(lines.count == 4, "\(first.output)")
         #expect(lines[1] == #"{"error":"expected 'lat,lon' or 'lat lon' in degrees, in range"}"#)

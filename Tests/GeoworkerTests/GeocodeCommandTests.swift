@@ -87,7 +87,9 @@ struct GeocodeLargeInputTests {
         #expect(result.output == expected)
         for line in malformed.sorted() {
             #expect(
-                result.errors.contains("line \(line): expected 'lat,lon' or 'lat lon' in degrees, got 'not a coordinate \(line)'")
+                result.errors.contains(
+                    "line \(line): expected 'lat,lon' or 'lat lon' in degrees, got 'not a coordinate \(line)'"
+                )
             )
         }
     }

@@ -78,7 +78,9 @@ struct GeocodePlacesTests {
         #expect(misplaced.isEmpty, "\(misplaced.count) lines: \(misplaced.prefix(3))")
         for line in malformed.sorted() {
             #expect(
-                result.errors.contains("line \(line): expected 'lat,lon' or 'lat lon' in degrees, got 'not a coordinate \(line)'")
+                result.errors.contains(
+                    "line \(line): expected 'lat,lon' or 'lat lon' in degrees, got 'not a coordinate \(line)'"
+                )
             )
         }
     }
