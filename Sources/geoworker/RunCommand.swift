@@ -238,6 +238,10 @@ struct RunCommand: AsyncParsableCommand {
             shutdownTimeout: configuration.shutdownTimeout,
             logger: logger
         )
+        if worker.stoppedBeforeCaughtUp {
+            logger.warning("stopped before catching up: what was applied is stored, the rest is not applied yet")
+            throw ExitCode(3)
+        }
     }
 
     /// The street addresses' service, when `address.provider` is set: its cache beside the state

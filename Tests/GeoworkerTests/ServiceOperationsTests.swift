@@ -81,6 +81,21 @@ struct ServiceOperationsTests {
         #expect(await child.waitForExit(timeout: .seconds(20)) == .exited(0), "\(child.errors.suffix(2000))")
     }
 
+    @Test("a catch-up stopped by Ctrl-C before it caught up exits 3, saying so; one that caught up exits 0")
+    func interruptedCatchUp() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        // Stopped while it joins its group (the mock cluster assigns a new group's partitions after about 3 s).
+        let child = try bed.start(["--until-caught-up"])
+        try await waitUntil("geoworker runs") { child.errors.contains("geoworker running") || !child.isRunning }
+        child.send(SIGINT)
+        #expect(await child.waitForExit(timeout: .seconds(60)) == .exited(3), "\(child.errors.suffix(2000))")
+        #expect(child.errors.contains("stopped before catching up"), "\(child.errors.suffix(2000))")
+        let finished = try await bed.runUntilCaughtUp()
+        #expect(!finished.errors.contains("stopped before catching up"))
+    }
+
     @Test("a missing topic or input topics that are not co-partitioned stop the start with a clear error")
     func topicChecks() async throws {
         let bed = try ServiceTestBed()

@@ -163,18 +163,21 @@ final class ServiceTestBed: @unchecked Sendable {
         return child
     }
 
-    /// Runs `geoworker run --until-caught-up` and waits for it (at most `timeout`).
+    /// Runs `geoworker run --until-caught-up` and waits for it (at most `timeout`); returns the ended process, whose
+    /// log a test may read.
+    @discardableResult
     func runUntilCaughtUp(
         _ extra: [String] = [],
         as instance: Instance? = nil,
         omitting: Set<String> = [],
         timeout: Duration = .seconds(120)
     )
-        async throws
+        async throws -> BackgroundProcess
     {
         let child = try start(["--until-caught-up"] + extra, as: instance, omitting: omitting)
         let ending = await child.waitForExit(timeout: timeout)
         #expect(ending == .exited(0), "geoworker run: \(child.errors.suffix(3000))")
+        return child
     }
 
     /// Another instance reading the bed's input: its own group, state directory and events topic, suffixed with `name`

@@ -7,7 +7,9 @@ extension Worker {
     /// The checkpoint's turn in a round (``Checkpointing/turn(_:consumer:)``), and the processing metrics published.
     func checkpointTurn(_ connection: WorkerAssembly.Connection) {
         if parts.progress.turn({ checkpointSource(connection) }, consumer: connection.consumer) {
+            let counters = self.counters
             metrics.publish(counters)
+            deadLetterLog.note(counters, logger: logger)
         } else {
             // The metrics follow the tally between checkpoints too, busy apply threads or not.
             metrics.publishBetweenPolls(counters)

@@ -52,6 +52,9 @@ extension Worker {
                 ]
             )
         }
+        noteFinished(caughtUp: caughtUp)
+        // The dead letters since the last line, whatever its interval: the log of a run holds every one.
+        deadLetterLog.note(counters, logger: logger, whateverTheInterval: true)
         logger.info("geoworker stopped", metadata: [ServiceLogKey.devices: "\(parts.devices.holdings.devices)"])
         return lifecycle.report { $0.finished() }
     }

@@ -193,6 +193,11 @@ struct InputProcessor: Sendable {
         error: String
     ) {
         counts.counted.deadLettered[reason, default: 0] += 1
+        counts.counted.latestDeadLetter = DeadLetterNote(
+            reason: reason,
+            error: error,
+            origin: "\(origin.topic):\(origin.partition):\(origin.offset)"
+        )
         output.deadLetters.append(
             DeadLetter.record(
                 topic: topics.deadLetters,
@@ -224,6 +229,8 @@ public struct ProcessingCounters: Hashable, Sendable {
     public var events: [String: Int] = [:]
     /// Messages sent to the dead-letter topic, by reason.
     public var deadLettered: [String: Int] = [:]
+    /// The latest of them, for the log (``DeadLetterLog``).
+    public var latestDeadLetter: DeadLetterNote?
 
     public init() {}
 
@@ -237,5 +244,14 @@ public struct ProcessingCounters: Hashable, Sendable {
         total.keyNotDeviceId += part.keyNotDeviceId
         total.events.merge(part.events, uniquingKeysWith: +)
         total.deadLettered.merge(part.deadLettered, uniquingKeysWith: +)
+        if let latest = part.latestDeadLetter { total.latestDeadLetter = latest }
     }
+}
+
+/// A message sent to the dead-letter topic, as the log names it: why, in a code and in words, and where it was read.
+public struct DeadLetterNote: Hashable, Sendable {
+    public let reason: String
+    public let error: String
+    /// `topic:partition:offset`.
+    public let origin: String
 }

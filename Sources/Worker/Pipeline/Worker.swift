@@ -41,6 +41,17 @@ public final class Worker: @unchecked Sendable {
     /// Asks where the fleet catalog's partitions end, when the catalog holds records back; nil without a catalog.
     let catalogEndQuestions: EndQuestions?
     var metrics: WorkerMetrics
+    var deadLetterLog = DeadLetterLog()
+    private let interruptedCatchUp = Mutex(false)
+
+    /// Whether a run with ``WorkerConfiguration/untilCaughtUp`` ended before it caught up (stopped on request): what
+    /// it stored stands, but the input is not all applied, which the process's exit status says.
+    public var stoppedBeforeCaughtUp: Bool { interruptedCatchUp.withLock { $0 } }
+
+    /// Notes how a run ended: before catching up, when it was asked to catch up.
+    func noteFinished(caughtUp: Bool) {
+        interruptedCatchUp.withLock { $0 = configuration.untilCaughtUp && !caughtUp }
+    }
 
     /// Opens the state directory and loads the country index; devices are loaded as partitions are assigned.
     ///

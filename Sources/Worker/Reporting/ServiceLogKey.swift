@@ -45,4 +45,8 @@ public enum ServiceLogKey {
     public static let retryIn: Logger.Metadata.Key = "retry_in"
     public static let port: Logger.Metadata.Key = "port"
     public static let allocator: Logger.Metadata.Key = "allocator"
+    public static let deadLettered: Logger.Metadata.Key = "dead_lettered"
+    public static let reasons: Logger.Metadata.Key = "reasons"
+    /// Where a message was read: `topic:partition:offset`.
+    public static let origin: Logger.Metadata.Key = "origin"
 }
