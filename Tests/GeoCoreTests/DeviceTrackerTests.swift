@@ -135,8 +135,17 @@ struct GeofenceRuleTests {
         #expect(device.command(.untrackAll(deviceId: "truck-17")).isEmpty)
         #expect(device.state.pins.isEmpty)
         #expect(device.move(north: 5000, at: 4).isEmpty)
+        // An id the device has no pin of is refused (dead-lettered, saying so), not silently taken.
         #expect(device.command(.untrack(deviceId: "truck-17", pinId: "never-tracked")).isEmpty)
-        #expect(device.outcomes.last == DeviceTracker.Outcome(kind: .applied))
+        #expect(
+            device.outcomes.last
+                == DeviceTracker.Outcome(
+                    kind: .rejected(
+                        "device 'truck-17' has no pin 'never-tracked' to untrack (never tracked, or untracked already);"
+                            + " it has no pins"
+                    )
+                )
+        )
     }
 
     @Test("tracking an id again replaces the pin; an identical retry changes nothing")

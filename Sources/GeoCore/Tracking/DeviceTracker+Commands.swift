@@ -48,6 +48,16 @@ extension DeviceTracker {
             state.pins.append(tracked)
             return Outcome(kind: .applied)
         case .untrack(_, let pinId):
+            // Refused, not ignored: a mistyped id would otherwise leave the pin it meant announcing events.
+            guard state.pins.contains(where: { $0.pin.id == pinId }) else {
+                let pins = state.pins.prefix(5).map { "'\($0.pin.id)'" }.joined(separator: ", ")
+                return Outcome(
+                    kind: .rejected(
+                        "device '\(state.deviceId)' has no pin '\(pinId)' to untrack (never tracked, or untracked "
+                            + "already); \(pins.isEmpty ? "it has no pins" : "its pins: \(pins)\(state.pins.count > 5 ? ", ..." : "")")"
+                    )
+                )
+            }
             state.pins.removeAll { $0.pin.id == pinId }
             return Outcome(kind: .applied)
         case .untrackAll:
