@@ -135,7 +135,11 @@ struct PinsCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the pins stored in a worker's state directory (safe while the worker runs).",
-            discussion: "Shows what the worker had persisted at its last checkpoint (every second by default)."
+            discussion: """
+                Shows what the worker had stored when it last wrote its state: a command that announces an event \
+                (a track) within a second or so, one that announces nothing (an untrack) at its next store, every \
+                storeIntervalMs (10 s by default). Standard error says when the state was last written.
+                """
         )
 
         @Option(help: "The worker's state directory (env GEOWORKER_STATE_DIR; default ./geoworker-state).")
@@ -157,6 +161,8 @@ struct PinsCommand: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: directory + "/" + StateStore.fileName) else {
                 throw CommandFailure("geoworker pins list: no geoworker state in \(directory)")
             }
+            // Said on standard error, where it does not mix with the listing a script reads.
+            FileHandle.standardError.write(Data((Self.storedNote(directory) + "\n").utf8))
             let devices = try StateStore(directory: directory).loadDevices()
                 .filter { device == nil || $0.deviceId == device }
                 .filter { !$0.pins.isEmpty }
@@ -203,6 +209,17 @@ struct PinsCommand: AsyncParsableCommand {
                     }
                 }
             }
+        }
+
+        /// When the state in `directory` was last written (its store or the store's write-ahead log, whichever is
+        /// newer), and what that means for the commands of the last seconds.
+        static func storedNote(_ directory: String, now: Date = Date()) -> String {
+            let written = [StateStore.fileName, StateStore.fileName + "-wal"].compactMap {
+                try? FileManager.default.attributesOfItem(atPath: directory + "/" + $0)[.modificationDate] as? Date
+            }.max()
+            let when = written.map { "\(Int(now.timeIntervalSince($0).rounded())) s ago" } ?? "at a time unknown"
+            return "pins list: the state as the worker last wrote it, \(when); an untrack or other command that "
+                + "announces nothing shows after its next store (every storeIntervalMs, 10 s by default)"
         }
     }
 }

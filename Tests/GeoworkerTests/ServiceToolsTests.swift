@@ -52,6 +52,11 @@ struct ServiceToolsTests {
         try await bed.runUntilCaughtUp()
         let listed = try await runGeoworker(["pins", "list", "--state-dir", bed.stateDir])
         #expect(listed.status == 0, "\(listed.errors)")
+        // When the listing was stored, and that a command announcing nothing shows only after the next store.
+        #expect(
+            listed.errors.contains(/the state as the worker last wrote it, \d+ s ago; an untrack/),
+            "\(listed.errors)"
+        )
         #expect(
             listed.output.split(separator: "\n") == [
                 "device-0  customer  48.565,7.88  r=1200.0 m  undetermined  Customer",
