@@ -124,7 +124,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
         }
         metrics.miss()
         if let reopens = state.withLock({ $0.queue.breaker.reopensAt }) {
-            ask(bucket)
+            ask(bucket, isUrgent: true)
             let seconds = max(0, Int((reopens - clock.now).components.seconds))
             return .unavailable(reason: "the address provider is failing; asked again in \(seconds) s")
         }
@@ -152,8 +152,8 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
         if wasEmpty { wake.yield() }
     }
 
-    private func ask(_ bucket: AddressBucket) {
-        let ask = state.withLock { $0.queue.ask(bucket) }
+    private func ask(_ bucket: AddressBucket, isUrgent: Bool = false) {
+        let ask = state.withLock { $0.queue.ask(bucket, isUrgent: isUrgent) }
         note(ask)
         wake.yield()
     }
@@ -170,8 +170,9 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
 
     /// Asks for `bucket` and waits for its answer, at most `limit`; nil when the wait ran out.
     private func answer(for bucket: AddressBucket, waitingUpTo limit: Duration) async -> Outcome? {
+        // A card's ask: a person waits for it, ahead of the prefetches.
         guard limit > .zero else {
-            ask(bucket)
+            ask(bucket, isUrgent: true)
             return nil
         }
         let number = state.withLock { state in
@@ -187,7 +188,7 @@ public final class AddressService: Service, AddressPrefetching, Sendable {
             // Asked and registered in one step: the answer cannot come in between.
             let ask = state.withLock { state in
                 state.waiters[bucket, default: []].append((number, continuation))
-                return state.queue.ask(bucket)
+                return state.queue.ask(bucket, isUrgent: true)
             }
             note(ask)
             wake.yield()

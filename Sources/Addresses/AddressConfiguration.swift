@@ -25,8 +25,14 @@ public struct AddressConfiguration: Sendable, Equatable {
     public var maxRequestsPerSecond: Double
     /// The User-Agent of every request: Nominatim's policy asks each application to name itself with a contact.
     ///
-    /// Default: `geoworker (+https://github.com/geoworker/geoworker)`.
+    /// Default: ``defaultUserAgent``, which names the software but no contact: the public Nominatim
+    /// (``publicNominatimHost``) is refused with it (``problems``), as its policy asks for one.
     public var userAgent: String
+
+    /// The software, without a deployment or a contact, which only its operator can give.
+    public static let defaultUserAgent = "geoworker (stream worker for device locations; no contact set)"
+    /// The public Nominatim, whose usage policy asks every application for a User-Agent with a contact.
+    public static let publicNominatimHost = "nominatim.openstreetmap.org"
     /// How long a request may take before it counts as failed (key: `timeoutMs`).
     ///
     /// Default: 10 s.
@@ -63,7 +69,7 @@ public struct AddressConfiguration: Sendable, Equatable {
         bucketMeters: Int = 100,
         ttl: Duration = .seconds(7 * 24 * 3600),
         maxRequestsPerSecond: Double = 1,
-        userAgent: String = "geoworker (+https://github.com/geoworker/geoworker)",
+        userAgent: String = AddressConfiguration.defaultUserAgent,
         timeout: Duration = .seconds(10),
         prefetch: Bool = false,
         cardWait: Duration = .seconds(2),
@@ -105,6 +111,12 @@ public struct AddressConfiguration: Sendable, Equatable {
         if cacheCapacity < 1 { problems.append("cacheCapacity must be at least 1") }
         if breakerFailures < 1 { problems.append("breakerFailures must be at least 1") }
         if breakerCoolDown < .zero { problems.append("breakerCoolDownMs must be 0 or more") }
+        if let provider, provider.contains("://" + Self.publicNominatimHost), userAgent == Self.defaultUserAgent {
+            problems.append(
+                "userAgent must name your application and a contact (an e-mail or URL) to ask the public Nominatim, "
+                    + "as its usage policy says (https://operations.osmfoundation.org/policies/nominatim/)"
+            )
+        }
         return problems
     }
 }

@@ -4,16 +4,19 @@
 /// service owns one and carries out the steps it returns.
 ///
 /// - An ask for a bucket already waiting or in flight joins it (coalesced): every asker gets the one answer.
-/// - At most `capacity` buckets wait; a new one beyond that drops the oldest waiting (counted): when the provider is
-///   slower than the asks, the newest fixes are the ones worth an address.
-/// - Asks start in the order they came, no faster than the pace, and not while the breaker is open.
+/// - An urgent ask (a card someone is looking at) goes ahead of every ask that is not (the prefetches a catch-up makes
+///   by the thousand); one for a bucket waiting as a prefetch moves it ahead.
+/// - At most `capacity` buckets wait; a new one beyond that drops the oldest waiting prefetch, else the oldest urgent
+///   ask (counted): when the provider is slower than the asks, the newest fixes are the ones worth an address.
+/// - Asks start in the order they came, urgent ones first, no faster than the pace, and not while the breaker is open.
 ///
 /// Pure: times are given, nothing waits here.
 public struct AddressLookupQueue: Sendable {
     public let capacity: Int
     public private(set) var pacing: RequestPacing
     public private(set) var breaker: CircuitBreaker
-    /// Waiting, oldest first.
+    /// Waiting, oldest first: the urgent asks, and the others.
+    private var urgent: [AddressBucket] = []
     private var waiting: [AddressBucket] = []
     private var waitingSet: Set<AddressBucket> = []
     /// Asked of the provider, not yet answered.
@@ -39,7 +42,7 @@ public struct AddressLookupQueue: Sendable {
     }
 
     /// How many buckets wait for their turn.
-    public var waitingCount: Int { waiting.count }
+    public var waitingCount: Int { urgent.count + waiting.count }
 
     /// What became of an ask.
     public enum Ask: Equatable, Sendable {
@@ -52,16 +55,20 @@ public struct AddressLookupQueue: Sendable {
         case queuedDropping(AddressBucket)
     }
 
-    /// Someone wants the address of `bucket`.
-    public mutating func ask(_ bucket: AddressBucket) -> Ask {
+    /// Someone wants the address of `bucket`: `isUrgent` when a person waits for it (a card).
+    public mutating func ask(_ bucket: AddressBucket, isUrgent: Bool = false) -> Ask {
         if inFlight.contains(bucket) || waitingSet.contains(bucket) {
+            if isUrgent, let index = waiting.firstIndex(of: bucket) {
+                waiting.remove(at: index)
+                urgent.append(bucket)
+            }
             coalesced += 1
             return .coalesced
         }
-        waiting.append(bucket)
+        if isUrgent { urgent.append(bucket) } else { waiting.append(bucket) }
         waitingSet.insert(bucket)
-        guard waiting.count > capacity else { return .queued }
-        let oldest = waiting.removeFirst()
+        guard waitingCount > capacity else { return .queued }
+        let oldest = waiting.isEmpty ? urgent.removeFirst() : waiting.removeFirst()
         waitingSet.remove(oldest)
         dropped += 1
         return .queuedDropping(oldest)
@@ -80,14 +87,14 @@ public struct AddressLookupQueue: Sendable {
     /// The next step at `now`: a bucket to send (taken from the waiting ones and counted in flight), a time to wait
     /// for, or nothing.
     public mutating func next(at now: ContinuousClock.Instant) -> Step {
-        guard let first = waiting.first else { return .idle }
+        guard let first = urgent.first ?? waiting.first else { return .idle }
         let start = pacing.nextStart(after: now)
         if start > now { return .wait(until: start) }
         guard breaker.allowsAsk(at: now) else {
             // Half-open: the trial's answer decides, and finished(_:succeeded:at:) asks for the next step again.
             return breaker.reopensAt.map { .wait(until: $0) } ?? .idle
         }
-        waiting.removeFirst()
+        if urgent.first == first { urgent.removeFirst() } else { waiting.removeFirst() }
         waitingSet.remove(first)
         inFlight.insert(first)
         pacing.noteStart(at: now)

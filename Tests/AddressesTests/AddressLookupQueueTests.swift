@@ -46,6 +46,23 @@ struct AddressLookupQueueTests {
         #expect(queue.ask(bucket(0)) == .queued, "a dropped bucket can be asked again")
     }
 
+    @Test(
+        "a card's ask goes ahead of the prefetches waiting, moves a prefetch of its bucket ahead, and is dropped last"
+    )
+    func cardsFirst() {
+        var queue = AddressLookupQueue(capacity: 3, pacing: RequestPacing(maxRequestsPerSecond: 1_000))
+        for index in 0..<3 { #expect(queue.ask(bucket(index)) == .queued) }
+        #expect(queue.ask(bucket(9), isUrgent: true) == .queuedDropping(bucket(0)), "a prefetch makes room")
+        #expect(queue.ask(bucket(2), isUrgent: true) == .coalesced, "a card for a bucket waiting as a prefetch")
+        #expect(queue.next(at: start) == .send(bucket(9)))
+        #expect(queue.next(at: start + .seconds(1)) == .send(bucket(2)), "moved ahead of bucket 1")
+        #expect(queue.next(at: start + .seconds(2)) == .send(bucket(1)))
+        for index in 10..<13 { _ = queue.ask(bucket(index), isUrgent: true) }
+        #expect(queue.ask(bucket(20)) == .queuedDropping(bucket(20)), "only cards wait: a prefetch gets no room")
+        #expect(queue.ask(bucket(13), isUrgent: true) == .queuedDropping(bucket(10)), "the oldest card goes")
+        #expect(queue.next(at: start + .seconds(3)) == .send(bucket(11)))
+    }
+
     @Test("failures in a row open the breaker; after the cool-down one trial decides")
     func breaker() {
         var queue = AddressLookupQueue(

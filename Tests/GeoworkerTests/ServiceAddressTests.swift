@@ -55,6 +55,8 @@ struct ServiceAddressTests {
             let shown = try #require(try await browser.text("#card-address"))
             #expect(shown.hasPrefix(address["label"] as? String ?? "?"), "\(shown)")
             #expect(shown.contains("(cached"), "\(shown)")
+            // OpenStreetMap's data, credited as its licence asks.
+            #expect(shown.contains("© OpenStreetMap contributors"), "\(shown)")
         } catch {
             await browser.quit()
             throw error
@@ -71,6 +73,11 @@ struct ServiceAddressTests {
             ("GEOWORKER_ADDRESS_PROVIDER", "nominatim.local", "address.provider must be an http:// or https:// URL"),
             ("GEOWORKER_ADDRESS_BUCKET_METERS", "0", "address.bucketMeters"),
             ("GEOWORKER_ADDRESS_DIALECT", "google", "address.dialect must be nominatim or photon"),
+            // The public Nominatim's policy asks for a contact, which the default User-Agent does not have.
+            (
+                "GEOWORKER_ADDRESS_PROVIDER", "https://nominatim.openstreetmap.org",
+                "address.userAgent must name your application and a contact"
+            ),
         ] {
             let child = try bed.start([], environment: [variable: value])
             let ending = await child.waitForExit(timeout: .seconds(30))
