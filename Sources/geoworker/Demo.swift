@@ -78,12 +78,14 @@ enum Demo {
             ?? FileManager.default.temporaryDirectory.appendingPathComponent(
                 "geoworker-demo-\(ProcessInfo.processInfo.processIdentifier)"
             ).path
+        // A directory of the demo's own goes with it: nothing is left behind but the topics of a user's Kafka.
+        defer { if stateDir == nil { try? FileManager.default.removeItem(atPath: directory) } }
         // One feed for the catch-up worker and the live one: the page opens on the trace's latest events.
         let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
         let counters = try await catchUp(kafka, directory: directory, feed: feed, logger)
         print(
             "demo: worker applied \(counters.positions) positions and \(counters.commands) commands; "
-                + "state in \(directory)"
+                + "state in \(directory)\(stateDir == nil ? " (removed when the demo ends)" : "")"
         )
 
         let events = try await readAll(topic: topics.events, from: kafka, logger: logger)

@@ -138,6 +138,9 @@ struct DemoScenarioTests {
         #expect(first.output.contains("topics \(run)-positions, \(run)-commands, \(run)-events, \(run)-dead-letters"))
         // The same readable lines as the embedded demo's.
         #expect(first.output.contains("FR -> CH (Switzerland)") && first.output.contains("ETA 3 min 6 s"))
+        // Nothing left behind on this host: the state directory went with the demo.
+        let state = try #require(first.output.firstMatch(of: /state in (\S+) \(removed when the demo ends\)/))
+        #expect(!FileManager.default.fileExists(atPath: String(state.1)), "\(state.1)")
 
         // Left for inspection: the events, and the changelog the worker created (compacted, the positions' partitions).
         let topics = try await ChildProcess.run("/usr/bin/kcat", ["-b", broker.bootstrapServers, "-L"])
