@@ -30,6 +30,16 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "JSON config file (keys as in the README; env GEOWORKER_CONFIG).")
     var config: String?
 
+    @Option(
+        name: .customLong("set"),
+        parsing: .singleValue,
+        help: ArgumentHelp(
+            "Any setting by its key, above the environment and the file (repeatable): every key of the README's table, such as address.provider=http://nominatim:8088, address.prefetch=true, tracker.maxPinsPerDevice=50, deliveryRetry.maxAttempts=10.",
+            valueName: "KEY=VALUE"
+        )
+    )
+    var assignments: [String] = []
+
     @Option(help: "Kafka bootstrap servers, host:port[,host:port...] (env GEOWORKER_BROKERS; default localhost:9092).")
     var brokers: String?
 
@@ -298,7 +308,8 @@ struct RunCommand: AsyncParsableCommand {
                 "logLevel": logLevel.map(ConfigContent.string),
                 "shutdownTimeoutMs": shutdownTimeoutMs.map(ConfigContent.int),
             ],
-            configFile: config
+            configFile: config,
+            assignments: assignments
         )
     }
 }

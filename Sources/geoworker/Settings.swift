@@ -17,10 +17,12 @@ enum Settings {
     /// - Returns: one reader over the flags, the environment and the file, in that order of precedence.
     /// - Throws: `CommandFailure` when the config file cannot be read, is not strict JSON, or has a key that is not a
     ///   setting, or when a `GEOWORKER_*` variable is not one (``SettingsAudit``).
+    ///   - assignments: `--set KEY=VALUE` flags: any setting by its key, read as its environment variable would be.
     static func reader(
         flags: [String: ConfigContent?],
         secretKeys: Set<String> = ["kafka", "http.token"],
-        configFile: String? = nil
+        configFile: String? = nil,
+        assignments: [String] = []
     ) async throws -> ConfigReader {
         let environmentFile = ProcessInfo.processInfo.environment["GEOWORKER_CONFIG"]
         try SettingsAudit.check(
@@ -41,6 +43,7 @@ enum Settings {
         )
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: values),
+            try assignmentProvider(assignments, secretKeys: secretKeys).prefixKeys(with: "geoworker"),
             environment.prefixKeys(with: "geoworker"),
         ]
         if let file = configFile ?? environmentFile {
@@ -51,5 +54,35 @@ enum Settings {
             }
         }
         return ConfigReader(providers: providers)
+    }
+
+    /// `--set KEY=VALUE` flags as a provider that reads each value as the setting's environment variable would be
+    /// read (a number, `true`, a comma-separated list), so that one rule converts both.
+    ///
+    /// - Throws: `CommandFailure` for an assignment without `=`, or a key no setting has (with the nearest one).
+    private static func assignmentProvider(
+        _ assignments: [String],
+        secretKeys: Set<String>
+    ) throws -> EnvironmentVariablesProvider {
+        var variables: [String: String] = [:]
+        for assignment in assignments {
+            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                throw CommandFailure(
+                    "--set takes KEY=VALUE (a key of the README's settings table), not '\(assignment)'"
+                )
+            }
+            let key = String(assignment[..<equals])
+            guard SettingsAudit.knownKeys.contains(key) else {
+                let hint = SettingsAudit.nearest(key, among: Array(SettingsAudit.knownKeys)).map {
+                    " (did you mean \($0)?)"
+                }
+                throw CommandFailure("--set \(key): not a geoworker setting\(hint ?? "")")
+            }
+            variables[SettingsAudit.environmentName(of: key)] = String(assignment[assignment.index(after: equals)...])
+        }
+        return EnvironmentVariablesProvider(
+            environmentVariables: variables,
+            secretsSpecifier: .specific(Set(secretKeys.map(SettingsAudit.environmentName(of:))))
+        )
     }
 }

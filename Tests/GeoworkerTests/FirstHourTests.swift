@@ -190,6 +190,24 @@ struct UnknownSettingsTests {
         time.sleep(120)
         """
 
+    @Test("every setting has a flag: --set KEY=VALUE, read as its variable would be, above the environment")
+    func setFlag() async throws {
+        let unknown = try await runGeoworker(["run", "--set", "address.provder=http://127.0.0.1:1"])
+        #expect(
+            unknown.errors.contains("--set address.provder: not a geoworker setting (did you mean address.provider?)")
+        )
+        let unusable = try await runGeoworker(["run", "--set", "http.port=eighty"])
+        #expect(unusable.errors.contains("http.port must be an integer (got \"eighty\")"), "\(unusable.errors)")
+        // Taken: a boolean and a string, which together make the open-devices refusal that names the host.
+        let set = try await ChildProcess.run(
+            ChildProcess.builtExecutable("geoworker"),
+            ["run", "--brokers", "127.0.0.1:1", "--set", "http.devices=true", "--set", "http.host=0.0.0.0"]
+        )
+        #expect(set.errors.contains("anyone who reaches 0.0.0.0:8080"), "\(set.errors)")
+        let help = try await runGeoworker(["run", "--help"])
+        #expect(help.output.contains("--set <KEY=VALUE>") && help.output.contains("address.provider"), "\(help.output)")
+    }
+
     @Test("run with an unknown key stops before it connects, naming the key")
     func runStops() async throws {
         let path = try file(#"{"brokers": "127.0.0.1:1", "httpPort": 8081}"#)
