@@ -14,10 +14,11 @@ enum Settings {
     ///   - flags: the command's flags by setting key (`topics.events`, ...), nil where the flag is not given.
     ///   - secretKeys: keys whose values are secrets (never logged).
     ///   - configFile: `--config`, if given.
-    /// - Returns: one reader over the flags, the environment and the file, in that order of precedence.
-    /// - Throws: `CommandFailure` when the config file cannot be read, is not strict JSON, or has a key that is not a
-    ///   setting, or when a `GEOWORKER_*` variable is not one (``SettingsAudit``).
     ///   - assignments: `--set KEY=VALUE` flags: any setting by its key, read as its environment variable would be.
+    /// - Returns: one reader over the flags, the assignments, the environment and the file, in that order of
+    ///   precedence.
+    /// - Throws: `CommandFailure` when the config file cannot be read, is not strict JSON, or has a key that is not a
+    ///   setting, or when a `GEOWORKER_*` variable or an assignment is not one (``SettingsAudit``).
     static func reader(
         flags: [String: ConfigContent?],
         secretKeys: Set<String> = ["kafka", "http.token"],
