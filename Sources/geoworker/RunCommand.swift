@@ -31,6 +31,24 @@ struct RunCommand: AsyncParsableCommand {
     var config: String?
 
     @Option(
+        help:
+            "Street addresses on the device card from this reverse geocoder's base URL (Nominatim's /reverse; env GEOWORKER_ADDRESS_PROVIDER; default off). Its other settings: --set address.KEY=VALUE (docs/addresses.md)."
+    )
+    var addressProvider: String?
+
+    @Option(
+        help:
+            "The User-Agent of address requests: your application and a contact, which the public Nominatim requires (env GEOWORKER_ADDRESS_USER_AGENT)."
+    )
+    var addressUserAgent: String?
+
+    @Flag(
+        help:
+            "Ask a fix's address when it enters a new bucket, before anyone looks (env GEOWORKER_ADDRESS_PREFETCH; default off; never against the public Nominatim)."
+    )
+    var addressPrefetch = false
+
+    @Option(
         name: .customLong("set"),
         parsing: .singleValue,
         help: ArgumentHelp(
@@ -298,6 +316,9 @@ struct RunCommand: AsyncParsableCommand {
                 "http.devices": httpDevices ? .bool(true) : nil,
                 "http.host": httpHost.map(ConfigContent.string),
                 "http.allowOpenDevices": httpAllowOpenDevices ? .bool(true) : nil,
+                "address.provider": addressProvider.map(ConfigContent.string),
+                "address.userAgent": addressUserAgent.map(ConfigContent.string),
+                "address.prefetch": addressPrefetch ? .bool(true) : nil,
                 "kafka": kafkaProperties.isEmpty ? nil : .stringArray(kafkaProperties),
                 "untilCaughtUp": untilCaughtUp ? .bool(true) : nil,
                 "mergeWaitMs": mergeWaitMs.map(ConfigContent.int),
