@@ -86,12 +86,15 @@ struct ServiceOperationsTests {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
         try await bed.produce(traffic.commands() + traffic.positions())
-        // Stopped while it joins its group (the mock cluster assigns a new group's partitions after about 3 s).
+        // It cannot catch up while every fetch is refused (NOT_LEADER_OR_FOLLOWER, which librdkafka retries): stopped
+        // then, whatever the moment, it has not.
+        bed.cluster.refuseNext(100_000, .fetch, with: KafkaError.Code(rawValue: 6))
         let child = try bed.start(["--until-caught-up"])
         try await waitUntil("geoworker runs") { child.errors.contains("geoworker running") || !child.isRunning }
         child.send(SIGINT)
         #expect(await child.waitForExit(timeout: .seconds(60)) == .exited(3), "\(child.errors.suffix(2000))")
         #expect(child.errors.contains("stopped before catching up"), "\(child.errors.suffix(2000))")
+        bed.cluster.stopRefusing(.fetch)
         let finished = try await bed.runUntilCaughtUp()
         #expect(!finished.errors.contains("stopped before catching up"))
     }

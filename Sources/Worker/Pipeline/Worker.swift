@@ -42,7 +42,8 @@ public final class Worker: @unchecked Sendable {
     let catalogEndQuestions: EndQuestions?
     var metrics: WorkerMetrics
     var deadLetterLog = DeadLetterLog()
-    private let interruptedCatchUp = Mutex(false)
+    /// Until the run says it caught up: a stop before the clients are even connected ends a catch-up too.
+    private let interruptedCatchUp: Mutex<Bool>
 
     /// Whether a run with ``WorkerConfiguration/untilCaughtUp`` ended before it caught up (stopped on request): what
     /// it stored stands, but the input is not all applied, which the process's exit status says.
@@ -77,6 +78,7 @@ public final class Worker: @unchecked Sendable {
         self.clock = clock
         self.feed = feed ?? EventFeed(metricsFactory: metricsFactory)
         metrics = WorkerMetrics(factory: metricsFactory)
+        interruptedCatchUp = Mutex(configuration.untilCaughtUp)
         merge = InputMerge(topics: configuration.topics, mergeWait: configuration.mergeWait)
         endQuestions = EndQuestions(
             configuration: KafkaClients.endsConsumerConfiguration(configuration),
