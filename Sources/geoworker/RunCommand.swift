@@ -14,7 +14,7 @@ import Worker
 /// `geoworker run`: the service.
 ///
 /// Every setting comes from, in this order: the flag, the environment variable (`GEOWORKER_` + the setting's
-/// key in upper snake case), the JSON config file (`--config`), the default. The README lists them all.
+/// key in upper snake case), the JSON config file (`--config`), the default. docs/configuration.md lists them all.
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -27,7 +27,7 @@ struct RunCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "JSON config file (keys as in the README; env GEOWORKER_CONFIG).")
+    @Option(help: "JSON config file (keys as in docs/configuration.md; env GEOWORKER_CONFIG).")
     var config: String?
 
     @Option(
@@ -52,7 +52,7 @@ struct RunCommand: AsyncParsableCommand {
         name: .customLong("set"),
         parsing: .singleValue,
         help: ArgumentHelp(
-            "Any setting by its key, above the environment and the file (repeatable): every key of the README's table, such as address.provider=http://nominatim:8088, address.prefetch=true, tracker.maxPinsPerDevice=50, deliveryRetry.maxAttempts=10.",
+            "Any setting by its key, above the environment and the file (repeatable): every key of docs/configuration.md, such as address.provider=http://nominatim:8088, address.prefetch=true, tracker.maxPinsPerDevice=50, deliveryRetry.maxAttempts=10.",
             valueName: "KEY=VALUE"
         )
     )

@@ -69,7 +69,7 @@ enum Settings {
         for assignment in assignments {
             guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
                 throw CommandFailure(
-                    "--set takes KEY=VALUE (a key of the README's settings table), not '\(assignment)'"
+                    "--set takes KEY=VALUE (a key of docs/configuration.md), not '\(assignment)'"
                 )
             }
             let key = String(assignment[..<equals])
