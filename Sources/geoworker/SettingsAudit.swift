@@ -66,7 +66,9 @@ enum SettingsAudit {
         }
         if let strict { throw CommandFailure("config file \(path) is not JSON: \(strict)") }
         guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw CommandFailure("config file \(path) must be a JSON object of settings, as docs/configuration.md lists them")
+            throw CommandFailure(
+                "config file \(path) must be a JSON object of settings, as docs/configuration.md lists them"
+            )
         }
         for key in fileKeys(document, under: []) where !knownKeys.contains(key) {
             let hint = nearest(key, among: Array(knownKeys)).map { " (did you mean \"\($0)\"?)" } ?? ""
