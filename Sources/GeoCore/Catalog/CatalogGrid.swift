@@ -22,6 +22,25 @@ struct CatalogGrid: Sendable {
         func meets(_ other: Box) -> Bool {
             west <= other.east && other.west <= east && south <= other.north && other.south <= north
         }
+
+        /// A query box brought into -180...180: the part from its west, and what lies past 180 as a box from -180 on.
+        static func sides(
+            of box: (west: Double, south: Double, east: Double, north: Double)
+        ) -> (main: Box, wrapped: Box?) {
+            let south = max(-90, box.south)
+            let north = min(90, box.north)
+            var west = box.west
+            var east = box.east
+            if east - west >= 360 {
+                (west, east) = (-180, 180)
+            } else {
+                let turns = ((west + 180) / 360).rounded(.down) * 360
+                (west, east) = (west - turns, east - turns)
+            }
+            let main = Box(west: west, south: south, east: min(180, east), north: north)
+            let wrapped = east > 180 ? Box(west: -180, south: south, east: east - 360, north: north) : nil
+            return (main, wrapped)
+        }
     }
 
     /// The geofences filed in each cell of every size, as the caller's numbers with their boxes, by ``key(_:_:_:)``.

@@ -57,7 +57,7 @@ struct CatalogTracking {
             if area.map({ !$0.holds(box, at: time, for: subscriptions, in: catalog) }) ?? true {
                 area = CatalogArea(around: box, at: time, in: catalog, for: subscriptions, reaching: reaches)
             }
-            catalog.forEachVersion(among: area!.entries, meeting: box) { number, since in
+            area!.forEachVersion(meeting: box) { number, since in
                 candidates.append((number, decidedAt.map { since > $0 } ?? true))
             }
         } else {

@@ -190,34 +190,6 @@ public struct GeofenceCatalog: Sendable {
         }
     }
 
-    /// A version near a device, as its ``CatalogArea`` keeps it.
-    ///
-    /// Its number, its box in single precision rounded outwards (the box only chooses which geofences the rules look
-    /// at), and when it came in force. Read one after the other: a fix looks through its area's dozens of versions
-    /// without touching the catalog's million, and reads a version's geofence only when its box meets the fix's.
-    struct AreaEntry {
-        let west: Float
-        let south: Float
-        let east: Float
-        let north: Float
-        let number: Int32
-        let from: Int64
-
-        init(_ box: CatalogGrid.Box, number: Int32, from: Int64) {
-            west = Float(box.west).nextDown
-            south = Float(box.south).nextDown
-            east = Float(box.east).nextUp
-            north = Float(box.north).nextUp
-            self.number = number
-            self.from = from
-        }
-
-        func meets(_ box: CatalogGrid.Box) -> Bool {
-            Double(west) <= box.east && box.west <= Double(east) && Double(south) <= box.north
-                && box.south <= Double(north)
-        }
-    }
-
     /// What a device's ``CatalogArea`` keeps (valid while ``generation`` stays as it was): the versions in force at
     /// `time` whose box meets `box` and that `reaches` accepts, in the order of their geofences' ids, and the stretch
     /// of message time around `time` in which none of the versions whose box meets it comes in force or ends, so that
@@ -226,8 +198,8 @@ public struct GeofenceCatalog: Sendable {
         meeting box: (west: Double, south: Double, east: Double, north: Double),
         at time: Int64,
         reaching reaches: (_ number: Int32) -> Bool
-    ) -> (entries: [AreaEntry], from: Int64, until: Int64) {
-        var entries: [AreaEntry] = []
+    ) -> (entries: [CatalogArea.Entry], from: Int64, until: Int64) {
+        var entries: [CatalogArea.Entry] = []
         var (from, until) = (Int64.min, Int64.max)
         let storage = shared
         forEachNumber(meeting: box) { number in
@@ -238,43 +210,11 @@ public struct GeofenceCatalog: Sendable {
             bound(by: span.from)
             bound(by: span.until)
             if span.isInForce(at: time) && reaches(number) {
-                entries.append(AreaEntry(span.box, number: number, from: span.from))
+                entries.append(CatalogArea.Entry(span.box, number: number, from: span.from))
             }
         }
         entries.sort { id(number: $0.number) < id(number: $1.number) }
         return (entries, from, until)
-    }
-
-    /// Calls `visit` with the number of each version among `entries` (taken at this ``generation``) whose box meets
-    /// `box`, with the time it came in force, in the entries' order.
-    func forEachVersion(
-        among entries: [AreaEntry],
-        meeting box: (west: Double, south: Double, east: Double, north: Double),
-        _ visit: (_ number: Int32, _ since: Int64) -> Void
-    ) {
-        let (main, wrapped) = Self.boxes(box)
-        for entry in entries where entry.meets(main) || wrapped.map(entry.meets) == true {
-            visit(entry.number, entry.from)
-        }
-    }
-
-    /// The query box brought into -180...180: the part from its west, and what lies past 180 as a box from -180 on.
-    private static func boxes(
-        _ box: (west: Double, south: Double, east: Double, north: Double)
-    ) -> (main: CatalogGrid.Box, wrapped: CatalogGrid.Box?) {
-        let south = max(-90, box.south)
-        let north = min(90, box.north)
-        var west = box.west
-        var east = box.east
-        if east - west >= 360 {
-            (west, east) = (-180, 180)
-        } else {
-            let turns = ((west + 180) / 360).rounded(.down) * 360
-            (west, east) = (west - turns, east - turns)
-        }
-        let main = CatalogGrid.Box(west: west, south: south, east: min(180, east), north: north)
-        let wrapped = east > 180 ? CatalogGrid.Box(west: -180, south: south, east: east - 360, north: north) : nil
-        return (main, wrapped)
     }
 
     /// Each version number whose box meets `box`, once (a version on both sides of the antimeridian is found on its
@@ -284,7 +224,7 @@ public struct GeofenceCatalog: Sendable {
         _ visit: (Int32) -> Void
     ) {
         guard max(-90, box.south) <= min(90, box.north), box.west <= box.east else { return }
-        let (main, wrapped) = Self.boxes(box)
+        let (main, wrapped) = CatalogGrid.Box.sides(of: box)
         let storage = shared
         storage.grid.forEach(meeting: main, visit)
         guard let wrapped else { return }
