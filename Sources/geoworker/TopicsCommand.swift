@@ -49,6 +49,38 @@ struct TopicsCommand: AsyncParsableCommand {
             let producer = ProducerConfiguration(brokers: worker.brokers, kafkaProperties: worker.kafkaProperties)
             return (TopicPlan(worker), try TopicsOnCluster(producer, brokers: worker.brokers))
         }
+
+        /// Goes through the plan's topics in order, printing a line for each, then fails if what is there has problems.
+        ///
+        /// A topic that exists is printed as `existing`; one that does not, as what `missing` makes of it (what is
+        /// there now, and the word for it).
+        func walk(
+            tool: String,
+            existing: String,
+            missing: (TopicPlan.Topic, TopicPlan, _ found: [String: TopicPlan.Found], TopicsOnCluster) async throws ->
+                (found: TopicPlan.Found?, word: String)
+        ) async throws {
+            let (plan, cluster) = try await survey(tool: tool)
+            var found: [String: TopicPlan.Found] = [:]
+            do {
+                for topic in plan.topics {
+                    if let there = try await cluster.find(topic) {
+                        found[topic.name] = there
+                        print(plan.line(topic, there, existing))
+                    } else {
+                        let (made, word) = try await missing(topic, plan, found, cluster)
+                        found[topic.name] = made
+                        print(plan.line(topic, made, word))
+                    }
+                }
+            } catch {
+                await cluster.close()
+                throw error
+            }
+            await cluster.close()
+            let problems = plan.problems(found)
+            guard problems.isEmpty else { throw CommandFailure("\(tool): " + problems.joined(separator: "; ")) }
+        }
     }
 
     struct Create: AsyncParsableCommand {
@@ -74,21 +106,11 @@ struct TopicsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let (plan, cluster) = try await options.survey(tool: "geoworker topics create")
-            defer { cluster.close() }
-            var found: [String: TopicPlan.Found] = [:]
-            for topic in plan.topics {
-                found[topic.name] = try await cluster.find(topic)
-                if let existing = found[topic.name] {
-                    print(plan.line(topic, existing, "exists"))
-                    continue
-                }
+            try await options.walk(tool: "geoworker topics create", existing: "exists") { topic, plan, found, cluster in
                 let count = plan.partitions(for: topic, found: found) ?? partitions
                 try await cluster.create(topic, partitions: count, replicationFactor: replicationFactor)
-                found[topic.name] = TopicPlan.Found(partitions: count, compacted: topic.compacted)
-                print(plan.line(topic, found[topic.name], "created"))
+                return (TopicPlan.Found(partitions: count, compacted: topic.compacted), "created")
             }
-            try TopicsCommand.report(plan.problems(found), tool: "geoworker topics create")
         }
     }
 
@@ -100,25 +122,10 @@ struct TopicsCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            let (plan, cluster) = try await options.survey(tool: "geoworker topics check")
-            defer { cluster.close() }
-            var found: [String: TopicPlan.Found] = [:]
-            for topic in plan.topics {
-                found[topic.name] = try await cluster.find(topic)
-                if let existing = found[topic.name] {
-                    print(plan.line(topic, existing, "ok"))
-                } else {
-                    print(plan.line(topic, nil, topic.createdByWorker ? "missing (the worker creates it)" : "missing"))
-                }
+            try await options.walk(tool: "geoworker topics check", existing: "ok") { topic, _, _, _ in
+                (nil, topic.createdByWorker ? "missing (the worker creates it)" : "missing")
             }
-            try TopicsCommand.report(plan.problems(found), tool: "geoworker topics check")
         }
-    }
-
-    /// Prints nothing and returns when there is no problem; otherwise fails, listing them.
-    private static func report(_ problems: [String], tool: String) throws {
-        guard !problems.isEmpty else { return }
-        throw CommandFailure("\(tool): " + problems.joined(separator: "; "))
     }
 }
 
@@ -132,8 +139,8 @@ struct TopicsOnCluster {
         self.brokers = brokers
     }
 
-    func close() {
-        Task { [producer] in await producer.close(timeout: .seconds(1)) }
+    func close() async {
+        await producer.close(timeout: .seconds(1))
     }
 
     /// The topic as it stands, nil when it does not exist.
