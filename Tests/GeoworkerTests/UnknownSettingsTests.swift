@@ -86,27 +86,46 @@ struct UnknownSettingsTests {
 
     @Test("a busy HTTP port stops run before it connects, naming the port and the setting")
     func busyPort() async throws {
-        // A port held by a listener of this process.
-        let holder = try BackgroundProcess("/usr/bin/python3", ["-c", Self.listener], keepOutput: true)
-        defer { holder.send(SIGTERM) }
-        try await waitUntil("the listener holds a port") { holder.output.contains("port ") || !holder.isRunning }
-        let port = try #require(holder.output.firstMatch(of: /port (\d+)/).map { String($0.1) })
-        let result = try await runGeoworker(["run", "--brokers", "127.0.0.1:1", "--http-port", port])
-        #expect(result.status != 0)
-        #expect(
-            result.errors.contains("the HTTP port 0.0.0.0:\(port) is in use by another process: set http.port"),
-            "\(result.errors)"
+        // Held by this process for as long as the test runs, however long the run waits to start.
+        let (holder, port) = try Self.listenOnFreePort()
+        defer { close(holder) }
+        let run = try BackgroundProcess(
+            ChildProcess.builtExecutable("geoworker"),
+            ["run", "--brokers", "127.0.0.1:1", "--http-port", "\(port)"]
         )
-        #expect(!result.errors.contains("kafka"), "nothing touched Kafka: \(result.errors)")
+        defer { run.send(SIGKILL) }
+        // A run that did not see the port taken waits for its broker for ever: stopped after a minute, and failed.
+        let ending = await run.waitForExit(timeout: .seconds(60))
+        #expect(ending != nil && ending != .exited(0), "\(run.errors.suffix(2000))")
+        #expect(
+            run.errors.contains("the HTTP port 0.0.0.0:\(port) is in use by another process: set http.port"),
+            "\(run.errors.suffix(2000))"
+        )
+        #expect(!run.errors.contains("kafka"), "nothing touched Kafka: \(run.errors.suffix(2000))")
     }
 
-    /// A Python program that listens on a free port of every interface and prints it.
-    static let listener = """
-        import socket, sys, time
-        s = socket.socket(); s.bind(("0.0.0.0", 0)); s.listen()
-        print("port", s.getsockname()[1], flush=True)
-        time.sleep(120)
-        """
+    /// A socket of this process listening on a free port of every interface, and the port.
+    static func listenOnFreePort() throws -> (descriptor: Int32, port: Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = INADDR_ANY
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(descriptor, address, length) == 0 && listen(descriptor, 1) == 0
+                    && getsockname(descriptor, address, &length) == 0
+            }
+        }
+        guard bound else {
+            let failure = POSIXError(.init(rawValue: errno) ?? .EIO)
+            close(descriptor)
+            throw failure
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
 
     @Test("every setting has a flag: --set KEY=VALUE, read as its variable would be, above the environment")
     func setFlag() async throws {
