@@ -210,6 +210,7 @@ struct RunCommand: AsyncParsableCommand {
         let configuration: RunConfiguration
         do {
             configuration = try RunConfiguration(config: try await settingsReader())
+            try CrashPoint.armFromEnvironment()
         } catch let error as WorkerError {
             throw CommandFailure("geoworker run: \(error.message)")
         }

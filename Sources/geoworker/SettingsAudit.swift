@@ -26,7 +26,7 @@ enum SettingsAudit {
     /// switches, which a shell that runs the tests may still have.
     static let otherVariables: Set<String> = [
         "GEOWORKER_CONFIG", "GEOWORKER_WARNINGS_AS_ERRORS", "GEOWORKER_NOIDA_DB", "GEOWORKER_TRIAL_SEED",
-        "GEOWORKER_FUZZ", "GEOWORKER_CRDKAFKA_SHIM_H",
+        "GEOWORKER_FUZZ", "GEOWORKER_CRDKAFKA_SHIM_H", "GEOWORKER_CRASH_AT",
     ]
 
     /// Refuses a config file that is not a strict JSON object, or that has a key geoworker does not read, and a

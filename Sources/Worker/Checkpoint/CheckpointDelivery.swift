@@ -22,6 +22,8 @@ final class CheckpointDelivery: @unchecked Sendable {
     // @unchecked: `outcome` is guarded by `condition`.
     private let condition = NSCondition()
     private var outcome: Result<DeliveryBatch?, WorkerError>?
+    /// Whether it commits a transaction (under exactly-once).
+    private let committing: Bool
 
     /// Starts on `thread`: waits for `deliveries`, then, once `membership` is confirmed, sends each of `devices` to
     /// the changelog (when there is one and they are delivered); with a `transaction`, commits it with `offsets` once
@@ -35,6 +37,7 @@ final class CheckpointDelivery: @unchecked Sendable {
         offsets: [TopicPartition: Int64] = [:],
         on thread: DedicatedThread
     ) {
+        committing = transaction != nil
         thread.execute { [self] in
             let sent = Result { () throws(WorkerError) -> DeliveryBatch? in
                 for batch in deliveries { try Self.checkDelivered(batch) }
@@ -45,7 +48,9 @@ final class CheckpointDelivery: @unchecked Sendable {
                 if let changelog, sendsRecords { records = changelog.producer.send(changelog.records(for: devices)) }
                 if let transaction {
                     if let records { try Self.checkDelivered(records) }
+                    CrashPoint.reached(.changelogDelivered)
                     try transaction.commit(offsets)
+                    CrashPoint.reached(.transactionCommitted)
                 }
                 return records
             }
@@ -75,6 +80,7 @@ final class CheckpointDelivery: @unchecked Sendable {
         condition.unlock()
         guard let changelog = try outcome.get() else { return [:] }
         try Self.checkDelivered(changelog)
+        if !committing { CrashPoint.reached(.changelogDelivered) }
         return DeviceChangelog.spans(of: changelog)
     }
 

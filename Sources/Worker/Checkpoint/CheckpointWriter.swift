@@ -220,6 +220,7 @@ final class CheckpointWriter: @unchecked Sendable {
             return Written(logged: checkpoint.offsets, stored: nil, storeFailure: failure, backlog: unstored)
         }
         if let refusal { throw refusal }
+        CrashPoint.reached(.checkpointStored)
         return Written(logged: checkpoint.offsets, stored: offsets)
     }
 }

@@ -98,6 +98,7 @@ struct ChangelogRestore {
             )
         }
         reportStaleStates(report.outcome, partitions: report.records.keys.sorted())
+        CrashPoint.reached(.changelogRestored)
         return report
     }
 
