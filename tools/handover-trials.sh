@@ -4,14 +4,15 @@
 # exactly-once instance killed at five moments on noida-db, and an instance back with an old state after the other
 # changed pins (ServiceReturnTests: its order forced, killed, paused, paused through the end on the mock, SIGTERM on
 # noida-db; and the reporter's shape, the pin changes produced a seeded moment after the instance was killed or paused,
-# on six partitions). Each run picks its moments from its seed (Tests/GeoworkerTests/HandoverTrial.swift; one case of
+# on six partitions), and an instance killed by itself between a checkpoint's steps or after a restore
+# (ServiceCrashPointTests: the same moments every run, its timing left to the machine). Each run picks its moments from its seed (Tests/GeoworkerTests/HandoverTrial.swift; one case of
 # each parameterized test per seed, where `make test` runs two) and prints them with
 # its result; every run compares the events read back, by id and content, with a single instance's, and fails on any
 # invariant a member logged as broken. A failing run's log is kept; GEOWORKER_TRIAL_SEED=<seed> with the same filter
 # repeats it.
 #
 # usage: tools/handover-trials.sh [RUNS (10)] [OUTPUT_DIR (.build/handover-trials)] [TEST...]
-# About twelve minutes a run of the six on two cores (five and a half without ServiceReturnTests).
+# About thirteen minutes a run of the seven on two cores (six and a half without ServiceReturnTests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
@@ -26,6 +27,7 @@ if [ ${#tests[@]} -eq 0 ]; then
         ServiceScaleOutTests/joinerGetsState
         ServiceExactlyOnceTests/killedAndRestarted
         ServiceReturnTests
+        ServiceCrashPointTests
     )
 fi
 mkdir -p "$output"
