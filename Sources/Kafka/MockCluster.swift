@@ -58,11 +58,21 @@ public final class MockCluster: @unchecked Sendable {
     /// What it stored is kept for when it comes back.
     ///
     /// librdkafka 2.0.2 closes the broker's listener and binds its port again at once (to keep the port), and aborts
-    /// the process when that bind fails: seen once under the whole suite's load. Nothing outside the mock can guard
-    /// that instant.
+    /// the process when that bind fails: a connection the broker accepted is held meanwhile, so that the port stays
+    /// owned through that instant (``MockBrokerAnchor``).
     public func takeBrokerDown(_ id: Int32) throws(KafkaError) {
-        let err = rd_kafka_mock_broker_set_down(cluster, id)
+        let anchor = port(of: id).flatMap { MockBrokerAnchor(port: $0) }
+        let err = withExtendedLifetime(anchor) { rd_kafka_mock_broker_set_down(cluster, id) }
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "take broker \(id) down") }
+    }
+
+    /// The loopback port broker `id` listens on: `bootstrapServers` lists the brokers in the order of their ids.
+    private func port(of id: Int32) -> UInt16? {
+        let addresses = bootstrapServers.split(separator: ",")
+        guard id >= 1, Int(id) <= addresses.count, let port = addresses[Int(id) - 1].split(separator: ":").last else {
+            return nil
+        }
+        return UInt16(port)
     }
 
     /// Makes broker `id` the leader of one partition of `topic`: its fetches and produces go to that broker.
