@@ -5,7 +5,9 @@ import Testing
 
 /// `geoworker topics create|check` against noida-db, a Kafka-protocol broker that has CreateTopics (librdkafka's mock
 /// has none): the first step of running against a real Kafka.
-@Suite("geoworker topics", .serialized, .timeLimit(.minutes(5)))
+// Ten minutes: its programs wait for one of the suite-wide program slots (one per core, ChildProcess), which the
+// demo's and the first run's programs hold for minutes while the whole suite runs.
+@Suite("geoworker topics", .serialized, .timeLimit(.minutes(10)))
 struct ServiceTopicsToolTests {
     /// A config file naming this test's topics, as a user would keep one for `geoworker run`.
     private static func configFile(_ broker: NoidaBroker, prefix: String) throws -> String {

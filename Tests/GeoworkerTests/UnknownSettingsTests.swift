@@ -6,7 +6,9 @@ import Testing
 
 /// Settings geoworker does not read, and files that are not JSON, stop every command before it starts (issue 65,
 /// item 4).
-@Suite("Settings and addresses a start refuses", .timeLimit(.minutes(5)))
+// Ten minutes: its programs wait for one of the suite-wide program slots (one per core, ChildProcess), which the
+// demo's and the first run's programs hold for minutes while the whole suite runs.
+@Suite("Settings and addresses a start refuses", .timeLimit(.minutes(10)))
 struct UnknownSettingsTests {
     private func file(_ text: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString).json")
