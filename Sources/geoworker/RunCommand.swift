@@ -335,14 +335,3 @@ struct RunCommand: AsyncParsableCommand {
         )
     }
 }
-
-extension Logger.Level: @retroactive ExpressibleByArgument {
-    /// Logs of this level and above go to standard error (the commands' one logging set-up).
-    func bootstrapStandardErrorLogging() {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = self
-            return handler
-        }
-    }
-}
