@@ -1,6 +1,6 @@
 import AddressLookups
 import Addresses
-public import ArgumentParser
+import ArgumentParser
 import AsyncHTTPClient
 import Configuration
 import Kafka
