@@ -143,7 +143,7 @@ let package = Package(
         ),
         // The operations port beside the pipeline: probes, /metrics, the device endpoints, the live event stream and
         // the page. It reads the worker only through what the worker shares for it (`DeviceQueries`, `EventFeed`,
-        // `WorkerHealth`) and the Prometheus registry.
+        // `WorkerHealth`, `GroupDirectory`) and the Prometheus registry; other instances of its group over HTTP.
         .target(
             name: "Operations",
             dependencies: [
@@ -153,6 +153,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                // Another instance's part of an answer (GroupAnswers).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             // The operations page; the country outlines it draws come from CountryOutlinesPlugin.
             resources: [.copy("Resources/map.html")],

@@ -17,7 +17,11 @@ public import Worker
 ///   their pins, bounded (``DeviceMapSelection``);
 /// - `GET /geofences?bbox=west,south,east,north&tag=t&limit=n`: the fleet catalog's geofences in view, each whole with
 ///   its tags (``CatalogView``); 404 saying so when the worker reads no catalog;
-/// - `GET /events/stream?device=id`: the events as they are sent, as Server-Sent Events (``EventFeed``).
+/// - `GET /events/stream?device=id`: the events as they are sent, as Server-Sent Events (``EventFeed``);
+/// - `GET /group`: the group's instances and the input partitions each holds (with `http.advertisedAddress`).
+///
+/// With `http.advertisedAddress` set, the card, the nearby answer and the map answer for the whole group
+/// (``GroupAnswers``); `scope=local` asks this instance alone.
 ///
 /// Device positions are personal data: all of them answer 404 unless `http.devices` is on, and 401 without
 /// the bearer token when `http.token` is set.
@@ -28,11 +32,20 @@ public struct DeviceEndpoints: Sendable {
         public let feed: EventFeed
         /// The street addresses the card and the nearby answer show, when an address provider is set.
         public let addresses: EndpointAddresses?
+        /// The group's instances and what each holds, when this instance advertises its address
+        /// (`http.advertisedAddress`): the card, the nearby answer and the map then answer for the whole group.
+        public let group: GroupDirectory?
 
-        public init(queries: DeviceQueries, feed: EventFeed, addresses: EndpointAddresses? = nil) {
+        public init(
+            queries: DeviceQueries,
+            feed: EventFeed,
+            addresses: EndpointAddresses? = nil,
+            group: GroupDirectory? = nil
+        ) {
             self.queries = queries
             self.feed = feed
             self.addresses = addresses
+            self.group = group
         }
     }
 
@@ -100,6 +113,13 @@ public struct DeviceEndpoints: Sendable {
     let access: Access
     let sources: Sources?
     let mapLimit: Int
+    /// The answers for the whole group; nil when this instance answers for itself only.
+    let group: GroupAnswers?
+
+    /// The group's answers unless the request asks this instance alone (``GroupAnswers/isLocal(_:)``).
+    private func group(for request: Request) -> GroupAnswers? {
+        GroupAnswers.isLocal(request) ? nil : group
+    }
 
     func register<Context: RequestContext>(on router: Router<Context>) {
         router.get("/") { request, _ in
@@ -126,7 +146,12 @@ public struct DeviceEndpoints: Sendable {
                 if let addresses = sources.addresses, case .nearby(let selection) = answer {
                     answer = .json(await addresses.adding(to: selection))
                 }
-                return Self.response(answer)
+                guard let group = group(for: request) else { return Self.response(answer) }
+                return await group.nearby(
+                    path: Self.pathAndQuery(request),
+                    limit: query.limit,
+                    local: Self.json(answer)
+                )
             }
         }
         router.get("devices/:deviceId") { request, context in
@@ -138,6 +163,9 @@ public struct DeviceEndpoints: Sendable {
             if let addresses = sources.addresses, case .json(let card) = answer {
                 answer = .json(await addresses.adding(to: card))
             }
+            if let group = group(for: request), case .notHeld(let message) = answer {
+                return await group.card(of: deviceId, notHeldHere: message)
+            }
             return Self.response(answer)
         }
         router.get("map/devices") { request, _ in
@@ -146,8 +174,21 @@ public struct DeviceEndpoints: Sendable {
             let parameters = request.uri.queryParameters
             switch Self.viewAndLimit(parameters, cap: mapLimit) {
             case .failure(let refusal): return refusal.response
-            case .success(let (view, limit)): return Self.response(await sources.queries.ask(.map(view, limit: limit)))
+            case .success(let (view, limit)):
+                let answer = await sources.queries.ask(.map(view, limit: limit))
+                guard let group = group(for: request) else { return Self.response(answer) }
+                return await group.map(path: Self.pathAndQuery(request), limit: limit, local: Self.json(answer))
             }
+        }
+        router.get("group") { request, _ in
+            if let refusal = access.refusal(request) { return refusal }
+            guard let group else {
+                return Self.error(
+                    .notFound,
+                    "this instance reads no group directory: set http.advertisedAddress on every instance of the group"
+                )
+            }
+            return group.description()
         }
         router.get("geofences") { request, _ in
             if let refusal = access.refusal(request) { return refusal }
@@ -216,7 +257,23 @@ public struct DeviceEndpoints: Sendable {
         )
     }
 
-    private static func bytes(_ bytes: [UInt8], type: String, caching: String) -> Response {
+    /// A request's path with its query, as asked of another instance.
+    private static func pathAndQuery(_ request: Request) -> String {
+        request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
+    }
+
+    /// This instance's own answer as JSON for a merge, or why there is none.
+    private static func json(_ answer: DeviceQueries.Answer) -> Result<[UInt8], GroupAnswers.Problem> {
+        switch answer {
+        case .json(let bytes): .success(bytes)
+        case .nearby(let selection): .success(selection.json())
+        case .notHeld(let message): .failure(GroupAnswers.Problem(message: message))
+        case .busy:
+            .failure(GroupAnswers.Problem(message: "did not answer in time (restoring partitions, or stopping)"))
+        }
+    }
+
+    static func bytes(_ bytes: [UInt8], type: String, caching: String) -> Response {
         Response(
             status: .ok,
             headers: [.contentType: type, .cacheControl: caching],

@@ -2,8 +2,8 @@ public import Configuration
 public import Worker
 
 extension OperationsServer.Configuration {
-    /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer`, `recentEvents`, `mapLimit` and
-    /// `allowOpenDevices` (under `http.` for the executable); each falls back to the default documented on the
+    /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer`, `recentEvents`, `mapLimit`,
+    /// `allowOpenDevices`, `advertisedAddress` and `peerTimeoutMs` (under `http.` for the executable); each falls back to the default documented on the
     /// property.
     ///
     /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable, or the device endpoints open to
@@ -18,8 +18,17 @@ extension OperationsServer.Configuration {
             streamBuffer: try config.integer("streamBuffer", default: defaults.streamBuffer, in: 1...1_000_000),
             recentEvents: try config.integer("recentEvents", default: defaults.recentEvents, in: 0...10_000),
             mapLimit: try config.integer("mapLimit", default: defaults.mapLimit, in: 1...100_000),
-            allowOpenDevices: try config.flag("allowOpenDevices", default: defaults.allowOpenDevices)
+            allowOpenDevices: try config.flag("allowOpenDevices", default: defaults.allowOpenDevices),
+            advertisedAddress: try config.optionalText("advertisedAddress"),
+            peerTimeout: .milliseconds(try config.integer("peerTimeoutMs", default: 2000, in: 1...600_000))
         )
+        if let address = advertisedAddress, !Self.isAdvertisable(address) {
+            throw WorkerError(
+                .configuration,
+                "http.advertisedAddress must be an http:// URL other instances reach this one at (http://host:port, "
+                    + "or http://host for the port it listens on); got \(address)"
+            )
+        }
         if let openDevicesProblem { throw WorkerError(.configuration, openDevicesProblem) }
     }
 }

@@ -1,3 +1,5 @@
+import AsyncHTTPClient
+import Foundation
 public import Hummingbird
 public import Logging
 import NIOCore
@@ -52,6 +54,16 @@ public enum OperationsServer {
         ///
         /// Default: false.
         public var allowOpenDevices: Bool
+        /// Where the other instances of the group reach this one's operations port (`http://host:port`; without a
+        /// port, the port it listens on is added): set, the instance tells its group where it answers and which
+        /// partitions it holds (`topics.instances`), and its card, nearby answer and map answer for the whole group.
+        ///
+        /// Default: none (each instance answers for the devices it holds).
+        public var advertisedAddress: String?
+        /// How long another instance of the group may take to answer its part of a card, a nearby answer or a map.
+        ///
+        /// Default: 2 s.
+        public var peerTimeout: Duration
 
         public init(
             host: String = "0.0.0.0",
@@ -61,7 +73,9 @@ public enum OperationsServer {
             streamBuffer: Int = 1000,
             recentEvents: Int = 100,
             mapLimit: Int = 2000,
-            allowOpenDevices: Bool = false
+            allowOpenDevices: Bool = false,
+            advertisedAddress: String? = nil,
+            peerTimeout: Duration = .seconds(2)
         ) {
             self.host = host
             self.port = port
@@ -71,6 +85,8 @@ public enum OperationsServer {
             self.recentEvents = recentEvents
             self.mapLimit = mapLimit
             self.allowOpenDevices = allowOpenDevices
+            self.advertisedAddress = advertisedAddress
+            self.peerTimeout = peerTimeout
         }
 
         /// Why these settings would show every device's position to anyone who reaches the port, nil when they do
@@ -80,6 +96,14 @@ public enum OperationsServer {
             return "http.devices would serve every device's position without a token to anyone who reaches "
                 + "\(host):\(port): set http.token (GEOWORKER_HTTP_TOKEN or the config file), listen on this host only "
                 + "(http.host 127.0.0.1), or set http.allowOpenDevices to serve them openly on purpose"
+        }
+
+        /// Whether `address` can be advertised: an `http` or `https` URL with a host and no path.
+        static func isAdvertisable(_ address: String) -> Bool {
+            guard let components = URLComponents(string: address), let scheme = components.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+            else { return false }
+            return components.path.isEmpty || components.path == "/"
         }
 
         /// Whether `host` is reached only from this host.
@@ -146,7 +170,13 @@ public enum OperationsServer {
                 token: configuration.token
             ),
             sources: devices,
-            mapLimit: configuration.mapLimit
+            mapLimit: configuration.mapLimit,
+            group: devices?.group.map { directory in
+                GroupAnswers(
+                    directory: directory,
+                    peers: PeerClient(client: .shared, token: configuration.token, timeout: configuration.peerTimeout)
+                )
+            }
         ).register(on: router)
         // The probes' answers as metrics, set as each scrape comes: an alert on "not ready for 10 minutes" needs
         // them in Prometheus, which does not read /ready.

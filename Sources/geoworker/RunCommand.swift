@@ -161,6 +161,14 @@ struct RunCommand: AsyncParsableCommand {
     var httpAllowOpenDevices = false
 
     @Option(
+        help: ArgumentHelp(
+            "Where the group's other instances reach this one's HTTP port (http://host:port; without a port, the port it listens on): the instance tells its group, and its device card, nearby answer and map answer for the whole group (env GEOWORKER_HTTP_ADVERTISED_ADDRESS; default none).",
+            valueName: "URL"
+        )
+    )
+    var httpAdvertisedAddress: String?
+
+    @Option(
         name: .customLong("kafka"),
         parsing: .singleValue,
         help: ArgumentHelp(
@@ -249,6 +257,15 @@ struct RunCommand: AsyncParsableCommand {
             feed: EventFeed(capacity: configuration.http.streamBuffer, recent: configuration.http.recentEvents),
             addressPrefetch: configuration.address.prefetch ? addresses : nil
         )
+        // With an advertised address the instance joins its group's directory: where it answers, what it holds.
+        let presence = configuration.http.advertisedAddress.map { address in
+            GroupPresence(
+                configuration: configuration.worker,
+                advertisedAddress: address,
+                assignment: worker.assignment,
+                logger: logger
+            )
+        }
         let http = OperationsServer.application(
             configuration: configuration.http,
             health: worker.health,
@@ -256,14 +273,17 @@ struct RunCommand: AsyncParsableCommand {
             devices: DeviceEndpoints.Sources(
                 queries: worker.queries,
                 feed: worker.feed,
-                addresses: addresses.map(EndpointAddresses.init(service:))
+                addresses: addresses.map(EndpointAddresses.init(service:)),
+                group: presence?.directory
             ),
-            logger: logger
+            logger: logger,
+            onListening: { port in presence?.listening(on: port) }
         )
         try await WorkerProcess.run(
             worker: worker,
             http: http,
             addresses: addresses,
+            presence: presence,
             shutdownTimeout: configuration.shutdownTimeout,
             logger: logger
         )
@@ -317,6 +337,7 @@ struct RunCommand: AsyncParsableCommand {
                 "http.devices": httpDevices ? .bool(true) : nil,
                 "http.host": httpHost.map(ConfigContent.string),
                 "http.allowOpenDevices": httpAllowOpenDevices ? .bool(true) : nil,
+                "http.advertisedAddress": httpAdvertisedAddress.map(ConfigContent.string),
                 "address.provider": addressProvider.map(ConfigContent.string),
                 "address.userAgent": addressUserAgent.map(ConfigContent.string),
                 "address.prefetch": addressPrefetch ? .bool(true) : nil,

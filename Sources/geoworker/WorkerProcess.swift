@@ -18,6 +18,8 @@ enum WorkerProcess {
     ///   - worker: the worker, run as a service.
     ///   - http: the operations endpoints' server.
     ///   - addresses: the street addresses' lookups, when a provider is set.
+    ///   - presence: the instance's part in its group's directory, when it advertises its address: stopped after the
+    ///     worker, so that it tells the group the instance is gone once its partitions are handed over.
     ///   - shutdownTimeout: how long a stop may take before it gives up; the worker's loop then has `loopGrace`, and
     ///     the run throws `shutdown` (nothing stored is lost: the next start replays from the last checkpoint).
     ///   - logger: where the service group logs.
@@ -26,11 +28,12 @@ enum WorkerProcess {
         worker: Worker,
         http: some ApplicationProtocol,
         addresses: AddressService? = nil,
+        presence: GroupPresence? = nil,
         shutdownTimeout: Duration,
         logger: Logger
     ) async throws {
         var group = ServiceGroupConfiguration(
-            services: (addresses.map { [.init(service: $0)] } ?? []) + [
+            services: (addresses.map { [.init(service: $0)] } ?? []) + (presence.map { [.init(service: $0)] } ?? []) + [
                 .init(service: http),
                 .init(
                     service: WorkerService(

@@ -24,6 +24,8 @@ struct HTTPAnswer {
     let status: Int
     let contentType: String?
     let body: String
+    /// The `Retry-After` header, when the answer has one.
+    var retryAfter: String? = nil
 }
 
 func get(_ port: Int, _ path: String, headers: [String: String] = [:]) async throws -> HTTPAnswer {
@@ -35,7 +37,8 @@ func get(_ port: Int, _ path: String, headers: [String: String] = [:]) async thr
     return HTTPAnswer(
         status: http.statusCode,
         contentType: http.value(forHTTPHeaderField: "Content-Type"),
-        body: String(decoding: data, as: UTF8.self)
+        body: String(decoding: data, as: UTF8.self),
+        retryAfter: http.value(forHTTPHeaderField: "Retry-After")
     )
 }
 

@@ -109,6 +109,11 @@ final class KafkaClients {
         standaloneConsumerConfiguration(configuration, groupSuffix: "-catalog", clientId: "geoworker-catalog")
     }
 
+    /// The settings of the consumer that reads the group's instances topic (``GroupPresence``).
+    static func instancesConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
+        standaloneConsumerConfiguration(configuration, groupSuffix: "-instances", clientId: "geoworker-instances")
+    }
+
     /// The settings of the consumer that asks where input partitions end (``EndQuestions``).
     static func endsConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
         standaloneConsumerConfiguration(configuration, groupSuffix: "-ends", clientId: "geoworker-ends")

@@ -180,8 +180,8 @@ extension WorkerConfiguration.ChangelogSettings {
 }
 
 extension WorkerConfiguration.Topics {
-    /// Reads `positions`, `commands`, `events`, `deadLetters`, `changelog` and `geofences` (under `topics.` for the
-    /// executable).
+    /// Reads `positions`, `commands`, `events`, `deadLetters`, `changelog`, `geofences` and `instances` (under
+    /// `topics.` for the executable).
     ///
     /// - Throws: ``WorkerError`` naming a key set to an empty name.
     public init(config: ConfigReader) throws(WorkerError) {
@@ -192,7 +192,8 @@ extension WorkerConfiguration.Topics {
             events: try config.text("events", default: defaults.events),
             deadLetters: try config.text("deadLetters", default: defaults.deadLetters),
             changelog: try config.optionalText("changelog"),
-            geofences: try config.text("geofences", default: defaults.geofences)
+            geofences: try config.text("geofences", default: defaults.geofences),
+            instances: try config.optionalText("instances")
         )
     }
 }

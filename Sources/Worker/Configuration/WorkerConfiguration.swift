@@ -32,6 +32,10 @@ public struct WorkerConfiguration: Sendable {
         ///
         /// Default: `geofences`.
         public var geofences: String
+        /// Where the group's instances say where their operations ports answer and which partitions each holds
+        /// (``GroupPresence``, with `http.advertisedAddress`); nil for the group's default, `<groupId>-instances` (see
+        /// ``WorkerConfiguration/instancesTopic``).
+        public var instances: String?
 
         public init(
             positions: String = "positions",
@@ -39,7 +43,8 @@ public struct WorkerConfiguration: Sendable {
             events: String = "events",
             deadLetters: String = "geoworker-dead-letters",
             changelog: String? = nil,
-            geofences: String = "geofences"
+            geofences: String = "geofences",
+            instances: String? = nil
         ) {
             self.positions = positions
             self.commands = commands
@@ -47,6 +52,7 @@ public struct WorkerConfiguration: Sendable {
             self.deadLetters = deadLetters
             self.changelog = changelog
             self.geofences = geofences
+            self.instances = instances
         }
     }
 
@@ -190,6 +196,9 @@ public struct WorkerConfiguration: Sendable {
 
     /// The changelog topic's name: ``Topics/changelog``, else `<groupId>-device-state-changelog`.
     public var changelogTopic: String { topics.changelog ?? DeviceChangelog.defaultTopic(groupId: groupId) }
+
+    /// The group's instances topic (``GroupPresence``): `topics.instances`, else `<groupId>-instances`.
+    public var instancesTopic: String { topics.instances ?? "\(groupId)-instances" }
 }
 
 extension WorkerConfiguration {

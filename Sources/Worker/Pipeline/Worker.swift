@@ -19,7 +19,7 @@ import Threads
 /// each of these moments, is the ``Checkpointing``'s alone.
 public final class Worker: @unchecked Sendable {
     // @unchecked: everything below is the loop thread's (the rebalance hooks run inside its poll), but the
-    // `stopRequest`, the thread-safe `health`, `feed` and `queries`, and what the apply threads have
+    // `stopRequest`, the thread-safe `health`, `feed`, `queries` and `assignment`, and what the apply threads have
     // to themselves between an `ApplyThreads.start` and the next `finish`.
     public let configuration: WorkerConfiguration
     let logger: Logger
@@ -34,6 +34,8 @@ public final class Worker: @unchecked Sendable {
     public let feed: EventFeed
     /// The operations endpoints' questions about the devices held, answered by the loop.
     public let queries = DeviceQueries()
+    /// The input partitions this instance holds, for its group's directory (``GroupPresence``).
+    public let assignment = AssignedPartitions()
     let parts: WorkerAssembly
     var merge: InputMerge<ConsumerRecord>
     /// Asks the brokers where partitions end when the merge needs it.

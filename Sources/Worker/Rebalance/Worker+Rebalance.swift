@@ -56,6 +56,7 @@ extension Worker {
                 ]
             )
             guard lifecycle.report({ $0.restored() }) == .consume else { return [:] }
+            self.assignment.took(partitions.map(\.partition), of: connection.clients.inputPartitionCount)
             return assignment.starts
         } catch {
             abandon(with: error)
@@ -71,6 +72,8 @@ extension Worker {
     /// not take after the assign hook answered (a fatal error raised meanwhile: the next poll fails the worker).
     func revoke(_ partitions: [TopicPartition], isLost: Bool, _ connection: WorkerAssembly.Connection) {
         logger.info("revoking \(partitions.count) partitions", metadata: [ServiceLogKey.lost: "\(isLost)"])
+        // The group hears they are moving before their last checkpoint is written.
+        assignment.gave(partitions.map(\.partition))
         if isLost { lose(partitions) }
         let stored = parts.progress.revoke(
             partitions,

@@ -44,6 +44,10 @@ public enum ServiceLogKey {
     public static let refusals: Logger.Metadata.Key = "refusals"
     public static let retryIn: Logger.Metadata.Key = "retry_in"
     public static let port: Logger.Metadata.Key = "port"
+    /// An instance of the group, by its name in the instances topic.
+    public static let instance: Logger.Metadata.Key = "instance"
+    /// Where an instance's operations port answers.
+    public static let address: Logger.Metadata.Key = "address"
     public static let allocator: Logger.Metadata.Key = "allocator"
     public static let deadLettered: Logger.Metadata.Key = "dead_lettered"
     public static let reasons: Logger.Metadata.Key = "reasons"
