@@ -13,8 +13,10 @@ struct TopicPlan {
         /// Whether it must have the positions topic's partition count.
         let coPartitioned: Bool
         let compacted: Bool
-        /// Whether the worker creates it itself at start when it is missing (the changelog).
+        /// Whether the worker creates it itself at start when it is missing (the changelog, the instances topic).
         let createdByWorker: Bool
+        /// The partition count it is made with whatever `--partitions` says (the instances topic: one).
+        var ownPartitions: Int? = nil
     }
 
     /// A topic as the cluster has it.
@@ -28,7 +30,11 @@ struct TopicPlan {
     /// The positions topic's name: the others are measured against it.
     let positions: String
 
-    init(_ configuration: WorkerConfiguration) {
+    /// - Parameters:
+    ///   - configuration: the worker's settings, which name the topics.
+    ///   - groupDirectory: whether the instances advertise their address (`http.advertisedAddress`), which needs the
+    ///     instances topic.
+    init(_ configuration: WorkerConfiguration, groupDirectory: Bool = false) {
         let names = configuration.topics
         positions = names.positions
         var topics = [
@@ -83,12 +89,25 @@ struct TopicPlan {
                 )
             )
         }
+        if groupDirectory {
+            topics.append(
+                Topic(
+                    name: configuration.instancesTopic,
+                    role: "group's instances",
+                    coPartitioned: false,
+                    compacted: true,
+                    createdByWorker: true,
+                    ownPartitions: 1
+                )
+            )
+        }
         self.topics = topics
     }
 
     /// The partition count `topic` must be created with, when the topics found already decide it: a co-partitioned
     /// topic takes the positions topic's.
     func partitions(for topic: Topic, found: [String: Found]) -> Int? {
+        if let own = topic.ownPartitions { return own }
         guard topic.coPartitioned, topic.name != positions else { return nil }
         return found[positions]?.partitions
     }

@@ -31,6 +31,12 @@ struct TopicsCommand: AsyncParsableCommand {
 
         @Flag(help: "The fleet geofence catalog's topic too (env GEOWORKER_CATALOG_ENABLED).") var catalog = false
 
+        @Flag(
+            help:
+                "The group's instances topic too, which instances with an advertised address use (when GEOWORKER_HTTP_ADVERTISED_ADDRESS or the config file sets http.advertisedAddress, without this flag)."
+        )
+        var instances = false
+
         /// The topics the worker these settings describe reads and writes, and their cluster.
         func survey(tool: String) async throws -> (plan: TopicPlan, cluster: TopicsOnCluster) {
             Logger.Level.warning.bootstrapStandardErrorLogging()
@@ -41,13 +47,19 @@ struct TopicsCommand: AsyncParsableCommand {
             ]
             flags["kafka"] = connection.kafkaProperties.isEmpty ? nil : .stringArray(connection.kafkaProperties)
             let worker: WorkerConfiguration
+            let advertised: Bool
             do {
-                worker = try WorkerConfiguration(config: try await Settings.reader(flags: flags, configFile: config))
+                let reader = try await Settings.reader(flags: flags, configFile: config)
+                worker = try WorkerConfiguration(config: reader)
+                advertised = try reader.scoped(to: "http").optionalText("advertisedAddress") != nil
             } catch let error as WorkerError {
                 throw CommandFailure("\(tool): \(error.message)")
             }
             let producer = ProducerConfiguration(brokers: worker.brokers, kafkaProperties: worker.kafkaProperties)
-            return (TopicPlan(worker), try TopicsOnCluster(producer, brokers: worker.brokers))
+            return (
+                TopicPlan(worker, groupDirectory: instances || advertised),
+                try TopicsOnCluster(producer, brokers: worker.brokers)
+            )
         }
 
         /// Goes through the plan's topics in order, printing a line for each, then fails if what is there has problems.

@@ -21,13 +21,14 @@ struct ServiceTopicsToolTests {
                 "deadLetters": "\(prefix)-dead-letters", "geofences": "\(prefix)-geofences",
             ],
             "catalog": ["enabled": true],
+            "http": ["advertisedAddress": "http://10.0.0.5:8080"],
         ]
         try JSONSerialization.data(withJSONObject: settings).write(to: URL(fileURLWithPath: path))
         return path
     }
 
     @Test(
-        "check names what is missing; create makes every topic, the changelog and the catalog compacted; check passes"
+        "check names what is missing; create makes every topic, the changelog, the catalog and the instances compacted; check passes"
     )
     func createThenCheck() async throws {
         let broker = try await NoidaBroker()
@@ -45,7 +46,10 @@ struct ServiceTopicsToolTests {
             let line = created.output.split(separator: "\n").first { $0.hasPrefix("fleet-\(topic) ") } ?? ""
             #expect(line.contains("6 partitions") && line.hasSuffix("created"), "\(topic): \(created.output)")
         }
-        for compacted in ["fleet-device-state-changelog", "fleet-geofences"] {
+        // The group's instances topic (http.advertisedAddress is set): one partition, whatever --partitions says.
+        let instances = created.output.split(separator: "\n").first { $0.hasPrefix("fleet-instances ") } ?? ""
+        #expect(instances.contains(" 1 partition") && instances.hasSuffix("created"), "\(created.output)")
+        for compacted in ["fleet-device-state-changelog", "fleet-geofences", "fleet-instances"] {
             let settings = try await broker.topicConfiguration(compacted)
             #expect(settings["cleanup.policy"] == "compact", "\(compacted): \(settings)")
         }
