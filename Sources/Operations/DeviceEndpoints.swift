@@ -17,7 +17,8 @@ public import Worker
 ///   their pins, bounded (``DeviceMapSelection``);
 /// - `GET /geofences?bbox=west,south,east,north&tag=t&limit=n`: the fleet catalog's geofences in view, each whole with
 ///   its tags (``CatalogView``); 404 saying so when the worker reads no catalog;
-/// - `GET /events/stream?device=id`: the events as they are sent, as Server-Sent Events (``EventFeed``);
+/// - `GET /events/stream?device=id`: the events as they are sent, as Server-Sent Events (``EventFeed``); with
+///   `http.advertisedAddress` the whole group's, read from the events topic, each once (``GroupEventFeed``);
 /// - `GET /group`: the group's instances and the input partitions each holds (with `http.advertisedAddress`).
 ///
 /// With `http.advertisedAddress` set, the card, the nearby answer and the map answer for the whole group
@@ -35,17 +36,21 @@ public struct DeviceEndpoints: Sendable {
         /// The group's instances and what each holds, when this instance advertises its address
         /// (`http.advertisedAddress`): the card, the nearby answer and the map then answer for the whole group.
         public let group: GroupDirectory?
+        /// The whole group's events, read from the events topic (``GroupEventFeed``), with ``group``.
+        public let groupFeed: EventFeed?
 
         public init(
             queries: DeviceQueries,
             feed: EventFeed,
             addresses: EndpointAddresses? = nil,
-            group: GroupDirectory? = nil
+            group: GroupDirectory? = nil,
+            groupFeed: EventFeed? = nil
         ) {
             self.queries = queries
             self.feed = feed
             self.addresses = addresses
             self.group = group
+            self.groupFeed = groupFeed
         }
     }
 
@@ -205,7 +210,9 @@ public struct DeviceEndpoints: Sendable {
             if let refusal = access.refusal(request) { return refusal }
             guard let sources else { return Self.notServed() }
             let deviceId = request.uri.queryParameters.get("device")
-            return Self.eventStream(sources.feed.subscribe(deviceId: deviceId))
+            // The group's events with a group directory (`scope=local`: the events this instance sends).
+            let feed = group(for: request) != nil ? sources.groupFeed ?? sources.feed : sources.feed
+            return Self.eventStream(feed.subscribe(deviceId: deviceId))
         }
     }
 

@@ -257,13 +257,21 @@ struct RunCommand: AsyncParsableCommand {
             feed: EventFeed(capacity: configuration.http.streamBuffer, recent: configuration.http.recentEvents),
             addressPrefetch: configuration.address.prefetch ? addresses : nil
         )
-        // With an advertised address the instance joins its group's directory: where it answers, what it holds.
-        let presence = configuration.http.advertisedAddress.map { address in
-            GroupPresence(
-                configuration: configuration.worker,
-                advertisedAddress: address,
-                assignment: worker.assignment,
-                logger: logger
+        // With an advertised address the instance joins its group's directory (where it answers, what it holds), and
+        // its event stream shows the whole group's events, read from the events topic.
+        let group = configuration.http.advertisedAddress.map { address in
+            (
+                presence: GroupPresence(
+                    configuration: configuration.worker,
+                    advertisedAddress: address,
+                    assignment: worker.assignment,
+                    logger: logger
+                ),
+                events: GroupEventFeed(
+                    configuration: configuration.worker,
+                    feed: EventFeed(capacity: configuration.http.streamBuffer, recent: configuration.http.recentEvents),
+                    logger: logger
+                )
             )
         }
         let http = OperationsServer.application(
@@ -274,16 +282,17 @@ struct RunCommand: AsyncParsableCommand {
                 queries: worker.queries,
                 feed: worker.feed,
                 addresses: addresses.map(EndpointAddresses.init(service:)),
-                group: presence?.directory
+                group: group?.presence.directory,
+                groupFeed: group?.events.feed
             ),
             logger: logger,
-            onListening: { port in presence?.listening(on: port) }
+            onListening: { port in group?.presence.listening(on: port) }
         )
         try await WorkerProcess.run(
             worker: worker,
             http: http,
             addresses: addresses,
-            presence: presence,
+            group: group,
             shutdownTimeout: configuration.shutdownTimeout,
             logger: logger
         )

@@ -18,8 +18,9 @@ enum WorkerProcess {
     ///   - worker: the worker, run as a service.
     ///   - http: the operations endpoints' server.
     ///   - addresses: the street addresses' lookups, when a provider is set.
-    ///   - presence: the instance's part in its group's directory, when it advertises its address: stopped after the
-    ///     worker, so that it tells the group the instance is gone once its partitions are handed over.
+    ///   - group: the instance's part in its group's directory, when it advertises its address, stopped after the
+    ///     worker and the endpoints, so that it tells the group the instance is gone once its partitions are handed
+    ///     over; and the group's live events, stopped before the endpoints, so that their streams end first.
     ///   - shutdownTimeout: how long a stop may take before it gives up; the worker's loop then has `loopGrace`, and
     ///     the run throws `shutdown` (nothing stored is lost: the next start replays from the last checkpoint).
     ///   - logger: where the service group logs.
@@ -28,24 +29,26 @@ enum WorkerProcess {
         worker: Worker,
         http: some ApplicationProtocol,
         addresses: AddressService? = nil,
-        presence: GroupPresence? = nil,
+        group: (presence: GroupPresence, events: GroupEventFeed)? = nil,
         shutdownTimeout: Duration,
         logger: Logger
     ) async throws {
-        var group = ServiceGroupConfiguration(
-            services: (addresses.map { [.init(service: $0)] } ?? []) + (presence.map { [.init(service: $0)] } ?? []) + [
-                .init(service: http),
-                .init(
-                    service: WorkerService(
-                        worker: worker,
-                        stopDeadline: shutdownTimeout,
-                        graceAfterDeadline: loopGrace
-                    ),
-                    successTerminationBehavior: .gracefullyShutdownGroup,
-                    failureTerminationBehavior: .gracefullyShutdownGroup,
-                    serviceName: "worker"
-                ),
-            ],
+        // A graceful stop ends the services in reverse order.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let addresses { services.append(.init(service: addresses)) }
+        if let group { services.append(.init(service: group.presence)) }
+        services.append(.init(service: http))
+        if let group { services.append(.init(service: group.events)) }
+        services.append(
+            .init(
+                service: WorkerService(worker: worker, stopDeadline: shutdownTimeout, graceAfterDeadline: loopGrace),
+                successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup,
+                serviceName: "worker"
+            )
+        )
+        var configuration = ServiceGroupConfiguration(
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )
@@ -53,8 +56,8 @@ enum WorkerProcess {
         // outage, gives up after `shutdownTimeout`, then `loopGrace` at most): it ends with `shutdown`, exit status 2.
         // The group's own limits are a backstop for the other services (ServiceLifecycle crashes a process whose
         // services outlast its cancellation).
-        group.maximumGracefulShutdownDuration = shutdownTimeout + loopGrace + .seconds(5)
-        group.maximumCancellationDuration = .seconds(5)
-        try await ServiceGroup(configuration: group).run()
+        configuration.maximumGracefulShutdownDuration = shutdownTimeout + loopGrace + .seconds(5)
+        configuration.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: configuration).run()
     }
 }

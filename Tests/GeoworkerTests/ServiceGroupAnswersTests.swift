@@ -39,6 +39,16 @@ struct ServiceGroupAnswersTests {
         for instance in instances {
             try await Self.waitForDirectory(instance.port, instances: 3, partitions: 6, log: instance.child)
         }
+        // The live stream of one instance shows the whole group's events, each once; asked alone, its own.
+        let stream = try Self.watch(instances[0].port, "events/stream")
+        let ownStream = try Self.watch(instances[0].port, "events/stream?scope=local")
+        defer {
+            stream.send(SIGTERM)
+            ownStream.send(SIGTERM)
+        }
+        try await waitUntil("the stream's watchers connected") {
+            stream.errors.contains(": geoworker events") && ownStream.errors.contains(": geoworker events")
+        }
         try await bed.produce(traffic.commands() + traffic.positions())
         let everyDevice = Set((0..<traffic.devices).map(traffic.deviceId))
         try await waitUntil("every position applied across the instances", timeout: .seconds(90)) {
@@ -51,6 +61,16 @@ struct ServiceGroupAnswersTests {
             }
             return consumed >= traffic.devices * traffic.positionsPerDevice
         }
+
+        let sent = Set(try await bed.events().map(\.id))
+        try await waitUntil("every event of the group streamed by one instance") {
+            Self.streamedIds(stream).count >= sent.count
+        }
+        let streamed = Self.streamedIds(stream)
+        #expect(streamed.count == Set(streamed).count, "each event once")
+        #expect(Set(streamed) == sent, "\(Set(streamed).symmetricDifference(sent).prefix(5))")
+        let own = Self.streamedIds(ownStream)
+        #expect(!own.isEmpty && own.count < sent.count, "instance a's own events: \(own.count) of \(sent.count)")
 
         for instance in instances {
             // Each instance holds a part of the fleet: asked alone, it knows only that part.
@@ -142,6 +162,27 @@ struct ServiceGroupAnswersTests {
             if !shown { try await Task.sleep(for: .milliseconds(200)) }
         }
         #expect(shown, "the directory shows no \(instances) instances: \(last)\n\(log.errors.suffix(4000))")
+    }
+
+    /// A `curl` reading a Server-Sent Events stream into its standard error, with the group's token.
+    static func watch(_ port: Int, _ path: String) throws -> BackgroundProcess {
+        try BackgroundProcess(
+            "/usr/bin/env",
+            [
+                "curl", "-sN", "-H", "Authorization: Bearer \(token)", "-o", "/dev/stderr",
+                "http://127.0.0.1:\(port)/\(path)",
+            ]
+        )
+    }
+
+    /// The ids of the events a stream carried, in order.
+    static func streamedIds(_ stream: BackgroundProcess) -> [String] {
+        stream.errors.split(separator: "\n").filter { $0.hasPrefix("data: {") }.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.dropFirst("data: ".count).utf8)) as? [String: Any])?[
+                "id"
+            ]
+                as? String
+        }
     }
 
     static func json(_ port: Int, _ path: String) async throws -> [String: Any] {

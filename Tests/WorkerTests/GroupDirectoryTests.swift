@@ -69,4 +69,17 @@ struct GroupDirectoryTests {
         #expect(GroupPresence.complete(setting, port: port) == expected)
         #expect(GroupPresence.complete("http://10.0.0.5", port: nil) == nil)
     }
+
+    @Test("the group's event stream shows an event sent twice once: by its id, among the latest remembered")
+    func seenEventIds() {
+        var seen = SeenEventIds(capacity: 3)
+        #expect(["a", "b", "a", "c", "b"].map { seen.isNew($0) } == [true, true, false, true, false])
+        let d = seen.isNew("d")
+        // Past its capacity the oldest id is forgotten.
+        let aAgain = seen.isNew("a")
+        #expect(d && aAgain)
+        let event = Array(#"{"specversion":"1.0","data":{"id":"not this"},"id":"positions:3:17:0"}"#.utf8)
+        #expect(event.withUnsafeBytes { GroupEventFeed.eventId(in: $0) } == "positions:3:17:0")
+        #expect(Array("[1]".utf8).withUnsafeBytes { GroupEventFeed.eventId(in: $0) } == nil)
+    }
 }

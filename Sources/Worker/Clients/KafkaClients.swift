@@ -114,6 +114,11 @@ final class KafkaClients {
         standaloneConsumerConfiguration(configuration, groupSuffix: "-instances", clientId: "geoworker-instances")
     }
 
+    /// The settings of the consumer that reads the events topic for the group's live stream (``GroupEventFeed``).
+    static func groupEventsConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
+        standaloneConsumerConfiguration(configuration, groupSuffix: "-event-stream", clientId: "geoworker-event-stream")
+    }
+
     /// The settings of the consumer that asks where input partitions end (``EndQuestions``).
     static func endsConsumerConfiguration(_ configuration: WorkerConfiguration) -> ConsumerConfiguration {
         standaloneConsumerConfiguration(configuration, groupSuffix: "-ends", clientId: "geoworker-ends")
