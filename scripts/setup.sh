@@ -7,6 +7,7 @@
 #   kcat            an independent Kafka client, used by the interoperability tests
 #   python3-venv    the virtual environment tools/places/prepare_places.py installs tzfpy into (the places index,
 #                   which `make demo` and `make test` build first with `make places`)
+#   libjs-leaflet, libjs-leaflet.markercluster  the map library the operations page loads from the host
 # and for the tests only (`scripts/setup.sh test`, which `make test` runs):
 #   curl            the live event stream's watcher in the device endpoint tests
 #   chromium, chromium-driver  a real headless browser (WebDriver) for the operations page test
@@ -24,7 +25,8 @@
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev libjemalloc-dev pkg-config kcat python3-venv)
+packages=(librdkafka-dev libsqlite3-dev libjemalloc-dev pkg-config kcat python3-venv libjs-leaflet
+    libjs-leaflet.markercluster)
 if [ "${1:-}" = "test" ]; then packages+=(curl chromium chromium-driver prometheus); fi
 missing=()
 for package in "${packages[@]}"; do

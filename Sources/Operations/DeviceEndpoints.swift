@@ -6,8 +6,7 @@ public import Worker
 
 /// The endpoints that show devices, on the operations port.
 ///
-/// - `GET /`: the live map page (HTML, CSS and JavaScript from the binary; nothing loaded from outside);
-/// - `GET /map/countries`: the country outlines it draws (`country-outlines.json`, made by `country-outlines`);
+/// - the live map page and what it loads (``MapPage``);
 /// - `GET /devices/{deviceId}`: the device's status card (``DeviceStatusCard``), with the street address of its last
 ///   fix when an address provider is set (``EndpointAddresses``); 404 naming the partition that holds a device this
 ///   instance does not;
@@ -118,6 +117,8 @@ public struct DeviceEndpoints: Sendable {
     let access: Access
     let sources: Sources?
     let mapLimit: Int
+    /// The page's map: its tiles and where Leaflet is.
+    let mapSettings: MapPage.Settings
     /// The answers for the whole group; nil when this instance answers for itself only.
     let group: GroupAnswers?
 
@@ -127,20 +128,7 @@ public struct DeviceEndpoints: Sendable {
     }
 
     func register<Context: RequestContext>(on router: Router<Context>) {
-        router.get("/") { request, _ in
-            if let refusal = access.refusal(request) {
-                // A browser cannot send a bearer header when it opens a page: it gets a form that keeps the
-                // token in the page's cookie instead.
-                return refusal.status == .unauthorized ? Self.loginPage() : refusal
-            }
-            guard sources != nil, let page = Self.page else { return Self.notServed() }
-            return Self.bytes(page, type: "text/html; charset=utf-8", caching: "no-store")
-        }
-        router.get("map/countries") { request, _ in
-            if let refusal = access.refusal(request) { return refusal }
-            guard let outlines = Self.outlines else { return Self.notServed() }
-            return Self.bytes(outlines, type: "application/json", caching: "max-age=86400")
-        }
+        MapPage(access: access, served: sources != nil, settings: mapSettings).register(on: router)
         router.get("devices/nearby") { request, _ in
             if let refusal = access.refusal(request) { return refusal }
             guard let sources else { return Self.notServed() }
@@ -301,32 +289,7 @@ public struct DeviceEndpoints: Sendable {
         }
     }
 
-    static let page = resource("map", "html")
-    static let outlines = resource("country-outlines", "json")
-
-    private static func resource(_ name: String, _ type: String) -> [UInt8]? {
-        Bundle.module.url(forResource: name, withExtension: type).flatMap { try? Data(contentsOf: $0) }.map(Array.init)
-    }
-
-    /// The page a browser gets without the token: a form that stores it in the `geoworker_token` cookie.
-    private static func loginPage() -> Response {
-        let html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>geoworker</title></head>
-            <body style="font: 14px system-ui, sans-serif"><form id="login" style="max-width: 360px; margin: 15vh auto">
-            <h1>geoworker</h1><p>This page shows device positions and needs the service's token (http.token).</p>
-            <input id="token" type="password" autocomplete="off" style="width: 100%"><p><button>Open</button></p></form>
-            <script>document.getElementById("login").onsubmit = (submit) => { submit.preventDefault();
-            document.cookie = "geoworker_token=" + encodeURIComponent(document.getElementById("token").value)
-              + "; path=/; SameSite=Strict"; location.reload(); };</script></body></html>
-            """
-        return Response(
-            status: .unauthorized,
-            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: html))
-        )
-    }
-
-    private static func notServed() -> Response {
+    static func notServed() -> Response {
         error(.notFound, "this process serves no devices")
     }
 

@@ -3,7 +3,8 @@ public import Worker
 
 extension OperationsServer.Configuration {
     /// Reads `host`, `port`, `devices`, `token` (a secret), `streamBuffer`, `recentEvents`, `mapLimit`,
-    /// `allowOpenDevices`, `advertisedAddress` and `peerTimeoutMs` (under `http.` for the executable); each falls back to the default documented on the
+    /// `allowOpenDevices`, `advertisedAddress`, `peerTimeoutMs`, `mapTiles`, `mapTilesAttribution` and
+    /// `leafletDirectory` (under `http.` for the executable); each falls back to the default documented on the
     /// property.
     ///
     /// - Throws: ``WorkerError`` naming the key of a value that is set but unusable, or the device endpoints open to
@@ -20,8 +21,31 @@ extension OperationsServer.Configuration {
             mapLimit: try config.integer("mapLimit", default: defaults.mapLimit, in: 1...100_000),
             allowOpenDevices: try config.flag("allowOpenDevices", default: defaults.allowOpenDevices),
             advertisedAddress: try config.optionalText("advertisedAddress"),
-            peerTimeout: .milliseconds(try config.integer("peerTimeoutMs", default: 2000, in: 1...600_000))
+            peerTimeout: .milliseconds(try config.integer("peerTimeoutMs", default: 2000, in: 1...600_000)),
+            map: MapPage.Settings(
+                tiles: try config.optionalText("mapTiles"),
+                tilesAttribution: try config.optionalText("mapTilesAttribution"),
+                leafletDirectory: try config.text("leafletDirectory", default: MapPage.Settings().leafletDirectory)
+            )
         )
+        if let tiles = map.tiles {
+            guard tiles.hasPrefix("http://") || tiles.hasPrefix("https://") || tiles.hasPrefix("/"),
+                ["{z}", "{x}", "{y}"].allSatisfy(tiles.contains)
+            else {
+                throw WorkerError(
+                    .configuration,
+                    "http.mapTiles must be a tile URL template with {z}, {x} and {y} "
+                        + "(https://tile.example.org/{z}/{x}/{y}.png); got \(tiles)"
+                )
+            }
+            guard map.tilesAttribution != nil else {
+                throw WorkerError(
+                    .configuration,
+                    "http.mapTiles needs http.mapTilesAttribution: the credit the tile provider requires, shown on the "
+                        + "map (for OpenStreetMap's tiles: © OpenStreetMap contributors)"
+                )
+            }
+        }
         if let address = advertisedAddress, !Self.isAdvertisable(address) {
             throw WorkerError(
                 .configuration,

@@ -64,6 +64,8 @@ public enum OperationsServer {
         ///
         /// Default: 2 s.
         public var peerTimeout: Duration
+        /// The page's map: tiles (off by default: the country outlines, offline) and where Leaflet is.
+        public var map: MapPage.Settings
 
         public init(
             host: String = "0.0.0.0",
@@ -75,7 +77,8 @@ public enum OperationsServer {
             mapLimit: Int = 2000,
             allowOpenDevices: Bool = false,
             advertisedAddress: String? = nil,
-            peerTimeout: Duration = .seconds(2)
+            peerTimeout: Duration = .seconds(2),
+            map: MapPage.Settings = MapPage.Settings()
         ) {
             self.host = host
             self.port = port
@@ -87,6 +90,7 @@ public enum OperationsServer {
             self.allowOpenDevices = allowOpenDevices
             self.advertisedAddress = advertisedAddress
             self.peerTimeout = peerTimeout
+            self.map = map
         }
 
         /// Why these settings would show every device's position to anyone who reaches the port, nil when they do
@@ -171,6 +175,7 @@ public enum OperationsServer {
             ),
             sources: devices,
             mapLimit: configuration.mapLimit,
+            mapSettings: configuration.map,
             group: devices?.group.map { directory in
                 GroupAnswers(
                     directory: directory,

@@ -5,7 +5,9 @@ import Testing
 import Worker
 
 /// The operations page as an operator sees it: a real headless Chromium (Debian's chromium and
-/// chromium-driver, installed by `scripts/setup.sh test`) against `geoworker run` on the mock cluster.
+/// chromium-driver, installed by `scripts/setup.sh test`) against two `geoworker run` instances of one group on the
+/// mock cluster, the page on Leaflet from Debian's libjs-leaflet, its tiles from a local fixture (the tests have no
+/// network).
 @Suite("geoworker run: the operations page in a real browser", .serialized, .timeLimit(.minutes(10)))
 struct ServicePageBrowserTests {
     /// Where the test keeps its screenshot (a test artifact, not committed).
@@ -13,7 +15,7 @@ struct ServicePageBrowserTests {
         .deletingLastPathComponent().appendingPathComponent(".build/test-artifacts")
 
     @Test(
-        "Chromium shows the devices in view with their pins and states, a device's card on click, and a new event live"
+        "Chromium shows the group's devices with their pins and states on tiles, a device's card on click, a new event live"
     )
     func livePage() async throws {
         let bed = try ServiceTestBed()
@@ -21,6 +23,27 @@ struct ServicePageBrowserTests {
         // One geofence of the fleet's catalog where the devices end, drawn with them.
         let catalog = "geofences-\(UUID().uuidString.prefix(8))"
         try bed.broker.createTopic(catalog, partitions: 1)
+        try bed.broker.createTopic("\(bed.group)-instances", partitions: 1)
+        let tiles = try TileFixture()
+        defer { tiles.server.send(SIGKILL) }
+        // Two instances of one group, each advertising its address: the page of one shows the whole group.
+        let arguments = [
+            "--http-devices", "--catalog", "--geofences-topic", catalog, "--http-advertised-address",
+            "http://127.0.0.1",
+        ]
+        let environment = [
+            "GEOWORKER_HTTP_MAP_TILES": "http://127.0.0.1:\(tiles.port)/{z}/{x}/{y}.png",
+            "GEOWORKER_HTTP_MAP_TILES_ATTRIBUTION": "Tiles: the test's fixture",
+        ]
+        let other = try bed.start(arguments, as: ServiceScaleOutTests.member(bed, "b"), environment: environment)
+        defer { other.send(SIGKILL) }
+        try await ServiceScaleOutTests.waitForLog(other, "assigned [1-9]")
+        let child = try bed.start(arguments, as: ServiceScaleOutTests.member(bed, "a"), environment: environment)
+        defer { child.send(SIGKILL) }
+        let port = try await listeningPort(of: child)
+        try await ServiceGroupAnswersTests.waitForDirectory(port, instances: 2, partitions: bed.partitions, log: child)
+        // Produced once both hold their partitions: each device applied by the instance that holds it (its country
+        // "current", confirmed by a fix there).
         try await bed.produce(
             traffic.commands() + traffic.positions() + [
                 ProducerRecord(
@@ -30,14 +53,41 @@ struct ServicePageBrowserTests {
                 )
             ]
         )
-        let (child, port) = try await startServing(
-            bed,
-            ["--http-devices", "--catalog", "--geofences-topic", catalog],
-            untilConsumed: 60
-        )
+        try await waitUntil("every position applied") {
+            var consumed = 0
+            for instance in [port, try await listeningPort(of: other)] {
+                consumed += counter("geoworker_positions_consumed_total", in: try await get(instance, "metrics").body)
+            }
+            return consumed >= 60
+        }
         let browser = try await WebDriver.start()
         do {
             try await browser.open("http://127.0.0.1:\(port)/")
+            do {
+                try await browser.waitUntil("the group's two instances named") {
+                    // "instances: <a name>: 0,1 · <another> (this one): 2,3", by name.
+                    let group = try await browser.text("#group") ?? ""
+                    return group.contains("(this one)")
+                        && group.contains(/^instances: [^·]+: [0-9,]+ · [^·]+: [0-9,]+$/)
+                }
+            } catch {
+                let shown = [
+                    try await browser.text("#notice"), try await browser.text("#summary"),
+                    try await browser.text("#group"),
+                ]
+                Issue.record("the page shows: \(shown)")
+                throw error
+            }
+            try await browser.waitUntil("tiles drawn from the operator's tile server") {
+                try await browser.elements("img.leaflet-tile-loaded").count > 0
+            }
+            #expect(
+                tiles.server.errors.contains("GET /"),
+                "the tile server was asked: \(tiles.server.errors.suffix(500))"
+            )
+            #expect(
+                try await browser.text(".leaflet-control-attribution")?.contains("Tiles: the test's fixture") == true
+            )
             try await browser.waitUntil("the six devices are listed") {
                 try await browser.elements(".device-row").count == 6
             }
@@ -83,6 +133,11 @@ struct ServicePageBrowserTests {
             try await browser.waitUntil("the new pin in the device list") {
                 try await browser.texts(".device-row[data-device='device-3'] .pin").contains("Kehl dock: inside")
             }
+            // Found by its id, the device is shown at street scale, labelled by name.
+            try await browser.type("device-3\u{E007}", into: "#search")
+            try await browser.waitUntil("device-3's label on the map") {
+                try await browser.texts(".device-label").contains("device-3")
+            }
             try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
             let screenshot = Self.artifacts.appendingPathComponent("operations-page.png")
             try await browser.screenshot().write(to: screenshot)
@@ -94,5 +149,33 @@ struct ServicePageBrowserTests {
         await browser.quit()
         child.send(SIGTERM)
         _ = await child.waitForExit(timeout: .seconds(20))
+    }
+}
+
+/// A map tile server for the page test: any `GET` answers with one small PNG, each request logged to its standard
+/// error.
+struct TileFixture {
+    let server: BackgroundProcess
+    let port: Int
+
+    init() throws {
+        port = try freeLocalPort()
+        let script = """
+            import http.server, struct, sys, zlib
+            def chunk(kind, data):
+                return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+            rows = b"".join(b"\\x00" + b"\\xcc\\xdd\\xee" * 256 for _ in range(256))
+            png = (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 256, 256, 8, 2, 0, 0, 0))
+                   + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+            class Tiles(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "image/png")
+                    self.send_header("Content-Length", str(len(png)))
+                    self.end_headers()
+                    self.wfile.write(png)
+            http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Tiles).serve_forever()
+            """
+        server = try BackgroundProcess("/usr/bin/env", ["python3", "-c", script, "\(port)"])
     }
 }
