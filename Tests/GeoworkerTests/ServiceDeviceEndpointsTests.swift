@@ -203,16 +203,29 @@ struct ServiceDeviceEndpointsTests {
         _ = await child.waitForExit(timeout: .seconds(20))
     }
 
-    @Test("the page and its country outlines come from the binary; the page loads nothing from outside")
+    @Test(
+        "the page and its country outlines come from the binary, Leaflet from the host's package; nothing from outside"
+    )
     func page() async throws {
         let bed = try ServiceTestBed()
         let child = try bed.start(["--http-devices"])
         let port = try await listeningPort(of: child)
         let page = try await get(port, "")
         #expect(page.status == 200 && page.contentType == "text/html; charset=utf-8")
-        for needed in ["<canvas", "EventSource(\"/events/stream\")", "/map/devices", "/map/countries", "/devices/"] {
+        for needed in [
+            "/lib/leaflet/leaflet.js", "EventSource(\"/events/stream\")", "/map/devices", "/map/countries", "/devices/",
+        ] {
             #expect(page.body.contains(needed), "\(needed)")
         }
+        // Leaflet and its clusters as Debian's libjs-leaflet packages have them.
+        for file in ["leaflet.js", "leaflet.css", "leaflet.markercluster.js", "MarkerCluster.css", "images/layers.png"]
+        {
+            let served = try await get(port, "lib/leaflet/" + file)
+            let installed = FileManager.default.contents(atPath: "/usr/share/javascript/leaflet/" + file)
+            #expect(served.status == 200 && installed != nil, "\(file): \(served.status) \(served.body.prefix(200))")
+        }
+        #expect(try await get(port, "lib/leaflet/..%2F..%2Fetc%2Fpasswd").status == 404)
+        #expect(try await get(port, "map/config").body == #"{"attribution":null,"tiles":null}"#)
         #expect(page.body.firstMatch(of: /(https?:)?\/\/[a-z]/) == nil, "an address outside the service")
         let outlines = try await get(port, "map/countries")
         #expect(outlines.status == 200 && outlines.contentType == "application/json")
