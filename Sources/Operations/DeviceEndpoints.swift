@@ -330,7 +330,11 @@ public struct DeviceEndpoints: Sendable {
 
     /// `{"error": message}` with the status.
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        let body = (try? JSONSerialization.data(withJSONObject: ["error": message], options: [.sortedKeys])) ?? Data()
+        let body =
+            (try? JSONSerialization.data(
+                withJSONObject: ["error": message],
+                options: [.sortedKeys, .withoutEscapingSlashes]
+            )) ?? Data()
         return Response(
             status: status,
             headers: [.contentType: "application/json", .cacheControl: "no-store"],

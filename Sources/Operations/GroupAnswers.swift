@@ -29,12 +29,14 @@ struct GroupAnswers: Sendable {
         var moving: [Int32] = []
         var problems: [String] = []
         var askedElsewhere: [String] = []
+        var asked: Set<String> = []
         for partition in candidates {
             guard let holder = directory.holder(of: partition) else {
                 moving.append(partition)
                 continue
             }
-            guard holder.instance != directory.instance else { continue }
+            // This instance answered already; an instance asked for the other candidate partition said its piece.
+            guard holder.instance != directory.instance, asked.insert(holder.instance).inserted else { continue }
             let path =
                 "/devices/" + (deviceId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? deviceId)
             switch await peers.get(holder.address, path) {

@@ -73,7 +73,9 @@ public struct MapPage: Sendable {
             let body: [String: Any] = [
                 "tiles": settings.tiles ?? NSNull(), "attribution": settings.tilesAttribution ?? NSNull(),
             ]
-            let json = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+            let json =
+                (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
+                ?? Data()
             return DeviceEndpoints.bytes(Array(json), type: "application/json", caching: "no-store")
         }
         router.get("lib/leaflet/:file") { _, context in

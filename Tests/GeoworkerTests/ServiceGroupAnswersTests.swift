@@ -142,6 +142,61 @@ struct ServiceGroupAnswersTests {
         }
     }
 
+    @Test("an instance the others cannot reach is named in the merged answers, the rest answered; its cards are 504")
+    func unreachableInstance() async throws {
+        let bed = try ServiceTestBed(partitions: 4)
+        try bed.broker.createTopic("\(bed.group)-instances", partitions: 1)
+        let traffic = BorderTraffic(devices: 20, positionsPerDevice: 3, topics: bed.topics)
+        let environment = ["GEOWORKER_HTTP_TOKEN": Self.token, "GEOWORKER_HTTP_PEER_TIMEOUT_MS": "500"]
+        let reachable = try bed.start(
+            ["--http-devices", "--http-advertised-address", "http://127.0.0.1"],
+            as: ServiceScaleOutTests.member(bed, "a"),
+            environment: environment
+        )
+        defer { reachable.send(SIGKILL) }
+        try await ServiceScaleOutTests.waitForLog(reachable, "assigned [1-9]")
+        // b advertises an address where nothing listens: a firewall, a wrong setting, a host gone.
+        let unreachable = try bed.start(
+            ["--http-devices", "--http-advertised-address", "http://127.0.0.1:1"],
+            as: ServiceScaleOutTests.member(bed, "b"),
+            environment: environment
+        )
+        defer { unreachable.send(SIGKILL) }
+        let port = try await listeningPort(of: reachable)
+        try await Self.waitForDirectory(port, instances: 2, partitions: 4, log: reachable)
+        try await bed.produce(traffic.commands() + traffic.positions())
+        let own = try await Self.waitForLocalDevices(port)
+
+        let nearby = try await Self.json(port, "devices/nearby?lat=48.57&lon=7.8&radius=50000&limit=500")
+        #expect(Set(Self.deviceIDs(nearby)) == own, "the reachable instance's devices: \(nearby)")
+        #expect(nearby["complete"] as? Bool == false, "\(nearby)")
+        let named = (nearby["instances"] as? [[String: Any]] ?? []).filter { $0["answered"] as? Bool == false }
+        #expect(named.count == 1 && named.first?["address"] as? String == "http://127.0.0.1:1", "\(nearby)")
+        #expect((named.first?["error"] as? String)?.isEmpty == false, "\(named)")
+        let map = try await Self.json(port, "map/devices")
+        #expect(Set(Self.deviceIDs(map)) == own && map["complete"] as? Bool == false, "\(map)")
+        let elsewhere = try #require(
+            (0..<traffic.devices).map(traffic.deviceId).first { !own.contains($0) },
+            "b holds some devices"
+        )
+        let card = try await get(port, "devices/\(elsewhere)", headers: Self.authorized)
+        #expect(card.status == 504 && card.retryAfter == "1", "\(card.status) \(card.body)")
+        #expect(card.body.contains("http://127.0.0.1:1"), "\(card.body)")
+    }
+
+    /// Waits until the instance on `port` has applied a fix of some devices and none arrives for a second; returns them.
+    static func waitForLocalDevices(_ port: Int) async throws -> Set<String> {
+        var seen: Set<String> = []
+        var steady = 0
+        try await waitUntil("the instance's own devices applied") {
+            let now = try await nearbyIDs(port, "&scope=local")
+            steady = now == seen && !now.isEmpty ? steady + 1 : 0
+            seen = now
+            return steady >= 20
+        }
+        return seen
+    }
+
     /// Waits until the instance on `port` knows `instances` instances holding all `partitions` partitions.
     static func waitForDirectory(_ port: Int, instances: Int, partitions: Int, log: BackgroundProcess) async throws {
         var last = ""
