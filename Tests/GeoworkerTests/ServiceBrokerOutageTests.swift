@@ -13,13 +13,20 @@ import Worker
 /// another: each starts workers of its own).
 @Suite("geoworker run: a broker missing or down", .serialized, .timeLimit(.minutes(10)))
 struct ServiceBrokerOutageTests {
-    @Test("a service started while its broker is down waits for it, not ready, then runs; SIGTERM stops it")
-    func serviceWaitsForTheBroker() async throws {
+    @Test(
+        "a service started while its broker is down waits for it, not ready, then runs; SIGTERM stops it",
+        arguments: [false, true]
+    )
+    func serviceWaitsForTheBroker(inGroupDirectory: Bool) async throws {
         let bed = try ServiceTestBed()
         let traffic = BorderTraffic(devices: 10, positionsPerDevice: 30, topics: bed.topics)
         try await bed.produce(traffic.commands() + traffic.positions())
+        // With an advertised address, the services beside the worker (the group's directory, its event stream) wait
+        // for Kafka as the worker does.
+        if inGroupDirectory { try bed.broker.createTopic("\(bed.group)-instances", partitions: 1) }
+        let directory = inGroupDirectory ? ["--http-devices", "--http-advertised-address", "http://127.0.0.1"] : []
         try bed.cluster.takeBrokerDown(1)
-        let child = try bed.start(environment: ServiceRetryTests.quickRetries)
+        let child = try bed.start(directory, environment: ServiceRetryTests.quickRetries)
         let port = try await listeningPort(of: child)
         try await waitUntil("two attempts logged", timeout: .seconds(60)) {
             child.errors.components(separatedBy: "cannot reach Kafka; trying again").count > 2 || !child.isRunning
@@ -34,6 +41,14 @@ struct ServiceBrokerOutageTests {
             try await get(port, "metrics").body.contains("geoworker_positions_consumed_total 300\n") || !child.isRunning
         }
         #expect(try await get(port, "ready").status == 200)
+        if inGroupDirectory {
+            try await ServiceGroupAnswersTests.waitForDirectory(
+                port,
+                instances: 1,
+                partitions: bed.partitions,
+                log: child
+            )
+        }
         child.send(SIGTERM)
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exited(0), "\(child.errors.suffix(2000))")
         let events = try await bed.distinctEvents()

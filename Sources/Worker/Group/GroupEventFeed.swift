@@ -30,12 +30,15 @@ public final class GroupEventFeed: Service, Sendable {
     public func run() async throws {
         defer { feed.close() }
         let topic = configuration.topics.events
-        let starts: [TopicPartition: StartOffset]
-        do {
-            starts = try await startOffsets(of: topic)
-        } catch {
-            throw WorkerError(.kafka, "cannot read where the events topic \(topic) ends", underlying: error)
+        // Kafka may not be there yet at start-up: waited for, as the worker waits.
+        let found = try await whileKafkaIsAway("the events topic", logger: logger) { () throws(WorkerError) in
+            do {
+                return try await startOffsets(of: topic)
+            } catch {
+                throw WorkerError(.kafka, "cannot read where the events topic \(topic) ends", underlying: error)
+            }
         }
+        guard let starts = found else { return }
         let consumer: Consumer
         do {
             consumer = try Consumer(

@@ -97,7 +97,20 @@ public final class GroupPresence: Service, Sendable {
         } catch {
             throw WorkerError(.kafka, "cannot create the instances topic's producer", underlying: error)
         }
-        let partitions = try await checkTopic(with: producer)
+        let partitions: Int
+        do {
+            // Kafka may not be there yet at start-up: waited for, as the worker waits.
+            guard let found = try await whileKafkaIsAway("the instances topic", logger: logger, { () throws(WorkerError) in
+                try await checkTopic(with: producer)
+            }) else {
+                await producer.close()
+                return
+            }
+            partitions = found
+        } catch {
+            await producer.close()
+            throw error
+        }
         let consumer: Consumer
         do {
             consumer = try Consumer(
@@ -207,7 +220,6 @@ public final class GroupPresence: Service, Sendable {
                 }
                 return try await producer.partitionCount(topic: topic, timeout: TopicCheck.metadataTimeout)
             } catch {
-                await producer.close()
                 throw WorkerError(
                     .topics,
                     "the instances topic \(topic) (topics.instances) is missing and the cluster did not create it "
@@ -217,7 +229,6 @@ public final class GroupPresence: Service, Sendable {
                 )
             }
         } catch {
-            await producer.close()
             throw WorkerError(.kafka, "cannot read the instances topic \(topic)'s metadata", underlying: error)
         }
     }
