@@ -100,9 +100,15 @@ public final class GroupPresence: Service, Sendable {
         let partitions: Int
         do {
             // Kafka may not be there yet at start-up: waited for, as the worker waits.
-            guard let found = try await whileKafkaIsAway("the instances topic", logger: logger, { () throws(WorkerError) in
-                try await checkTopic(with: producer)
-            }) else {
+            guard
+                let found = try await whileKafkaIsAway(
+                    "the instances topic",
+                    logger: logger,
+                    { () throws(WorkerError) in
+                        try await checkTopic(with: producer)
+                    }
+                )
+            else {
                 await producer.close()
                 return
             }

@@ -18,7 +18,7 @@ func whileKafkaIsAway<T>(
     while !Task.isCancelled && !Task.isShuttingDownGracefully {
         do {
             return try await attempt()
-        } catch where (error.underlying as? KafkaError)?.isRetriable == true {
+        } catch  where (error.underlying as? KafkaError)?.isRetriable == true {
             logger.warning(
                 "cannot reach Kafka for \(what); trying again",
                 metadata: [ServiceLogKey.error: "\(error)", ServiceLogKey.retryIn: "\(kafkaRetryInterval)"]
