@@ -270,7 +270,7 @@ let package = Package(
             dependencies: [
                 "Addresses",
                 "PartitionOffsets",
-                "Worker", "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "TestSupport",
+                "Worker", "Kafka", "GeoCore", "JSONCodec", "StateStore", "Countries", "TestSupport", "Threads",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

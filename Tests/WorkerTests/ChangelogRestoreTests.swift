@@ -8,6 +8,7 @@ import PartitionOffsets
 import StateStore
 import TestSupport
 import Testing
+import Threads
 
 @testable import Worker
 
@@ -156,4 +157,114 @@ struct PartitionStartTests {
         #expect(starts == [positions: 250, commands: 40, fresh: 7])
     }
 
+}
+
+/// Restoring a changelog written in transactions, with the aborted ones a killed incarnation leaves, on noida-db (the
+/// mock writes no transaction markers).
+@Suite("Restoring a transactional changelog, on noida-db", .timeLimit(.minutes(10)))
+struct TransactionalChangelogRestoreTests {
+    let topic = "group-device-state-changelog"
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restore-\(UUID())").path
+
+    /// The exactly-once crash-restart of issue 62.
+    ///
+    /// An incarnation killed in a transaction (aborted by the next one's start), a restore that read to the end after
+    /// that abort, then the next incarnation's committed checkpoints. noida-db answers a read that starts past an abort with that aborted transaction still listed, and librdkafka
+    /// then skips the producer's every later record up to its next abort: read from there, the committed records
+    /// would never reach the store.
+    @Test("records committed after an aborted transaction reach a store that had read up to that abort")
+    func committedAfterAnAbort() async throws {
+        let broker = try await NoidaBroker()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try broker.createTopic(topic, partitions: 1)
+        let store = try StateStore(directory: directory)
+        let restore = ChangelogRestore(
+            topic: topic,
+            store: store,
+            consumerConfiguration: ConsumerConfiguration(
+                bootstrapServers: broker.bootstrapServers,
+                groupId: "restore",
+                properties: ["isolation.level": "read_committed"]
+            ),
+            logger: ChangelogRestoreTests.quiet,
+            metricsFactory: NOOPMetricsHandler.instance,
+            transactional: true
+        )
+        let watermarks = try Consumer(
+            configuration: ConsumerConfiguration(
+                bootstrapServers: broker.bootstrapServers,
+                groupId: "watermarks",
+                properties: ["isolation.level": "read_committed"]
+            ),
+            subscription: .partitions([:]),
+            logger: ChangelogRestoreTests.quiet
+        )
+        let (topic, id) = (topic, "worker-\(UUID().uuidString.prefix(6))")
+        let state = Self.state
+
+        // The first incarnation commits a checkpoint, then is killed inside the next: the second one's start aborts it.
+        try await DedicatedThread.runOnce(name: "incarnations") { () throws in
+            let first = try Self.producer(broker, id: id)
+            defer { first.close(timeout: .zero) }
+            try Self.commit([state("d1", "FR")], topic: topic, by: first)
+            try first.beginTransaction()
+            _ = first.send(Self.records([state("d1", "ES"), state("d2", "ES")], topic: topic)).wait()
+            let second = try Self.producer(broker, id: id)
+            second.close(timeout: .zero)
+        }
+        #expect(try restore.restore([0], watermarksFrom: watermarks).records == [0: 1])
+        #expect(try store.loadDevices().map(\.country) == ["FR"], "the aborted records are not restored")
+
+        // The third incarnation commits two checkpoints after that abort, and is killed inside a third.
+        try await DedicatedThread.runOnce(name: "incarnations") { () throws in
+            let third = try Self.producer(broker, id: id)
+            defer { third.close(timeout: .zero) }
+            try Self.commit([state("d1", "DE"), state("d2", "DE")], topic: topic, by: third)
+            try Self.commit([state("d3", "NL")], topic: topic, by: third)
+            try third.beginTransaction()
+            _ = third.send(Self.records([state("d1", "BE")], topic: topic)).wait()
+            let fourth = try Self.producer(broker, id: id)
+            fourth.close(timeout: .zero)
+        }
+        let report = try restore.restore([0], watermarksFrom: watermarks)
+        #expect(report.records == [0: 3], "the committed records since the store's offset")
+        let countries = Dictionary(uniqueKeysWithValues: try store.loadDevices().map { ($0.deviceId, $0.country) })
+        #expect(countries == ["d1": "DE", "d2": "DE", "d3": "NL"])
+        await watermarks.close()
+    }
+
+    @Sendable private static func state(_ deviceId: String, _ country: String) -> DeviceState {
+        DeviceState(deviceId: deviceId, country: country, inputPartition: 0)
+    }
+
+    private static func producer(_ broker: NoidaBroker, id: String) throws -> Producer {
+        let producer = try Producer(
+            configuration: ProducerConfiguration(
+                bootstrapServers: broker.bootstrapServers,
+                deliveryTimeout: .seconds(30),
+                transactionalId: id
+            ),
+            logger: ChangelogRestoreTests.quiet
+        )
+        try producer.initTransactions()
+        return producer
+    }
+
+    private static func records(_ states: [DeviceState], topic: String) -> [ProducerRecord] {
+        states.map {
+            ProducerRecord(
+                topic: topic,
+                partition: 0,
+                key: Array($0.deviceId.utf8),
+                value: DeviceStateEncoding.encode($0)
+            )
+        }
+    }
+
+    private static func commit(_ states: [DeviceState], topic: String, by producer: Producer) throws {
+        try producer.beginTransaction()
+        let delivered = producer.send(records(states, topic: topic)).wait()
+        #expect(delivered.allSatisfy { $0.isDelivered })
+        try producer.commitTransaction()
+    }
 }

@@ -134,7 +134,8 @@ struct WorkerAssembly {
                     store: store,
                     consumerConfiguration: KafkaClients.restoreConsumerConfiguration(configuration),
                     logger: logger,
-                    metricsFactory: metricsFactory
+                    metricsFactory: metricsFactory,
+                    transactional: configuration.transactionalId != nil
                 ) : nil,
             startWithoutProgress: KafkaClients.startWithoutProgress(configuration),
             logger: logger

@@ -21,6 +21,17 @@ struct ChangelogRestore {
     let consumerConfiguration: ConsumerConfiguration
     let logger: Logger
     let metricsFactory: any MetricsFactory
+    /// Whether the changelog is written in transactions (exactly-once): then each partition is read from its
+    /// beginning, and the records the store already holds are passed over.
+    ///
+    /// A read that starts past an aborted transaction's marker is not safe on every broker: noida-db 0.2.3 still
+    /// names that transaction in its answers, and librdkafka then takes the producer's every later record for part of
+    /// it, up to the producer's next abort, so that the committed checkpoints of a restarted instance (the same
+    /// transactional id) would silently never be restored. Apache Kafka names only the aborted transactions that
+    /// reach into the read; from the beginning, every marker is read in its order on either. It costs a read of
+    /// the partition's records before the store's offset: Kafka Streams restores the whole changelog after an
+    /// exactly-once instance was killed, where this store keeps its own.
+    var transactional = false
     /// Records per poll and per transaction.
     ///
     /// A restore inserts devices in offset order, which is random key order: larger transactions sort more keys
@@ -52,7 +63,7 @@ struct ChangelogRestore {
         } catch {
             throw WorkerError(.state, "cannot read the changelog offsets", underlying: error)
         }
-        var behind: [Int32: (from: Int64, end: Int64)] = [:]
+        var behind: [Int32: Behind] = [:]
         var reached: [Int32: Int64] = [:]
         for partition in partitions {
             let bounds: (low: Int64, high: Int64)
@@ -62,7 +73,9 @@ struct ChangelogRestore {
                 throw WorkerError(.kafka, "cannot read the end of changelog partition \(partition)", underlying: error)
             }
             let from = max(stored[partition] ?? bounds.low, bounds.low)
-            if from < bounds.high { behind[partition] = (from, bounds.high) }
+            if from < bounds.high {
+                behind[partition] = Behind(readFrom: transactional ? bounds.low : from, from: from, end: bounds.high)
+            }
             if from >= bounds.high && stored[partition] == nil { reached[partition] = bounds.high }
         }
         // Every assigned partition's restore series, 0 when nothing is behind: a dashboard shows them from the
@@ -102,14 +115,24 @@ struct ChangelogRestore {
         return report
     }
 
-    private func read(_ behind: [Int32: (from: Int64, end: Int64)]) throws(WorkerError) -> Report {
+    /// A changelog partition the store lacks records of.
+    private struct Behind {
+        /// Where the read starts (``transactional``: the partition's beginning).
+        let readFrom: Int64
+        /// The first record the store lacks.
+        let from: Int64
+        /// The partition's end: its `read_committed` high watermark when the restore began.
+        let end: Int64
+    }
+
+    private func read(_ behind: [Int32: Behind]) throws(WorkerError) -> Report {
         let consumer: Consumer
         do {
             consumer = try Consumer(
                 configuration: consumerConfiguration,
                 subscription: .partitions(
                     Dictionary(
-                        uniqueKeysWithValues: behind.map { (TopicPartition(topic, $0.key), .offset($0.value.from)) }
+                        uniqueKeysWithValues: behind.map { (TopicPartition(topic, $0.key), .offset($0.value.readFrom)) }
                     )
                 ),
                 logger: logger
@@ -176,7 +199,9 @@ struct ChangelogRestore {
             }
             for record in batch {
                 let partition = record.partition
-                guard let end = behind[partition]?.end, record.offset < end else { continue }
+                guard let range = behind[partition], record.offset >= range.from, record.offset < range.end else {
+                    continue
+                }
                 switch try Self.decode(record, topic: topic) {
                 case .device(let device):
                     if case .some(.some(let earlier)) = latest[device.encoded.deviceId] {
