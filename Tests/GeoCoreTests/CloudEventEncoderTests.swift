@@ -165,6 +165,72 @@ struct CloudEventEncoderTests {
         #expect(data["basis"] as? String == "device-language")
     }
 
+    @Test("trip.started, trip.ended, speed.exceeded and speed.normal: where, when, how far and how fast")
+    func tripsAndSpeed() throws {
+        let start = Fix(
+            coordinate: Coordinate(latitude: 50.5, longitude: 4.5)!,
+            timestamp: TimestampTests.tenOClock,
+            accuracy: 6
+        )
+        let end = Self.fix
+        let ended = try encodeAndParse(
+            DeviceEvent(
+                id: "positions:0:9:0",
+                deviceId: "truck-17",
+                time: end.timestamp,
+                payload: .tripEnded(
+                    TripEnd(
+                        start: start,
+                        end: end,
+                        distanceMeters: 12_345.678,
+                        topSpeedMetersPerSecond: 27.456,
+                        reason: .parked,
+                        position: end
+                    )
+                )
+            )
+        )
+        #expect(ended["type"] as? String == "trip.ended")
+        let trip = try #require(ended["data"] as? [String: Any])
+        #expect(trip["distanceMeters"] as? Double == 12_345.7)
+        #expect(trip["topSpeedMetersPerSecond"] as? Double == 27.46)
+        #expect(trip["reason"] as? String == "parked")
+        #expect((trip["start"] as? [String: Any])?["lat"] as? Double == 50.5)
+        #expect(trip["durationSeconds"] as? Double == Double(end.timestamp - start.timestamp) / 1000)
+        let started = try encodeAndParse(
+            DeviceEvent(
+                id: "positions:0:5:0",
+                deviceId: "truck-17",
+                time: end.timestamp,
+                payload: .tripStarted(TripStart(start: start, position: end, distanceMeters: 512.04))
+            )
+        )
+        #expect(started["type"] as? String == "trip.started")
+        #expect((started["data"] as? [String: Any])?["distanceMeters"] as? Double == 512)
+        let report = SpeedReport(
+            limitMetersPerSecond: 25,
+            speedMetersPerSecond: 31.234,
+            basis: .derivedSpeed,
+            topSpeedMetersPerSecond: 33,
+            since: end.timestamp - 45_000,
+            position: end
+        )
+        for (payload, type) in [
+            (DeviceEvent.Payload.speedExceeded(report), "speed.exceeded"), (.speedNormal(report), "speed.normal"),
+        ] {
+            let json = try encodeAndParse(
+                DeviceEvent(id: "positions:0:7:0", deviceId: "truck-17", time: end.timestamp, payload: payload)
+            )
+            #expect(json["type"] as? String == type)
+            let data = try #require(json["data"] as? [String: Any])
+            #expect(data["limitMetersPerSecond"] as? Double == 25)
+            #expect(data["speedMetersPerSecond"] as? Double == 31.23)
+            #expect(data["basis"] as? String == "derived-speed")
+            #expect(data["durationSeconds"] as? Double == 45)
+            #expect(data["since"] is String)
+        }
+    }
+
     @Test("events appended one after another to a buffer: each is the same JSON as alone, long ones included")
     func appendedAfterEachOther() throws {
         // The worker appends each event to the buffer that holds the events before it; the writer keeps room at

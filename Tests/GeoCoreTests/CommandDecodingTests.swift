@@ -85,6 +85,28 @@ struct CommandDecodingTests {
         }
     }
 
+    @Test("setLimits: a device's own speed limit and silence threshold, each left out for the default")
+    func limits() throws {
+        let both = try decodeCommand(
+            #"{"type":"setLimits","deviceId":"truck-17","speedLimit":25,"silenceSeconds":900}"#
+        )
+        .get()
+        #expect(both == .setLimits(deviceId: "truck-17", speedLimit: 25, silentAfterSeconds: 900))
+        #expect(try decodeCommand(String(decoding: both.json, as: UTF8.self)).get() == both)
+        let defaults = try decodeCommand(#"{"type":"setLimits","deviceId":"d","speedLimit":null}"#).get()
+        #expect(defaults == .setLimits(deviceId: "d", speedLimit: nil, silentAfterSeconds: nil))
+        #expect(try decodeCommand(String(decoding: defaults.json, as: UTF8.self)).get() == defaults)
+        for (bad, member) in [
+            (#"{"type":"setLimits","deviceId":"d","speedLimit":0}"#, "speedLimit"),
+            (#"{"type":"setLimits","deviceId":"d","speedLimit":"fast"}"#, "speedLimit"),
+            (#"{"type":"setLimits","deviceId":"d","silenceSeconds":10}"#, "silenceSeconds"),
+            (#"{"type":"setLimits","deviceId":"d","silenceSeconds":90.5}"#, "silenceSeconds"),
+        ] {
+            let failure = try #require(throws: DecodingFailure.self, "\(bad)") { try decodeCommand(bad).get() }
+            #expect(failure.description.contains(member), "\(bad): \(failure)")
+        }
+    }
+
     @Test(
         "bad commands give a typed failure that says what is wrong",
         arguments: [

@@ -201,6 +201,45 @@ struct DeviceStateEncodingTests {
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(relabelled) }
     }
 
+    @Test("trips, speeding and a device's own limits are written as version 7, and only for a device that has them")
+    func activity() throws {
+        var state = DeviceState(deviceId: "truck-17", pins: [TrackedPin(pin: Self.pin)])
+        let plain = DeviceStateEncoding.encode(state)
+        let start = Fix(coordinate: Coordinate(latitude: 50.1, longitude: 4.2)!, timestamp: 1_000, accuracy: 8)
+        let moved = Fix(coordinate: Coordinate(latitude: 50.2, longitude: 4.3)!, timestamp: 9_000, accuracy: nil)
+        state.activity = DeviceActivity(
+            anchor: moved,
+            trip: TripProgress(start: start, lastMove: moved, distanceMeters: 11_400, topSpeed: 31.5, announced: true),
+            speeding: SpeedEpisode(since: 8_000, topSpeed: 31.5, announced: false, heading: 41),
+            speedLimit: 27.8,
+            silentAfterSeconds: 900
+        )
+        let bytes = DeviceStateEncoding.encode(state)
+        #expect(bytes[0] == 7)
+        #expect(Array(bytes.prefix(plain.count).dropFirst()) == Array(plain.dropFirst()), "version 5's fields first")
+        #expect(try DeviceStateEncoding.decode(bytes) == state)
+        // With a catalog standing too: both sections.
+        state.catalog = CatalogVisits(subscriptions: ["depots"])
+        #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(state)) == state)
+        // Only a device's own limits: still version 7; none of it left: back to 6 (catalog) or 5.
+        state.activity = DeviceActivity(speedLimit: 20)
+        #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(state)) == state)
+        state.activity = DeviceActivity()
+        #expect(DeviceStateEncoding.encode(state)[0] == 6)
+        state.catalog = nil
+        #expect(DeviceStateEncoding.encode(state) == plain)
+        // An unknown section, or a limit no command sets, is refused.
+        var unknown = bytes
+        unknown[plain.count] |= 4
+        #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(unknown) }
+        var limitless = DeviceState(deviceId: "d", activity: DeviceActivity(speedLimit: 20))
+        var limitBytes = DeviceStateEncoding.encode(limitless)
+        limitBytes.replaceSubrange((limitBytes.count - 8)..., with: Array(repeating: 0, count: 8))
+        #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(limitBytes) }
+        limitless.activity.speedLimit = nil
+        #expect(DeviceStateEncoding.encode(limitless)[0] == 5)
+    }
+
     @Test("version 4 bytes (a region without its local name) decode with the name as the local name")
     func versionFour() throws {
         let region = PlaceRegion(code: "DE-BY", name: "Bayern", source: .nearestPlace)
@@ -325,6 +364,37 @@ struct DeviceStateEncodingTests {
                 visits: Dictionary(visits) { first, _ in first },
                 decidedAt: random.next(below: 2) == 0 ? nil : Int64(bitPattern: random.next()) >> 20
             )
+        }
+        if random.next(below: 3) == 0 {
+            func fix(_ random: inout SplitMix64) -> Fix {
+                Fix(
+                    coordinate: coordinate(&random),
+                    timestamp: Int64(bitPattern: random.next()) >> 20,
+                    accuracy: random.next(below: 2) == 0 ? nil : random.uniform(0, 500)
+                )
+            }
+            var activity = DeviceActivity()
+            if random.next(below: 2) == 0 { activity.anchor = fix(&random) }
+            if random.next(below: 2) == 0 {
+                activity.trip = TripProgress(
+                    start: fix(&random),
+                    lastMove: fix(&random),
+                    distanceMeters: random.uniform(0, 100_000),
+                    topSpeed: random.uniform(0, 80),
+                    announced: random.next(below: 2) == 0
+                )
+            }
+            if random.next(below: 2) == 0 {
+                activity.speeding = SpeedEpisode(
+                    since: Int64(bitPattern: random.next()) >> 20,
+                    topSpeed: random.uniform(0, 80),
+                    announced: random.next(below: 2) == 0,
+                    heading: random.next(below: 2) == 0 ? nil : random.uniform(0, 360)
+                )
+            }
+            if random.next(below: 2) == 0 { activity.speedLimit = random.uniform(0.1, 200) }
+            if random.next(below: 2) == 0 { activity.silentAfterSeconds = 60 + random.next(below: 100_000) }
+            state.activity = activity
         }
         return state
     }

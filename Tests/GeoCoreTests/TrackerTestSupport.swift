@@ -201,6 +201,12 @@ extension DeviceEvent {
             "approaching \(approach.pin.id) eta \(Int(approach.etaSeconds.rounded()))s \(approach.basis.rawValue)"
         case .regionChanged(let change): "region \(change.from?.code ?? "nil")->\(change.to?.code ?? "nil")"
         case .timeZoneChanged(let change): "zone \(change.from?.identifier ?? "nil")->\(change.to.identifier)"
+        case .tripStarted(let trip): "trip started \(Int(trip.distanceMeters.rounded()))m"
+        case .tripEnded(let trip):
+            "trip ended \(trip.reason.rawValue) \(Int(trip.distanceMeters.rounded()))m \(Int(trip.durationSeconds))s"
+        case .speedExceeded(let report):
+            "speed exceeded \(Int(report.speedMetersPerSecond.rounded()))>\(Int(report.limitMetersPerSecond))"
+        case .speedNormal(let report): "speed normal after \(Int(report.durationSeconds))s"
         }
     }
 }
@@ -230,6 +236,11 @@ extension DeviceEvent.Payload {
 
     var approach: GeofenceApproach? {
         if case .geofenceApproaching(let approach) = self { return approach }
+        return nil
+    }
+
+    var tripEnd: TripEnd? {
+        if case .tripEnded(let trip) = self { return trip }
         return nil
     }
 

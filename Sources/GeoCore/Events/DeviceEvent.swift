@@ -23,6 +23,10 @@ public struct DeviceEvent: Hashable, Sendable {
         case geofenceApproaching(GeofenceApproach)
         indirect case regionChanged(RegionChange)
         indirect case timeZoneChanged(TimeZoneChange)
+        indirect case tripStarted(TripStart)
+        indirect case tripEnded(TripEnd)
+        indirect case speedExceeded(SpeedReport)
+        indirect case speedNormal(SpeedReport)
     }
 
     public init(id: String, deviceId: String, time: Int64, payload: Payload, catalogTags: [String]? = nil) {
@@ -39,7 +43,8 @@ public struct DeviceEvent: Hashable, Sendable {
     /// Every CloudEvents `type` an event may have, each at its ``typeNumber``.
     public static let types = [
         "geofence.entered", "geofence.exited", "country.changed", "language.suggested", "geofence.dwelled",
-        "geofence.crossed", "geofence.approaching", "region.changed", "timezone.changed",
+        "geofence.crossed", "geofence.approaching", "region.changed", "timezone.changed", "trip.started",
+        "trip.ended", "speed.exceeded", "speed.normal",
     ]
 
     /// The position of the event's `type` in ``types``: what counts events by type without hashing the name.
@@ -54,6 +59,10 @@ public struct DeviceEvent: Hashable, Sendable {
         case .geofenceApproaching: 6
         case .regionChanged: 7
         case .timeZoneChanged: 8
+        case .tripStarted: 9
+        case .tripEnded: 10
+        case .speedExceeded: 11
+        case .speedNormal: 12
         }
     }
 }

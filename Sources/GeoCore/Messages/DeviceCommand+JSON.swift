@@ -4,7 +4,8 @@ extension DeviceCommand {
     /// Decodes a command message from its JSON bytes (see `Schemas/command.*.schema.json`):
     /// `{"type":"track","deviceId":…,"pin":{"id","lat","lon","radius","title"?,"metadata"?}}`,
     /// `{"type":"untrack","deviceId":…,"pinId":…}`, `{"type":"untrackAll","deviceId":…}`, or
-    /// `{"type":"subscribe","deviceId":…,"tags":[…]}` and `unsubscribe` alike.
+    /// `{"type":"subscribe","deviceId":…,"tags":[…]}` and `unsubscribe` alike, or
+    /// `{"type":"setLimits","deviceId":…,"speedLimit"?:…,"silenceSeconds"?:…}` (a limit left out is the default).
     ///
     /// Members may come in any order; unknown members are ignored. Anything else returns a failure
     /// saying what is wrong.
@@ -14,7 +15,7 @@ extension DeviceCommand {
 
     /// The members of a command message; the case names are the JSON names.
     private enum Member: CaseIterable {
-        case type, deviceId, pin, pinId, tags
+        case type, deviceId, pin, pinId, tags, speedLimit, silenceSeconds
     }
 
     private static let members = JSONMemberTable<Member>()
@@ -27,6 +28,8 @@ extension DeviceCommand {
         var pin = JSONField<PinFields>.absent
         var pinId = JSONField<String>.absent
         var tags = JSONField<[String]>.absent
+        var speedLimit = JSONField<Double>.absent
+        var silenceSeconds = JSONField<Int>.absent
         try scanner.readMembers(of: members, depth: 1) { member, scanner throws(DecodingFailure) in
             switch member {
             case .type: type = try scanner.stringField()
@@ -34,6 +37,8 @@ extension DeviceCommand {
             case .pin: pin = try scanner.pinField()
             case .pinId: pinId = try scanner.stringField(maximumBytes: Pin.maximumIdLength)
             case .tags: tags = try scanner.tagsField()
+            case .speedLimit: speedLimit = try scanner.numberField(in: DeviceCommand.speedLimitRange)
+            case .silenceSeconds: silenceSeconds = try scanner.integerField(in: DeviceCommand.silenceRange)
             }
         }
         try scanner.expectEnd()
@@ -51,10 +56,17 @@ extension DeviceCommand {
             return .subscribe(deviceId: device, tags: Array(Set(try tags.required("tags"))).sorted())
         case "unsubscribe":
             return .unsubscribe(deviceId: device, tags: Array(Set(try tags.required("tags"))).sorted())
+        case "setLimits":
+            return .setLimits(
+                deviceId: device,
+                speedLimit: try speedLimit.optional("speedLimit"),
+                silentAfterSeconds: try silenceSeconds.optional("silenceSeconds")
+            )
         default:
             throw DecodingFailure(
                 .unknownCommand,
-                "unknown command type '\(kind)' (expected track, untrack, untrackAll, subscribe or unsubscribe)"
+                "unknown command type '\(kind)' (expected track, untrack, untrackAll, subscribe, unsubscribe or "
+                    + "setLimits)"
             )
         }
     }
@@ -283,6 +295,17 @@ extension DeviceCommand {
             json.beginArray()
             for tag in tags { json.string(tag) }
             json.endArray()
+        case .setLimits(let deviceId, let speedLimit, let silentAfterSeconds):
+            json.member("type", "setLimits")
+            json.member("deviceId", deviceId)
+            if let speedLimit {
+                json.key("speedLimit")
+                json.number(speedLimit)
+            }
+            if let silentAfterSeconds {
+                json.key("silenceSeconds")
+                json.number(Double(silentAfterSeconds))
+            }
         }
         json.endObject()
         return json.takeOutput()

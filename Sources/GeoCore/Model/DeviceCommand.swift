@@ -11,12 +11,20 @@ public enum DeviceCommand: Hashable, Sendable {
     case subscribe(deviceId: String, tags: [String])
     /// Stop watching the catalog's geofences of `tags` (no exit events; those another subscribed tag reaches stay).
     case unsubscribe(deviceId: String, tags: [String])
+    /// The device's own limits, replacing those it had: a speed limit in metres per second, and how long it may send
+    /// nothing before it is announced silent, in seconds; nil: the default.
+    case setLimits(deviceId: String, speedLimit: Double?, silentAfterSeconds: Int?)
 
     public var deviceId: String {
         switch self {
         case .track(let deviceId, _), .untrack(let deviceId, _), .untrackAll(let deviceId),
-            .subscribe(let deviceId, _), .unsubscribe(let deviceId, _):
+            .subscribe(let deviceId, _), .unsubscribe(let deviceId, _), .setLimits(let deviceId, _, _):
             deviceId
         }
     }
+
+    /// The speed limits a `setLimits` command may set, in metres per second (up to 720 km/h).
+    public static let speedLimitRange: ClosedRange<Double> = 0.1...200
+    /// The silence thresholds a `setLimits` command may set, in seconds: a minute to 30 days.
+    public static let silenceRange: ClosedRange<Int> = 60...2_592_000
 }

@@ -20,6 +20,8 @@ public struct DeviceState: Hashable, Sendable {
     /// The device's standing with the fleet's catalog (its subscriptions and visits); nil for a device that has never
     /// been decided against the catalog, which is every device when no catalog is used.
     public var catalog: CatalogVisits?
+    /// Trips, speeding and the device's own limits (empty while none of them is on).
+    public var activity: DeviceActivity
     /// The partition number its messages arrive on: that of the last message applied to it.
     ///
     /// Both input topics are co-partitioned and keyed by device id, so a device's positions and commands share this
@@ -42,6 +44,7 @@ public struct DeviceState: Hashable, Sendable {
         countryCandidateFixes: Int = 0,
         places: DevicePlaces = DevicePlaces(),
         catalog: CatalogVisits? = nil,
+        activity: DeviceActivity = DeviceActivity(),
         inputPartition: Int32 = 0,
         appliedOffsets: AppliedOffsets = AppliedOffsets()
     ) {
@@ -54,6 +57,7 @@ public struct DeviceState: Hashable, Sendable {
         self.countryCandidateFixes = countryCandidateFixes
         self.places = places
         self.catalog = catalog
+        self.activity = activity
         self.inputPartition = inputPartition
         self.appliedOffsets = appliedOffsets
     }

@@ -32,6 +32,16 @@
 /// visit: string geofence id · u8 state (bits 0-1 membership, 4 dwell announced, 8 approach announced, 16 approach
 /// arrival, 32 since) · [zigzag varint since] · [zigzag varint approach arrival]
 /// ```
+/// Version 7 is version 5 followed by the sections the device has, and is written only for a device with trips,
+/// speeding or limits of its own (``DeviceState/activity``); the others are written in version 5 or 6 as before.
+/// ```
+/// u8 sections (1 catalog, 2 activity) · [catalog] · [activity]
+/// activity: u8 flags (1 anchor, 2 trip, 4 speeding, 8 speed limit, 16 silent after, 32 trip announced,
+/// 64 speeding announced, 128 speeding heading) · [fix anchor] · [fix trip start · fix trip last move · f64 trip
+/// distance · f64 trip top speed] · [zigzag varint speeding since · f64 speeding top speed · [f64 heading]] · [f64
+/// speed limit] · [varint silent after seconds]
+/// fix: f64 lat · f64 lon · zigzag varint timestamp · u8 (1 accuracy) · [f64 accuracy]
+/// ```
 /// Version 4 is version 5 without the region's local name and with sources 0 and 1 only (read with the local name
 /// its name: a region saved by an earlier geoworker keeps the name it was announced with until the device's region
 /// next changes). Version 3 is version 4 without places (read as none announced: a device's first fix after an
@@ -44,18 +54,22 @@
 /// A new version gets a new number and a decoder beside the others; a reader meets a version it does not know
 /// (written by a newer geoworker) with an error that says so, never with a guess.
 public enum DeviceStateEncoding {
-    /// The newest version this build writes: for a device with catalog state (``versionWithoutCatalog`` otherwise).
-    public static let version: UInt8 = 6
+    /// The newest version this build writes: for a device with activity (``versionWithCatalog`` or
+    /// ``versionWithoutCatalog`` otherwise).
+    public static let version: UInt8 = 7
+    /// The version this build writes for a device with catalog state and no activity.
+    public static let versionWithCatalog: UInt8 = 6
     /// The version this build writes for a device without catalog state.
     public static let versionWithoutCatalog: UInt8 = 5
     /// The versions this build reads.
-    public static let readableVersions: ClosedRange<UInt8> = 1...6
+    public static let readableVersions: ClosedRange<UInt8> = 1...7
 
     /// The state's bytes.
     public static func encode(_ state: DeviceState) -> [UInt8] {
         var writer = Writer()
         writer.bytes.reserveCapacity(64 + state.pins.count * 48)
-        writer.byte(state.catalog == nil ? versionWithoutCatalog : version)
+        let hasActivity = !state.activity.isEmpty
+        writer.byte(hasActivity ? version : state.catalog == nil ? versionWithoutCatalog : versionWithCatalog)
         writer.string(state.deviceId)
         writer.varint(UInt64(UInt32(bitPattern: state.inputPartition)))
         writer.varint(UInt64(bitPattern: state.appliedOffsets.positions &+ 1))
@@ -81,7 +95,13 @@ public enum DeviceStateEncoding {
         writer.varint(UInt64(state.pins.count))
         for tracked in state.pins { writer.pin(tracked) }
         writer.places(state.places)
-        if let catalog = state.catalog { writer.catalog(catalog) }
+        if hasActivity {
+            writer.byte((state.catalog == nil ? 0 : Section.catalog) | Section.activity)
+            if let catalog = state.catalog { writer.catalog(catalog) }
+            writer.activity(state.activity)
+        } else if let catalog = state.catalog {
+            writer.catalog(catalog)
+        }
         return writer.bytes
     }
 
@@ -140,7 +160,13 @@ public enum DeviceStateEncoding {
             pins.append(version == 1 ? try reader.pinVersion1() : try reader.pin(hasArrival: version >= 3))
         }
         let places = version >= 4 ? try reader.places(version: version) : DevicePlaces()
-        let catalog = version >= 6 ? try reader.catalog() : nil
+        let sections =
+            version >= 7 ? try reader.byte("sections") : version == 6 ? Section.catalog : 0
+        guard sections & ~(Section.catalog | Section.activity) == 0 else {
+            throw DeviceStateDecodingError("unknown sections \(sections)")
+        }
+        let catalog = sections & Section.catalog != 0 ? try reader.catalog() : nil
+        let activity = sections & Section.activity != 0 ? try reader.activity() : DeviceActivity()
         guard reader.isAtEnd else {
             throw DeviceStateDecodingError("\(reader.remaining) bytes after the end of the state")
         }
@@ -154,6 +180,7 @@ public enum DeviceStateEncoding {
             countryCandidateFixes: candidateFixes,
             places: places,
             catalog: catalog,
+            activity: activity,
             inputPartition: partition,
             appliedOffsets: AppliedOffsets(positions: positions, commands: commands)
         )
@@ -186,6 +213,12 @@ public enum DeviceStateEncoding {
             Result { () throws(DeviceStateDecodingError) in try decode(buffer) }
         }
         return try decoded.get()
+    }
+
+    /// The sections after a version 7 state's places.
+    enum Section {
+        static let catalog: UInt8 = 1
+        static let activity: UInt8 = 2
     }
 
     enum Flag {
@@ -241,7 +274,7 @@ public enum DeviceStateEncoding {
         Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
     }
 
-    private struct Writer {
+    struct Writer {
         var bytes: [UInt8] = []
 
         mutating func pin(_ tracked: TrackedPin) {

@@ -85,6 +85,12 @@ extension DeviceTracker {
                 state.catalog = nil
             }
             return Outcome(kind: .applied)
+        case .setLimits(_, let speedLimit, let silentAfterSeconds):
+            // An episode under way is judged against the new limit at the next fix.
+            state.activity.speedLimit = speedLimit
+            state.activity.silentAfterSeconds = silentAfterSeconds
+            if speedWatch.limit(of: state.activity) == nil { state.activity.speeding = nil }
+            return Outcome(kind: .applied)
         }
     }
 

@@ -138,15 +138,28 @@ public struct DeviceTracker: Sendable {
         let usable = margin <= configuration.maxAccuracyMeters
         let catalog = usesCatalog(state) ? catalog : nil
         var outcome = Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
-        if usable && (!state.pins.isEmpty || catalog != nil) {
+        let watchesSpeed = speedWatch.limit(of: state.activity) != nil
+        let followsActivity = configuration.trips != nil || watchesSpeed
+        if !followsActivity && !state.activity.isEmpty { forgetActivity(of: &state) }
+        if usable && (!state.pins.isEmpty || catalog != nil || followsActivity) {
             let context = fixContext(
                 position,
                 fix: fix,
                 margin: margin,
                 previous: previous,
-                needsMotion: state.pins.contains { $0.pin.approachSeconds != nil }
+                needsMotion: followsActivity || state.pins.contains { $0.pin.approachSeconds != nil }
                     || catalog.map { $0.geofences.longestApproachSeconds > 0 } ?? false
             )
+            if followsActivity {
+                applyActivity(
+                    context,
+                    previous: previous,
+                    watchesSpeed: watchesSpeed,
+                    to: &state,
+                    numbering: &numbering,
+                    events: &events
+                )
+            }
             for index in state.pins.indices {
                 state.pins[index].evaluate(geofences, context, numbering: &numbering, events: &events)
             }
@@ -216,6 +229,54 @@ public struct DeviceTracker: Sendable {
         )
         return outcome
     }
+
+    /// Trips and speeding at a usable fix (decided before the geofences, so that their events come in that order).
+    private func applyActivity(
+        _ context: GeofenceEvaluator.FixContext,
+        previous: Fix?,
+        watchesSpeed: Bool,
+        to state: inout DeviceState,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        if let rules = configuration.trips {
+            TripTracker(rules: rules, assumedAccuracy: configuration.assumedAccuracyMeters).apply(
+                context.fix,
+                margin: context.margin,
+                speed: context.motion.speed.flatMap {
+                    context.motion.speedBasis == .derivedSpeed
+                        && $0 > configuration.speeding.maximumPlausibleMetersPerSecond ? nil : $0
+                },
+                previous: previous,
+                to: &state.activity,
+                numbering: &numbering,
+                events: &events
+            )
+        } else {
+            state.activity.anchor = nil
+            state.activity.trip = nil
+        }
+        if watchesSpeed {
+            speedWatch.apply(
+                context.fix,
+                motion: context.motion,
+                to: &state.activity,
+                numbering: &numbering,
+                events: &events
+            )
+        } else {
+            state.activity.speeding = nil
+        }
+    }
+
+    /// Drops the progress of trips and speeding when neither is on for the device (its own limits stay).
+    private func forgetActivity(of state: inout DeviceState) {
+        state.activity.anchor = nil
+        state.activity.trip = nil
+        state.activity.speeding = nil
+    }
+
+    var speedWatch: SpeedWatch { SpeedWatch(rules: configuration.speeding) }
 
     /// Whether the device is decided against the catalog: there is one, and the device subscribed or every device
     /// subscribes to some tags (``TrackerConfiguration/catalogTags``).

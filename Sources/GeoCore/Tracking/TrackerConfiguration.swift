@@ -62,6 +62,14 @@ public struct TrackerConfiguration: Hashable, Sendable {
     ///
     /// Default: 100.
     public var maxCatalogVisits: Int
+    /// When movements are announced as trips; nil: no trips.
+    ///
+    /// Default: none.
+    public var trips: TripRules?
+    /// Speed limits and how they are watched.
+    ///
+    /// Default: no limit but the devices' own.
+    public var speeding: SpeedRules
 
     public init(
         maxPinsPerDevice: Int = 100,
@@ -76,7 +84,9 @@ public struct TrackerConfiguration: Hashable, Sendable {
         placeConfirmations: Int = 1,
         disabledEventTypes: Set<String> = [],
         catalogTags: [String] = [],
-        maxCatalogVisits: Int = 100
+        maxCatalogVisits: Int = 100,
+        trips: TripRules? = nil,
+        speeding: SpeedRules = SpeedRules()
     ) {
         self.maxPinsPerDevice = maxPinsPerDevice
         self.maxAccuracyMeters = maxAccuracyMeters
@@ -91,5 +101,7 @@ public struct TrackerConfiguration: Hashable, Sendable {
         self.disabledEventTypes = disabledEventTypes
         self.catalogTags = Array(Set(catalogTags)).sorted()
         self.maxCatalogVisits = maxCatalogVisits
+        self.trips = trips
+        self.speeding = speeding
     }
 }
