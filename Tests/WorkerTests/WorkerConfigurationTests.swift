@@ -226,6 +226,38 @@ struct WorkerConfigurationTests {
         #expect(configuration.deadLetterLimits == DeadLetter.Limits(maxValueBytes: 400_000, maxKeyBytes: 2_048))
     }
 
+    @Test("trips: off unless enabled, Traccar's thresholds by default; speed: no default limit unless set")
+    func tripsAndSpeed() throws {
+        let defaults = try WorkerConfiguration(config: ConfigReader.inMemory([:])).tracker
+        #expect(defaults.trips == nil)
+        #expect(defaults.speeding == SpeedRules())
+        #expect(defaults.speeding.limitMetersPerSecond == nil)
+        let set = try WorkerConfiguration(
+            config: ConfigReader.inMemory([
+                "trips.enabled": true, "trips.minimumDistanceMeters": 1_000, "trips.minimumDurationSeconds": 120,
+                "trips.minimumParkingSeconds": 600, "trips.maximumGapSeconds": 1_800,
+                "speed.limitMetersPerSecond": 27, "speed.minimumDurationSeconds": 15,
+                "speed.maximumPlausibleMetersPerSecond": 70,
+            ])
+        ).tracker
+        #expect(
+            set.trips
+                == TripRules(
+                    minimumDistanceMeters: 1_000,
+                    minimumDurationSeconds: 120,
+                    minimumParkingSeconds: 600,
+                    maximumGapSeconds: 1_800
+                )
+        )
+        #expect(
+            set.speeding
+                == SpeedRules(limitMetersPerSecond: 27, minimumDurationSeconds: 15, maximumPlausibleMetersPerSecond: 70)
+        )
+        #expect(
+            try WorkerConfiguration(config: ConfigReader.inMemory(["trips.enabled": true])).tracker.trips == TripRules()
+        )
+    }
+
     @Test(
         "a value that is set but unusable is refused, naming its whole key",
         arguments: [
@@ -246,6 +278,10 @@ struct WorkerConfigurationTests {
                 "tracker.disabledEvents: \"region.moved\" is not an event type"
             ),
             ("tracker.placeConfirmations", 0, "tracker.placeConfirmations must be in 1...100 (got 0)"),
+            ("speed.limitMetersPerSecond", 0, "speed.limitMetersPerSecond must be in 0.1...200.0"),
+            ("speed.limitMetersPerSecond", "fast", "speed.limitMetersPerSecond must be a number"),
+            ("trips.minimumParkingSeconds", 0, "trips.minimumParkingSeconds must be in 1...86400 (got 0)"),
+            ("trips.enabled", "sometimes", "trips.enabled must be true or false"),
         ] as [(AbsoluteConfigKey, ConfigValue, String)]
     )
     func unusable(key: AbsoluteConfigKey, value: ConfigValue, message: String) throws {

@@ -44,6 +44,15 @@ extension ConfigReader {
         return try bounded(key, value, default: defaultValue, in: range, expected: "a number")
     }
 
+    /// The number at `key`, or nil when no source sets it; see ``integer(_:default:in:)``.
+    package func optionalNumber(_ key: ConfigKey, in range: ClosedRange<Double>) throws(WorkerError) -> Double? {
+        guard let value = double(forKey: key) ?? int(forKey: key).map(Double.init) else {
+            try requireAbsent(key, expected: "a number")
+            return nil
+        }
+        return try bounded(key, value, default: value, in: range, expected: "a number")
+    }
+
     private func bounded<Value: Comparable>(
         _ key: ConfigKey,
         _ value: Value?,

@@ -15,7 +15,8 @@ extension WorkerConfiguration {
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
     /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``), `changelog.*` (``ChangelogSettings/init(config:)``) and
     /// `places.enabled`, `places.index` (``Places``), `catalog.enabled`, `catalog.allowMissingTopic`,
-    /// `catalog.versionRetentionSeconds` (``CatalogSettings``).
+    /// `catalog.versionRetentionSeconds` (``CatalogSettings``), `trips.*` (`TripRules(config:)`) and `speed.*`
+    /// (`SpeedRules(config:)`).
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
@@ -55,9 +56,7 @@ extension WorkerConfiguration {
                 default: defaults.coastalTolerance,
                 in: 0...200_000
             ),
-            tracker: try config.settings(under: "tracker") { config throws(WorkerError) in
-                try TrackerConfiguration(config: config)
-            },
+            tracker: try Self.tracker(config),
             deliveryRetry: try config.settings(under: "deliveryRetry") { config throws(WorkerError) in
                 try DeliveryRetry(config: config)
             },
@@ -88,6 +87,22 @@ extension WorkerConfiguration {
             kafkaProperties: kafkaProperties
         )
         try processingGuarantee.check(groupInstanceId: groupInstanceId, changelogEnabled: changelogSettings.enabled)
+    }
+
+    /// The tracker's rules: `tracker.*`, with trips from `trips.*` and speeding from `speed.*`.
+    private static func tracker(_ config: ConfigReader) throws(WorkerError) -> TrackerConfiguration {
+        var tracker = try config.settings(under: "tracker") { config throws(WorkerError) in
+            try TrackerConfiguration(config: config)
+        }
+        tracker.trips = try config.settings(under: "trips") { config throws(WorkerError) in
+            // Checked when off too: a threshold set wrong is refused before the day trips are turned on.
+            let rules = try TripRules(config: config)
+            return try config.flag("enabled", default: false) ? rules : nil
+        }
+        tracker.speeding = try config.settings(under: "speed") { config throws(WorkerError) in
+            try SpeedRules(config: config)
+        }
+        return tracker
     }
 
     /// The producer's `message.max.bytes` among the `--kafka` properties, else librdkafka's default.
