@@ -203,6 +203,13 @@ struct SpeedRuleTests {
         #expect(Self.run(steps, configuration: configuration).isEmpty)
     }
 
+    @Test("a device that stops without reporting its speed is under the limit: the episode ends")
+    func stoppedWithDerivedSpeeds() {
+        var steps: [Step] = (0...6).map { (Double($0) * 300, Int64($0) * 10, nil) }  // 30 m/s, derived
+        steps += [(1_802, 90, nil), (1_800, 120, nil)]  // parked: within the fixes' accuracies
+        #expect(Self.run(steps) == ["40: speed exceeded 30>25", "90: speed normal after 80s"])
+    }
+
     @Test("a device's own limit from setLimits; without one and without a default, nothing is watched")
     func ownLimit() {
         let steps: [Step] = (0...5).map { (Double($0) * 200, Int64($0) * 10, 20) }

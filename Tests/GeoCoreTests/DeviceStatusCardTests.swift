@@ -70,6 +70,46 @@ struct DeviceStatusCardTests {
         #expect(restored.statusCard(of: "other", now: 0) == nil)
     }
 
+    @Test("a trip under way, a speeding episode and the device's limits are on its card; none of it without them")
+    func activity() throws {
+        var configuration = TrackerConfiguration(trips: TripRules(), speeding: SpeedRules(limitMetersPerSecond: 30))
+        configuration.speeding.minimumDurationSeconds = 0
+        var registry = DeviceRegistry(
+            tracker: DeviceTracker(configuration: configuration, countries: RectangleCountries())
+        )
+        var events: [DeviceEvent] = []
+        _ = registry.apply(
+            DeviceCommand.setLimits(deviceId: "d", speedLimit: 20, silentAfterSeconds: 900),
+            origin: MessageOrigin(topic: "c", partition: 2, offset: 0, timestamp: 0),
+            events: &events
+        )
+        // About 40 m/s east, a fix every 10 s: on its way, above its own limit of 20.
+        for step in 0..<4 {
+            Self.fix(
+                &registry,
+                longitude: 0.1 + Double(step) * 0.0036,
+                at: 1_000 + Int64(step) * 10_000,
+                offset: Int64(step)
+            )
+        }
+        let card = try Self.json(registry.statusCard(of: "d", now: 0))
+        let activity = try #require(card["activity"] as? [String: Any])
+        let trip = try #require(activity["trip"] as? [String: Any])
+        #expect(trip["announced"] as? Bool == true)
+        #expect((trip["distanceMeters"] as? Double ?? 0) > 1_000)
+        #expect((trip["start"] as? [String: Any])?["timestamp"] as? String == Timestamp.rfc3339(1_000))
+        let speeding = try #require(activity["speeding"] as? [String: Any])
+        #expect(speeding["announced"] as? Bool == true)
+        #expect(speeding["since"] as? String == Timestamp.rfc3339(11_000))
+        let limits = try #require(activity["limits"] as? [String: Any])
+        #expect(limits["speedLimit"] as? Double == 20)
+        #expect(limits["silenceSeconds"] as? Int == 900)
+        #expect(limits["speedLimitInForce"] as? Double == 20)
+
+        let plain = DeviceRegistry(tracker: Self.tracker, states: [DeviceState(deviceId: "d")])
+        #expect(try Self.json(plain.statusCard(of: "d", now: 0))["activity"] == nil)
+    }
+
     @Test("an approach under way shows when the device is expected at the edge, and how long that is from its fix")
     func approachETA() throws {
         var registry = DeviceRegistry(tracker: Self.tracker)

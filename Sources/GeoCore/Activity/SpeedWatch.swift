@@ -4,8 +4,8 @@
 /// The speed of a fix is the one it reports, else the one derived from the fix before (``FixMotion``: only over a
 /// movement beyond both fixes' accuracies, so a device standing still has none). A derived speed is filtered for the
 /// GPS's jumps: one above the plausible maximum decides nothing, and a derived heading that turns back (more than 90
-/// degrees from the episode's last) is the return from a jump, which drops an episode not yet announced. A fix with no
-/// speed decides nothing.
+/// degrees from the episode's last) is the return from a jump, which drops an episode not yet announced. A fix within
+/// both accuracies of the one before stands: under any limit. A fix with no speed otherwise decides nothing.
 ///
 /// Pure: the time is the fixes' own.
 struct SpeedWatch {
@@ -28,7 +28,7 @@ struct SpeedWatch {
             activity.speeding = nil
             return
         }
-        guard let speed = motion.speed else { return }
+        guard let speed = motion.speed ?? (motion.isStanding ? 0 : nil) else { return }
         let derived = motion.speedBasis == .derivedSpeed
         if derived && speed > rules.maximumPlausibleMetersPerSecond { return }
         guard speed > limit else {

@@ -31,6 +31,8 @@ public struct DeviceStatusCard: Sendable {
     /// The catalog geofences the device has a visit of (inside, undecided near an edge, approaching), by id, with the
     /// catalog's current version of each; a visit of one deleted since is left out (it ends at the next fix).
     public let catalogVisits: [(geofence: CatalogGeofence, visit: GeofenceStanding)]
+    /// The speed limit the device is watched against (its own, else the default); nil: none.
+    public let speedLimitInForce: Double?
 
     /// - Parameters:
     ///   - state: the device's state.
@@ -49,6 +51,7 @@ public struct DeviceStatusCard: Sendable {
             tracker.languages?.suggestion(for: $0, deviceLanguages: state.languages)
         }
         self.now = now
+        speedLimitInForce = tracker.speedWatch.limit(of: state.activity)
         catalogVisits = (state.catalog?.visits ?? [:]).sorted { $0.key < $1.key }.compactMap { id, visit in
             tracker.catalog?.geofences[id].map { ($0, visit) }
         }
@@ -135,6 +138,7 @@ public struct DeviceStatusCard: Sendable {
             json.endArray()
             json.endObject()
         }
+        if !state.activity.isEmpty { json.activity(state.activity, speedLimitInForce: speedLimitInForce) }
         json.endObject()
         return json.takeOutput()
     }
@@ -164,6 +168,52 @@ extension Membership {
 }
 
 extension JSONWriter {
+    /// The card's `activity`: the trip and the speeding under way, and the device's limits.
+    mutating func activity(_ activity: DeviceActivity, speedLimitInForce: Double?) {
+        key("activity")
+        beginObject()
+        key("trip")
+        if let trip = activity.trip {
+            beginObject()
+            key("start")
+            fix(trip.start)
+            key("lastMove")
+            fix(trip.lastMove)
+            key("distanceMeters")
+            number((trip.distanceMeters * 10).rounded() / 10)
+            key("topSpeedMetersPerSecond")
+            number((trip.topSpeed * 100).rounded() / 100)
+            key("announced")
+            bool(trip.announced)
+            endObject()
+        } else {
+            null()
+        }
+        key("speeding")
+        if let speeding = activity.speeding {
+            beginObject()
+            key("since")
+            timestamp(speeding.since)
+            key("topSpeedMetersPerSecond")
+            number((speeding.topSpeed * 100).rounded() / 100)
+            key("announced")
+            bool(speeding.announced)
+            endObject()
+        } else {
+            null()
+        }
+        key("limits")
+        beginObject()
+        key("speedLimit")
+        if let limit = activity.speedLimit { number(limit) } else { null() }
+        key("silenceSeconds")
+        if let seconds = activity.silentAfterSeconds { number(Double(seconds)) } else { null() }
+        key("speedLimitInForce")
+        if let limit = speedLimitInForce { number(limit) } else { null() }
+        endObject()
+        endObject()
+    }
+
     /// One pin on the status card or the map: its definition (polygons whole, as GeoJSON), the state
     /// announced and since when, the time inside so far by message time, and its dwell and approach; a catalog
     /// geofence's `tags` after them.

@@ -6,6 +6,9 @@ struct FixMotion {
     var speedBasis: GeofenceApproach.Basis = .reportedSpeed
     /// Degrees clockwise from north; nil when neither reported nor derivable.
     var heading: Double?
+    /// Whether, with no speed reported, the fix lies within both accuracies of a recent previous fix: the device
+    /// stands (or creeps), its speed is next to nothing, though no speed or direction can be derived.
+    var isStanding = false
 
     init() {}
 
@@ -24,7 +27,10 @@ struct FixMotion {
         let elapsed = Double(position.timestamp - previous.fix.timestamp) / 1000
         guard elapsed > 0, elapsed <= Double(maximumGapSeconds) else { return }
         let displacement = previous.fix.coordinate.distance(to: position.coordinate)
-        guard displacement > previous.margin + margin else { return }
+        guard displacement > previous.margin + margin else {
+            isStanding = speed == nil
+            return
+        }
         if speed == nil {
             speed = displacement / elapsed
             speedBasis = .derivedSpeed

@@ -1,0 +1,123 @@
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+import Worker
+
+/// Trips and speeding through `geoworker run` on the mock cluster.
+@Suite("geoworker run: trips and speeding", .serialized, .timeLimit(.minutes(10)))
+struct ServiceActivityTests {
+    /// Fleet traffic with stops: each device stands, drives north, parks for 6 minutes, and drives on.
+    ///
+    /// Even devices report their speed, odd ones leave it to be derived; every fourth drives under the speed limit.
+    struct StopAndGo {
+        let devices: Int
+        let topics: WorkerConfiguration.Topics
+        static let start: Int64 = 1_795_400_000_000
+        /// The settings under test: trips on, a default limit of 28 m/s (device 3 has its own, 20).
+        static let options = ["--set", "trips.enabled=true", "--set", "speed.limitMetersPerSecond=28"]
+
+        func deviceId(_ device: Int) -> String { "van-\(device)" }
+
+        /// Every fix of a device: seconds after the start, metres north of its home, its speed.
+        func fixes(_ device: Int) -> [(at: Int64, north: Double, speed: Double)] {
+            let speed = device % 4 == 3 ? 22.0 : 32.0
+            var fixes: [(Int64, Double, Double)] = (0..<5).map { (Int64($0) * 30, Double($0 % 2) * 4, 0) }
+            var time: Int64 = 150
+            var north = 0.0
+            for _ in 0..<30 {
+                time += 10
+                north += speed * 10
+                fixes.append((time, north, speed))
+            }
+            for _ in 0..<12 {
+                time += 30
+                fixes.append((time, north + Double(fixes.count % 2) * 3, 0))
+            }
+            for _ in 0..<10 {
+                time += 10
+                north += speed * 10
+                fixes.append((time, north, speed))
+            }
+            return fixes
+        }
+
+        /// The positions up to (`before: true`) or from `split` seconds.
+        func positions(splitAt split: Int64, before: Bool) -> [ProducerRecord] {
+            (0..<devices).flatMap { device in
+                fixes(device).filter { ($0.at < split) == before }.map { fix in
+                    let latitude = 45.0 + Double(device) * 0.02 + fix.north / 111_195
+                    let time = Self.start + fix.at * 1000
+                    let speed = device % 2 == 0 ? #","speed":\#(fix.speed)"# : ""
+                    let json =
+                        #"{"deviceId":"\#(deviceId(device))","lat":\#(latitude),"lon":5.0,"timestamp":\#(time),"accuracy":6\#(speed)}"#
+                    return ProducerRecord(
+                        topic: topics.positions,
+                        key: Array(deviceId(device).utf8),
+                        value: Array(json.utf8),
+                        timestampMilliseconds: time
+                    )
+                }
+            }
+        }
+
+        func commands() -> [ProducerRecord] {
+            [
+                ProducerRecord(
+                    topic: topics.commands,
+                    key: Array(deviceId(3).utf8),
+                    value: Array(#"{"type":"setLimits","deviceId":"\#(deviceId(3))","speedLimit":20}"#.utf8),
+                    timestampMilliseconds: Self.start - 1000
+                )
+            ]
+        }
+    }
+
+    @Test("restarted in the middle of the trips: the events of an uninterrupted run, each once, valid by the contract")
+    func restartMidTrip() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = StopAndGo(devices: 12, topics: bed.topics)
+        // Cut mid-drive, with the episodes above the limit under way and not yet announced for some.
+        try await bed.produce(traffic.commands() + traffic.positions(splitAt: 175, before: true))
+        try await bed.runUntilCaughtUp(StopAndGo.options)
+        let first = try await bed.events()
+        try await bed.produce(traffic.positions(splitAt: 175, before: false))
+        try await bed.runUntilCaughtUp(StopAndGo.options)
+        let events = try await bed.events()
+        let reference = try await bed.referenceEvents(StopAndGo.options)
+
+        #expect(!first.isEmpty, "the first run announced the trips' starts")
+        #expect(Set(events.map(\.id)).count == events.count, "nothing announced twice")
+        #expect(Set(events.map(\.json)) == Set(reference.map(\.json)), "the same events as one uninterrupted run")
+        let types = Dictionary(grouping: events, by: \.type).mapValues(\.count)
+        // Two drives each: two starts, one end (the second drive is under way at the end).
+        #expect(types["trip.started"] == 2 * traffic.devices)
+        #expect(types["trip.ended"] == traffic.devices)
+        // Above 28 m/s: the devices driving at 32 m/s (not every fourth), and device 3 at 22 against its own 20; an
+        // episode per drive, the first ended by the stop.
+        let speeding = (0..<traffic.devices).filter { $0 % 4 != 3 || $0 == 3 }.count
+        #expect(types["speed.exceeded"] == 2 * speeding)
+        #expect(types["speed.normal"] == speeding)
+        let ended = try #require(events.first { $0.type == "trip.ended" && $0.subject == traffic.deviceId(0) })
+        #expect(ended.json.contains(#""reason":"parked""#))
+        let counts = try await bed.expectProducedMessagesMatchAsyncAPI()
+        #expect((counts["events"] ?? 0) >= events.count)
+
+        // The card of a device on its second drive, above its own limit: what it is doing, by the contract.
+        let (child, port) = try await startServing(bed, ["--http-devices"] + StopAndGo.options, untilConsumed: 0)
+        defer { child.send(SIGKILL) }
+        // Once the instance holds the device's partition (the mock assigns a new group's partitions after ~3 s).
+        try await waitUntil("the card is served") {
+            try await get(port, "devices/\(traffic.deviceId(3))").status == 200
+        }
+        let card = try await get(port, "devices/\(traffic.deviceId(3))")
+        #expect(card.status == 200, "\(card.body)")
+        let validation = try await ServiceTestBed.validate(["device-status\t" + card.body])
+        #expect(validation.status == 0, "\(validation.output)\(validation.errors)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(card.body.utf8)) as? [String: Any])
+        let activity = try #require(object["activity"] as? [String: Any], "\(card.body)")
+        #expect((activity["trip"] as? [String: Any])?["announced"] as? Bool == true, "\(card.body)")
+        #expect((activity["speeding"] as? [String: Any])?["announced"] as? Bool == true, "\(card.body)")
+        #expect((activity["limits"] as? [String: Any])?["speedLimitInForce"] as? Double == 20, "\(card.body)")
+    }
+}
