@@ -1,6 +1,6 @@
 // Benchmarks of the core: message decoding, the tracker, and state store writes.
 //
-//   swift run -c release geocore-bench [--only decode|tracker|shapes|map|nearby|million|catalog|encode|store]
+//   swift run -c release geocore-bench [--only decode|tracker|shapes|activity|map|nearby|million|catalog|encode|store]
 //
 // 1. Decode: 1M position messages (the documented layout, RFC 3339 or epoch-ms timestamps, varied
 //    devices, coordinates with 6 decimals as GPS receivers report them) decoded from their bytes on one core;
@@ -17,6 +17,7 @@
 //    Million: 1M devices with 3 circle pins (and 100k with a 100-vertex polygon): resident bytes per device,
 //    positions/s with the bundled country index, a checkpoint of every device, loading them from the store.
 //    Catalog: the fleet geofence catalog (issue 64) with 1M geofences: filling it, its resident bytes, a fix's lookup.
+//    Activity: trips and speeding (issue 67) on a steady stream with stops, against the same stream with them off.
 // 3. Encode: the tracker's events as CloudEvents JSON, one buffer each, as the worker publishes them.
 // 4. Store: batches of 10,000 changed devices written to SQLite (position-only, then with pins rewritten).
 //
@@ -53,6 +54,7 @@ if runs("decode") { try benchmarkDecoding() }
 if runs("nearby") { benchmarkNearby(random: &random) }
 if runs("map") { benchmarkMap(random: &random) }
 if runs("shapes") { benchmarkShapes() }
+if runs("activity") { benchmarkActivity() }
 if runs("million") { try benchmarkMillion() }
 if runs("catalog") { benchmarkCatalog(random: &random) }
 if runs("tracker") || runs("encode") || runs("store") { try benchmarkTrackerEncodingAndStore(random: &random) }

@@ -29,7 +29,9 @@ public struct DeviceActivity: Hashable, Sendable {
     }
 
     /// Whether there is nothing to keep: a device in this state is written without it.
-    public var isEmpty: Bool { self == DeviceActivity() }
+    public var isEmpty: Bool {
+        anchor == nil && trip == nil && speeding == nil && speedLimit == nil && silentAfterSeconds == nil
+    }
 }
 
 /// A device on its way: since it set off, how far it went, and whether it is announced as a trip yet.

@@ -21,7 +21,32 @@ public struct DeviceState: Hashable, Sendable {
     /// been decided against the catalog, which is every device when no catalog is used.
     public var catalog: CatalogVisits?
     /// Trips, speeding and the device's own limits (empty while none of them is on).
-    public var activity: DeviceActivity
+    ///
+    /// Kept out of line, in an array of none or one: most devices have none, and the couple of hundred bytes it takes
+    /// inline would be copied with every state.
+    public var activity: DeviceActivity {
+        get { activityStorage.first ?? DeviceActivity() }
+        set {
+            if newValue.isEmpty {
+                activityStorage = []
+            } else if activityStorage.isEmpty {
+                activityStorage = [newValue]
+            } else {
+                activityStorage[0] = newValue
+            }
+        }
+    }
+    /// Whether the device has any activity state (``activity`` is not empty), without copying it.
+    public var hasActivity: Bool { !activityStorage.isEmpty }
+
+    /// Changes the activity in place, where ``activity``'s setter would copy it out and back.
+    mutating func withActivity<Result>(_ body: (inout DeviceActivity) -> Result) -> Result {
+        if activityStorage.isEmpty { activityStorage.append(DeviceActivity()) }
+        let result = body(&activityStorage[0])
+        if activityStorage[0].isEmpty { activityStorage.removeAll() }
+        return result
+    }
+    private var activityStorage: [DeviceActivity] = []
     /// The partition number its messages arrive on: that of the last message applied to it.
     ///
     /// Both input topics are co-partitioned and keyed by device id, so a device's positions and commands share this
@@ -57,8 +82,8 @@ public struct DeviceState: Hashable, Sendable {
         self.countryCandidateFixes = countryCandidateFixes
         self.places = places
         self.catalog = catalog
-        self.activity = activity
         self.inputPartition = inputPartition
         self.appliedOffsets = appliedOffsets
+        self.activity = activity
     }
 }

@@ -138,7 +138,7 @@ public struct DeviceStatusCard: Sendable {
             json.endArray()
             json.endObject()
         }
-        if !state.activity.isEmpty { json.activity(state.activity, speedLimitInForce: speedLimitInForce) }
+        if state.hasActivity { json.activity(state.activity, speedLimitInForce: speedLimitInForce) }
         json.endObject()
         return json.takeOutput()
     }

@@ -68,7 +68,7 @@ public enum DeviceStateEncoding {
     public static func encode(_ state: DeviceState) -> [UInt8] {
         var writer = Writer()
         writer.bytes.reserveCapacity(64 + state.pins.count * 48)
-        let hasActivity = !state.activity.isEmpty
+        let hasActivity = state.hasActivity
         writer.byte(hasActivity ? version : state.catalog == nil ? versionWithoutCatalog : versionWithCatalog)
         writer.string(state.deviceId)
         writer.varint(UInt64(UInt32(bitPattern: state.inputPartition)))

@@ -138,17 +138,22 @@ public struct DeviceTracker: Sendable {
         let usable = margin <= configuration.maxAccuracyMeters
         let catalog = usesCatalog(state) ? catalog : nil
         var outcome = Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
-        let watchesSpeed = speedWatch.limit(of: state.activity) != nil
+        let watchesSpeed =
+            configuration.speeding.limitMetersPerSecond != nil
+            || (state.hasActivity && state.activity.speedLimit != nil)
         let followsActivity = configuration.trips != nil || watchesSpeed
-        if !followsActivity && !state.activity.isEmpty { forgetActivity(of: &state) }
+        if !followsActivity && state.hasActivity { forgetActivity(of: &state) }
         if usable && (!state.pins.isEmpty || catalog != nil || followsActivity) {
+            let approaches =
+                state.pins.contains { $0.pin.approachSeconds != nil }
+                || catalog.map { $0.geofences.longestApproachSeconds > 0 } ?? false
             let context = fixContext(
                 position,
                 fix: fix,
                 margin: margin,
                 previous: previous,
-                needsMotion: followsActivity || state.pins.contains { $0.pin.approachSeconds != nil }
-                    || catalog.map { $0.geofences.longestApproachSeconds > 0 } ?? false
+                needsMotion: followsActivity || approaches,
+                needsHeading: approaches
             )
             if followsActivity {
                 applyActivity(
@@ -239,6 +244,26 @@ public struct DeviceTracker: Sendable {
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
+        state.withActivity { activity in
+            applyActivity(
+                context,
+                previous: previous,
+                watchesSpeed: watchesSpeed,
+                to: &activity,
+                numbering: &numbering,
+                events: &events
+            )
+        }
+    }
+
+    private func applyActivity(
+        _ context: GeofenceEvaluator.FixContext,
+        previous: Fix?,
+        watchesSpeed: Bool,
+        to activity: inout DeviceActivity,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
         if let rules = configuration.trips {
             TripTracker(rules: rules, assumedAccuracy: configuration.assumedAccuracyMeters).apply(
                 context.fix,
@@ -248,24 +273,18 @@ public struct DeviceTracker: Sendable {
                         && $0 > configuration.speeding.maximumPlausibleMetersPerSecond ? nil : $0
                 },
                 previous: previous,
-                to: &state.activity,
+                to: &activity,
                 numbering: &numbering,
                 events: &events
             )
         } else {
-            state.activity.anchor = nil
-            state.activity.trip = nil
+            activity.anchor = nil
+            activity.trip = nil
         }
         if watchesSpeed {
-            speedWatch.apply(
-                context.fix,
-                motion: context.motion,
-                to: &state.activity,
-                numbering: &numbering,
-                events: &events
-            )
+            speedWatch.apply(context.fix, motion: context.motion, to: &activity, numbering: &numbering, events: &events)
         } else {
-            state.activity.speeding = nil
+            activity.speeding = nil
         }
     }
 
@@ -286,14 +305,15 @@ public struct DeviceTracker: Sendable {
 
     /// What the geofence rules need of a fix: the previous fix only when it was accurate enough to decide
     /// geofences and recent enough for the straight line between them to mean something; the device's motion
-    /// only when a pin watches for approaches (`needsMotion`), the one rule that reads it (deriving it takes a
-    /// haversine, a cosine and an arctangent).
+    /// only when a rule reads it (`needsMotion`: approaches, trips, speeding; deriving it takes a haversine, a cosine
+    /// and an arctangent), and its heading only for approaches (`needsHeading`).
     private func fixContext(
         _ position: Position,
         fix: Fix,
         margin: Double,
         previous: Fix?,
-        needsMotion: Bool
+        needsMotion: Bool,
+        needsHeading: Bool = true
     ) -> GeofenceEvaluator.FixContext {
         var path: (fix: Fix, margin: Double)?
         if let previous {
@@ -311,7 +331,8 @@ public struct DeviceTracker: Sendable {
                 position: position,
                 margin: margin,
                 previous: path,
-                maximumGapSeconds: configuration.maxFixGapSeconds
+                maximumGapSeconds: configuration.maxFixGapSeconds,
+                needsHeading: needsHeading
             ) : FixMotion()
         return GeofenceEvaluator.FixContext(fix: fix, margin: margin, previous: path, motion: motion)
     }

@@ -17,13 +17,22 @@ struct FixMotion {
     /// A derived speed or direction needs a previous fix that moved further than the two fixes' accuracies together
     /// (anything less may be noise of a device standing still) within `maximumGapSeconds` (over a longer gap the
     /// straight line says nothing).
-    init(position: Position, margin: Double, previous: (fix: Fix, margin: Double)?, maximumGapSeconds: Int) {
+    ///
+    /// `needsHeading`: false when only the speed is asked for (trips and speeding), which spares deriving a heading
+    /// for a fix that reports its speed.
+    init(
+        position: Position,
+        margin: Double,
+        previous: (fix: Fix, margin: Double)?,
+        maximumGapSeconds: Int,
+        needsHeading: Bool = true
+    ) {
         if let speed = position.speed {
             self.speed = speed
             speedBasis = .reportedSpeed
         }
         heading = position.heading
-        guard speed == nil || heading == nil, let previous else { return }
+        guard speed == nil || (heading == nil && needsHeading), let previous else { return }
         let elapsed = Double(position.timestamp - previous.fix.timestamp) / 1000
         guard elapsed > 0, elapsed <= Double(maximumGapSeconds) else { return }
         let displacement = previous.fix.coordinate.distance(to: position.coordinate)
