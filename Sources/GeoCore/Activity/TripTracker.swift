@@ -44,7 +44,12 @@ struct TripTracker {
             activity.anchor = fix
             return
         }
-        let step = anchor.coordinate.distance(to: fix.coordinate)
+        // On the plane at the anchor: within a percent of the sphere's distance over tens of kilometres, at a
+        // cosine where the haversine takes five calls of libm, at every fix of every device.
+        let plane = LocalPlane(at: anchor.coordinate)
+        let east = plane.x(longitude: fix.coordinate.longitude)
+        let north = plane.y(latitude: fix.coordinate.latitude)
+        let step = (east * east + north * north).squareRoot()
         guard step > (anchor.accuracy ?? assumedAccuracy) + margin else {
             // Standing: a movement that has stood still for the parking time is over.
             if let trip = activity.trip,
