@@ -208,6 +208,13 @@ struct SpeedRuleTests {
         var steps: [Step] = (0...6).map { (Double($0) * 300, Int64($0) * 10, nil) }  // 30 m/s, derived
         steps += [(1_802, 90, nil), (1_800, 120, nil)]  // parked: within the fixes' accuracies
         #expect(Self.run(steps) == ["40: speed exceeded 30>25", "90: speed normal after 80s"])
+        var device = DeviceScenario(configuration: Self.limited)
+        let normal = steps.flatMap { device.move(north: $0.north, at: $0.at, speed: $0.speed) }.last
+        guard case .speedNormal(let report) = normal?.payload else {
+            Issue.record("expected speed.normal last, got \(String(describing: normal))")
+            return
+        }
+        #expect(report.basis == .derivedSpeed && report.speedMetersPerSecond == 0, "standing: derived, 0")
     }
 
     @Test("a device's own limit from setLimits; without one and without a default, nothing is watched")

@@ -37,7 +37,10 @@ struct FixMotion {
         guard elapsed > 0, elapsed <= Double(maximumGapSeconds) else { return }
         let displacement = previous.fix.coordinate.distance(to: position.coordinate)
         guard displacement > previous.margin + margin else {
-            isStanding = speed == nil
+            if speed == nil {
+                isStanding = true
+                speedBasis = .derivedSpeed
+            }
             return
         }
         if speed == nil {
