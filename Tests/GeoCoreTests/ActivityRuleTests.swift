@@ -249,3 +249,92 @@ struct SpeedRuleTests {
         #expect(expected.map(\.type) == ["speed.exceeded", "speed.normal"])
     }
 }
+
+/// Silence by message time, on the pure tracker and the registry's sweep.
+@Suite("DeviceTracker: silence", .timeLimit(.minutes(5)))
+struct SilenceRuleTests {
+    static let watched = TrackerConfiguration(liveness: LivenessRules(silentAfterSeconds: 600))
+
+    @Test("a fix after a gap longer than the threshold: the silence and the resumption, the silence by its own id")
+    func atTheNextFix() throws {
+        var device = DeviceScenario(configuration: Self.watched)
+        #expect(device.move(north: 0, at: 0).isEmpty)
+        #expect(device.move(north: 0, at: 600).isEmpty, "exactly the threshold: not silent")
+        let events = device.move(north: 0, at: 1_300)
+        #expect(events.map(\.type) == ["device.silent", "device.resumed"])
+        let silent = try #require(events.first)
+        #expect(silent.id == "device.silent:truck-17:\(DeviceScenario.start + 600_000)")
+        #expect(silent.time == DeviceScenario.start + 1_200_000, "silent from the last fix plus the threshold")
+        guard case .deviceResumed(let resumption) = events[1].payload else {
+            Issue.record("expected device.resumed, got \(events[1].type)")
+            return
+        }
+        #expect(resumption.quietSeconds == 700)
+    }
+
+    @Test("announced by the stream's time: the same event; its next fix resumes it without a second")
+    func byStreamTime() throws {
+        var byFix = DeviceScenario(configuration: Self.watched)
+        var bySweep = byFix
+        _ = byFix.move(north: 0, at: 0)
+        _ = bySweep.move(north: 0, at: 0)
+        #expect(bySweep.tracker.silence(of: &bySweep.state, at: DeviceScenario.start + 599_000) == nil)
+        let swept = try #require(bySweep.tracker.silence(of: &bySweep.state, at: DeviceScenario.start + 600_000))
+        #expect(bySweep.tracker.silence(of: &bySweep.state, at: DeviceScenario.start + 900_000) == nil, "once")
+        try bySweep.restart()
+        #expect(bySweep.tracker.silence(of: &bySweep.state, at: DeviceScenario.start + 900_000) == nil, "restarted")
+        let fixed = byFix.move(north: 0, at: 2_000)
+        #expect(fixed.first == swept, "one silence, one event, whichever announced it")
+        #expect(bySweep.move(north: 0, at: 2_000).map(\.type) == ["device.resumed"])
+        #expect(bySweep.tracker.silence(of: &bySweep.state, at: DeviceScenario.start + 2_500_000) == nil)
+        #expect(bySweep.tracker.silence(of: &bySweep.state, at: DeviceScenario.start + 2_600_000) != nil, "again")
+    }
+
+    @Test("a device's own threshold from setLimits; none at all: not watched")
+    func ownThreshold() {
+        var device = DeviceScenario()
+        _ = device.move(north: 0, at: 0)
+        #expect(device.move(north: 0, at: 100_000).isEmpty, "no threshold")
+        _ = device.command(.setLimits(deviceId: device.state.deviceId, speedLimit: nil, silentAfterSeconds: 120))
+        #expect(device.move(north: 0, at: 100_200).map(\.type) == ["device.silent", "device.resumed"])
+    }
+
+    @Test("the registry's sweep: only the partition's devices past their deadlines, each once, counted as changed")
+    func registrySweep() throws {
+        var registry = DeviceRegistry(
+            tracker: DeviceTracker(configuration: Self.watched, countries: RectangleCountries())
+        )
+        var events: [DeviceEvent] = []
+        for (index, (device, partition, second)) in [("a", 0, 0), ("b", 0, 300), ("c", 1, 0), ("d", 0, 100)]
+            .enumerated()
+        {
+            let position = Position(
+                deviceId: device,
+                coordinate: Coordinate(latitude: 10, longitude: 10)!,
+                timestamp: DeviceScenario.start + Int64(second) * 1000,
+                accuracy: 5
+            )
+            let origin = MessageOrigin(
+                topic: "positions",
+                partition: Int32(partition),
+                offset: Int64(index),
+                timestamp: 0
+            )
+            _ = registry.apply(position, origin: origin, events: &events)
+        }
+        _ = registry.takeChanges()
+        events.removeAll()
+        #expect(registry.announceSilences(inPartition: 0, upTo: DeviceScenario.start + 699_000, events: &events) == 1)
+        #expect(events.map(\.deviceId) == ["a"])
+        #expect(registry.announceSilences(inPartition: 0, upTo: DeviceScenario.start + 699_000, events: &events) == 0)
+        #expect(
+            registry.announceSilences(inPartition: 0, upTo: DeviceScenario.start + 10_000_000, events: &events) == 2
+        )
+        #expect(events.map(\.deviceId) == ["a", "d", "b"], "in the order of their deadlines")
+        #expect(Set(registry.takeChanges(.eventful).map(\.deviceId)) == ["a", "b", "d"])
+        #expect(registry.state(of: "c")?.activity.silenceAnnounced == false, "partition 1's time has not passed")
+        // A registry made from stored states queues them too.
+        var restored = DeviceRegistry(tracker: registry.tracker, states: [try #require(registry.state(of: "c"))])
+        #expect(restored.announceSilences(inPartition: 1, upTo: DeviceScenario.start + 600_000, events: &events) == 1)
+    }
+}

@@ -231,6 +231,35 @@ struct CloudEventEncoderTests {
         }
     }
 
+    @Test("device.silent and device.resumed: the last fix, the threshold, how long it was quiet")
+    func silence() throws {
+        let last = Fix(
+            coordinate: Coordinate(latitude: 50.5, longitude: 4.5)!,
+            timestamp: Self.fix.timestamp - 1_500_000,
+            accuracy: 6
+        )
+        let silent = try encodeAndParse(
+            DeviceEvent(
+                id: "device.silent:truck-17:\(last.timestamp)",
+                deviceId: "truck-17",
+                time: last.timestamp + 900_000,
+                payload: .deviceSilent(DeviceSilence(lastFix: last, silentAfterSeconds: 900))
+            )
+        )
+        #expect(silent["type"] as? String == "device.silent")
+        #expect((silent["data"] as? [String: Any])?["silentAfterSeconds"] as? Int == 900)
+        let resumed = try encodeAndParse(
+            DeviceEvent(
+                id: "positions:0:9:0",
+                deviceId: "truck-17",
+                time: Self.fix.timestamp,
+                payload: .deviceResumed(DeviceResumption(lastFix: last, position: Self.fix))
+            )
+        )
+        #expect(resumed["type"] as? String == "device.resumed")
+        #expect((resumed["data"] as? [String: Any])?["quietSeconds"] as? Double == 1_500)
+    }
+
     @Test("events appended one after another to a buffer: each is the same JSON as alone, long ones included")
     func appendedAfterEachOther() throws {
         // The worker appends each event to the buffer that holds the events before it; the writer keeps room at

@@ -212,7 +212,8 @@ struct DeviceStateEncodingTests {
             trip: TripProgress(start: start, lastMove: moved, distanceMeters: 11_400, topSpeed: 31.5, announced: true),
             speeding: SpeedEpisode(since: 8_000, topSpeed: 31.5, announced: false, heading: 41),
             speedLimit: 27.8,
-            silentAfterSeconds: 900
+            silentAfterSeconds: 900,
+            silenceAnnounced: true
         )
         let bytes = DeviceStateEncoding.encode(state)
         #expect(bytes[0] == 7)
@@ -394,6 +395,7 @@ struct DeviceStateEncodingTests {
             }
             if random.next(below: 2) == 0 { activity.speedLimit = random.uniform(0.1, 200) }
             if random.next(below: 2) == 0 { activity.silentAfterSeconds = 60 + random.next(below: 100_000) }
+            activity.silenceAnnounced = random.next(below: 2) == 0
             state.activity = activity
         }
         return state

@@ -106,8 +106,15 @@ struct DeviceStatusCardTests {
         #expect(limits["silenceSeconds"] as? Int == 900)
         #expect(limits["speedLimitInForce"] as? Double == 20)
 
+        let liveness = try #require(card["liveness"] as? [String: Any])
+        #expect(liveness["silentAfterSeconds"] as? Int == 900)
+        #expect(liveness["silentSince"] is NSNull, "the card's time is before the deadline")
+        let later = try Self.json(registry.statusCard(of: "d", now: 931_000 + 900_000))
+        #expect((later["liveness"] as? [String: Any])?["silentSince"] as? String == Timestamp.rfc3339(931_000))
+
         let plain = DeviceRegistry(tracker: Self.tracker, states: [DeviceState(deviceId: "d")])
         #expect(try Self.json(plain.statusCard(of: "d", now: 0))["activity"] == nil)
+        #expect(try Self.json(plain.statusCard(of: "d", now: 0))["liveness"] == nil)
     }
 
     @Test("an approach under way shows when the device is expected at the edge, and how long that is from its fix")

@@ -207,6 +207,8 @@ extension DeviceEvent {
         case .speedExceeded(let report):
             "speed exceeded \(Int(report.speedMetersPerSecond.rounded()))>\(Int(report.limitMetersPerSecond))"
         case .speedNormal(let report): "speed normal after \(Int(report.durationSeconds))s"
+        case .deviceSilent(let silence): "silent after \(silence.silentAfterSeconds)s"
+        case .deviceResumed(let resumption): "resumed after \(Int(resumption.quietSeconds))s"
         }
     }
 }

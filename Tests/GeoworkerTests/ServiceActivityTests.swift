@@ -14,8 +14,12 @@ struct ServiceActivityTests {
         let devices: Int
         let topics: WorkerConfiguration.Topics
         static let start: Int64 = 1_795_400_000_000
-        /// The settings under test: trips on, a default limit of 28 m/s (device 3 has its own, 20).
-        static let options = ["--set", "trips.enabled=true", "--set", "speed.limitMetersPerSecond=28"]
+        /// The settings under test: trips on, a default limit of 28 m/s (device 3 has its own, 20), silent after 2
+        /// minutes without a fix (device 5 sends none for three and a half in its first drive).
+        static let options = [
+            "--set", "trips.enabled=true", "--set", "speed.limitMetersPerSecond=28",
+            "--set", "liveness.silentAfterSeconds=120",
+        ]
 
         func deviceId(_ device: Int) -> String { "van-\(device)" }
 
@@ -39,7 +43,7 @@ struct ServiceActivityTests {
                 north += speed * 10
                 fixes.append((time, north, speed))
             }
-            return fixes
+            return device == 5 ? fixes.filter { !(200..<400).contains($0.0) } : fixes
         }
 
         /// The positions up to (`before: true`) or from `split` seconds.
@@ -98,6 +102,9 @@ struct ServiceActivityTests {
         let speeding = (0..<traffic.devices).filter { $0 % 4 != 3 || $0 == 3 }.count
         #expect(types["speed.exceeded"] == 2 * speeding)
         #expect(types["speed.normal"] == speeding)
+        #expect(types["device.silent"] == 1 && types["device.resumed"] == 1, "device 5's gap, once each")
+        let silent = try #require(events.first { $0.type == "device.silent" })
+        #expect(silent.id.hasPrefix("device.silent:\(traffic.deviceId(5)):"))
         let ended = try #require(events.first { $0.type == "trip.ended" && $0.subject == traffic.deviceId(0) })
         #expect(ended.json.contains(#""reason":"parked""#))
         let counts = try await bed.expectProducedMessagesMatchAsyncAPI()

@@ -237,9 +237,11 @@ struct WorkerConfigurationTests {
                 "trips.enabled": true, "trips.minimumDistanceMeters": 1_000, "trips.minimumDurationSeconds": 120,
                 "trips.minimumParkingSeconds": 600, "trips.maximumGapSeconds": 1_800,
                 "speed.limitMetersPerSecond": 27, "speed.minimumDurationSeconds": 15,
-                "speed.maximumPlausibleMetersPerSecond": 70,
+                "speed.maximumPlausibleMetersPerSecond": 70, "liveness.silentAfterSeconds": 900,
             ])
         ).tracker
+        #expect(set.liveness == LivenessRules(silentAfterSeconds: 900))
+        #expect(defaults.liveness.silentAfterSeconds == nil)
         #expect(
             set.trips
                 == TripRules(
@@ -282,6 +284,7 @@ struct WorkerConfigurationTests {
             ("speed.limitMetersPerSecond", "fast", "speed.limitMetersPerSecond must be a number"),
             ("trips.minimumParkingSeconds", 0, "trips.minimumParkingSeconds must be in 1...86400 (got 0)"),
             ("trips.enabled", "sometimes", "trips.enabled must be true or false"),
+            ("liveness.silentAfterSeconds", 30, "liveness.silentAfterSeconds must be in 60...2592000 (got 30)"),
         ] as [(AbsoluteConfigKey, ConfigValue, String)]
     )
     func unusable(key: AbsoluteConfigKey, value: ConfigValue, message: String) throws {

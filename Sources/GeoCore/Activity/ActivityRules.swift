@@ -61,3 +61,16 @@ public struct SpeedRules: Hashable, Sendable {
         self.maximumPlausibleMetersPerSecond = maximumPlausibleMetersPerSecond
     }
 }
+
+/// When a device that sends nothing is announced silent (``SilenceWatch``).
+public struct LivenessRules: Hashable, Sendable {
+    /// How long a device may send no fix before it is silent (seconds), for devices without a threshold of their own
+    /// (a `setLimits` command); nil: only devices with their own are watched.
+    ///
+    /// Default: none.
+    public var silentAfterSeconds: Int?
+
+    public init(silentAfterSeconds: Int? = nil) {
+        self.silentAfterSeconds = silentAfterSeconds
+    }
+}

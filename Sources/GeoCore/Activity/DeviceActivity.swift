@@ -13,24 +13,29 @@ public struct DeviceActivity: Hashable, Sendable {
     public var speedLimit: Double?
     /// The device's own silence threshold (seconds), set by a `setLimits` command; nil: the default.
     public var silentAfterSeconds: Int?
+    /// Whether `device.silent` was sent for the device's last fix (by the stream's time passing its deadline).
+    public var silenceAnnounced: Bool
 
     public init(
         anchor: Fix? = nil,
         trip: TripProgress? = nil,
         speeding: SpeedEpisode? = nil,
         speedLimit: Double? = nil,
-        silentAfterSeconds: Int? = nil
+        silentAfterSeconds: Int? = nil,
+        silenceAnnounced: Bool = false
     ) {
         self.anchor = anchor
         self.trip = trip
         self.speeding = speeding
         self.speedLimit = speedLimit
         self.silentAfterSeconds = silentAfterSeconds
+        self.silenceAnnounced = silenceAnnounced
     }
 
     /// Whether there is nothing to keep: a device in this state is written without it.
     public var isEmpty: Bool {
         anchor == nil && trip == nil && speeding == nil && speedLimit == nil && silentAfterSeconds == nil
+            && !silenceAnnounced
     }
 }
 

@@ -154,6 +154,18 @@ public struct CloudEventEncoder: Sendable {
             json.number(report.durationSeconds)
             json.key("position")
             json.fix(report.position)
+        case .deviceSilent(let silence):
+            json.key("lastFix")
+            json.fix(silence.lastFix)
+            json.key("silentAfterSeconds")
+            json.number(Double(silence.silentAfterSeconds))
+        case .deviceResumed(let resumption):
+            json.key("lastFix")
+            json.fix(resumption.lastFix)
+            json.key("position")
+            json.fix(resumption.position)
+            json.key("quietSeconds")
+            json.number(resumption.quietSeconds)
         case .languageSuggested(let suggestion):
             json.member("countryCode", suggestion.countryCode)
             json.member("language", suggestion.language)

@@ -27,6 +27,8 @@ public struct DeviceEvent: Hashable, Sendable {
         indirect case tripEnded(TripEnd)
         indirect case speedExceeded(SpeedReport)
         indirect case speedNormal(SpeedReport)
+        indirect case deviceSilent(DeviceSilence)
+        indirect case deviceResumed(DeviceResumption)
     }
 
     public init(id: String, deviceId: String, time: Int64, payload: Payload, catalogTags: [String]? = nil) {
@@ -44,7 +46,7 @@ public struct DeviceEvent: Hashable, Sendable {
     public static let types = [
         "geofence.entered", "geofence.exited", "country.changed", "language.suggested", "geofence.dwelled",
         "geofence.crossed", "geofence.approaching", "region.changed", "timezone.changed", "trip.started",
-        "trip.ended", "speed.exceeded", "speed.normal",
+        "trip.ended", "speed.exceeded", "speed.normal", "device.silent", "device.resumed",
     ]
 
     /// The position of the event's `type` in ``types``: what counts events by type without hashing the name.
@@ -63,6 +65,8 @@ public struct DeviceEvent: Hashable, Sendable {
         case .tripEnded: 10
         case .speedExceeded: 11
         case .speedNormal: 12
+        case .deviceSilent: 13
+        case .deviceResumed: 14
         }
     }
 }

@@ -7,6 +7,8 @@ public struct DeviceRegistry: Sendable {
     /// Where each device's state is in `slots`: one hash lookup per message, the rest is array indexing.
     private var index: DeviceIndex
     private var slots: [Slot]
+    /// Each input partition's devices by their silence deadlines (``DeviceTracker/silenceDeadline(of:)``).
+    private var silenceQueues: [Int32: SilenceQueue] = [:]
     /// Slots changed since the last ``takeChanges(_:)`` of every change, in the order they first changed; a slot
     /// logged since by a take of the eventful changes only is in it with `changed` false, and maybe again later.
     private var changedSlots: [Int] = []
@@ -45,6 +47,8 @@ public struct DeviceRegistry: Sendable {
         /// What the nearby query needs to give the device's speed: not stored (none until this registry applies a
         /// fix of it).
         var motion = Motion()
+        /// Whether the device has an entry in its partition's ``SilenceQueue``.
+        var silenceQueued = false
     }
 
     public init(tracker: DeviceTracker, states: [DeviceState] = []) {
@@ -57,6 +61,7 @@ public struct DeviceRegistry: Sendable {
             slots[slot].state = state
             pinCount += state.pins.count
             if let fix = state.lastFix { lastFixes.place(slot, at: fix.coordinate) }
+            queueSilence(slot)
         }
     }
 
@@ -136,6 +141,7 @@ public struct DeviceRegistry: Sendable {
             }
         case .stale, .duplicate, .rejected: break
         }
+        queueSilence(slot)
         return .tracked(outcome.kind)
     }
 
@@ -151,7 +157,52 @@ public struct DeviceRegistry: Sendable {
         let outcome = tracker.apply(command, origin: origin, to: &slots[slot].state, events: &events)
         pinCount += slots[slot].state.pins.count - pinsBefore
         record(outcome, slot: slot, origin: origin, kind: .commands, isEventful: true)
+        queueSilence(slot)
         return .tracked(outcome.kind)
+    }
+
+    /// Announces `device.silent` for each device of input partition `partition` whose silence deadline is at or
+    /// before `streamTime`, the newest message time the partition has applied.
+    ///
+    /// The events are appended to `events`; the devices count as changed, with an event. Returns how many.
+    public mutating func announceSilences(
+        inPartition partition: Int32,
+        upTo streamTime: Int64,
+        events: inout [DeviceEvent]
+    ) -> Int {
+        var announced = 0
+        while let earliest = silenceQueues[partition]?.earliest, earliest <= streamTime,
+            let (_, queued) = silenceQueues[partition]?.pop()
+        {
+            let slot = Int(queued)
+            slots[slot].silenceQueued = false
+            guard slots[slot].state.inputPartition == partition else {
+                queueSilence(slot)  // its messages come on another partition now
+                continue
+            }
+            guard let event = tracker.silence(of: &slots[slot].state, at: streamTime) else {
+                queueSilence(slot)  // a fix moved its deadline on since it was queued
+                continue
+            }
+            events.append(event)
+            announced += 1
+            if !slots[slot].changed {
+                slots[slot].changed = true
+                changedSlots.append(slot)
+            }
+            if !slots[slot].eventful {
+                slots[slot].eventful = true
+                eventfulSlots.append(slot)
+            }
+        }
+        return announced
+    }
+
+    /// Puts the device into its partition's silence queue when it has a deadline and no entry yet.
+    private mutating func queueSilence(_ slot: Int) {
+        guard !slots[slot].silenceQueued, let deadline = tracker.silenceDeadline(of: slots[slot].state) else { return }
+        slots[slot].silenceQueued = true
+        silenceQueues[slots[slot].state.inputPartition, default: SilenceQueue()].push(deadline, slot: Int32(slot))
     }
 
     /// Which changed devices a take hands out.

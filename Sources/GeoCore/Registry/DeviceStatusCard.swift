@@ -33,6 +33,8 @@ public struct DeviceStatusCard: Sendable {
     public let catalogVisits: [(geofence: CatalogGeofence, visit: GeofenceStanding)]
     /// The speed limit the device is watched against (its own, else the default); nil: none.
     public let speedLimitInForce: Double?
+    /// The silence threshold the device is watched against, in seconds (its own, else the default); nil: none.
+    public let silenceThreshold: Int?
 
     /// - Parameters:
     ///   - state: the device's state.
@@ -52,6 +54,7 @@ public struct DeviceStatusCard: Sendable {
         }
         self.now = now
         speedLimitInForce = tracker.speedWatch.limit(of: state.activity)
+        silenceThreshold = tracker.silenceWatch.threshold(of: state)
         catalogVisits = (state.catalog?.visits ?? [:]).sorted { $0.key < $1.key }.compactMap { id, visit in
             tracker.catalog?.geofences[id].map { ($0, visit) }
         }
@@ -139,6 +142,22 @@ public struct DeviceStatusCard: Sendable {
             json.endObject()
         }
         if state.hasActivity { json.activity(state.activity, speedLimitInForce: speedLimitInForce) }
+        if let silenceThreshold {
+            // Silent by the card's time: what an operator asks; the events go by message time.
+            json.key("liveness")
+            json.beginObject()
+            json.key("silentAfterSeconds")
+            json.number(Double(silenceThreshold))
+            json.key("silentSince")
+            if let fix = state.lastFix, now >= fix.timestamp + Int64(silenceThreshold) * 1000 {
+                json.timestamp(fix.timestamp + Int64(silenceThreshold) * 1000)
+            } else {
+                json.null()
+            }
+            json.key("announced")
+            json.bool(state.hasActivity && state.activity.silenceAnnounced)
+            json.endObject()
+        }
         json.endObject()
         return json.takeOutput()
     }

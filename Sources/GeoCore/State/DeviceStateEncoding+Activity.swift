@@ -1,21 +1,23 @@
 /// A device's activity in its state's bytes (version 7; the layout is in ``DeviceStateEncoding``).
 extension DeviceStateEncoding {
     enum ActivityFlag {
-        static let anchor: UInt8 = 1
-        static let trip: UInt8 = 2
-        static let speeding: UInt8 = 4
-        static let speedLimit: UInt8 = 8
-        static let silentAfter: UInt8 = 16
-        static let tripAnnounced: UInt8 = 32
-        static let speedingAnnounced: UInt8 = 64
-        static let speedingHeading: UInt8 = 128
+        static let anchor: UInt16 = 1
+        static let trip: UInt16 = 2
+        static let speeding: UInt16 = 4
+        static let speedLimit: UInt16 = 8
+        static let silentAfter: UInt16 = 16
+        static let tripAnnounced: UInt16 = 32
+        static let speedingAnnounced: UInt16 = 64
+        static let speedingHeading: UInt16 = 128
+        static let silenceAnnounced: UInt16 = 256
+        static let all: UInt16 = 511
     }
 }
 
 extension DeviceStateEncoding.Writer {
     mutating func activity(_ activity: DeviceActivity) {
         typealias Flag = DeviceStateEncoding.ActivityFlag
-        var flags: UInt8 = 0
+        var flags: UInt16 = 0
         if activity.anchor != nil { flags |= Flag.anchor }
         if let trip = activity.trip { flags |= Flag.trip | (trip.announced ? Flag.tripAnnounced : 0) }
         if let speeding = activity.speeding {
@@ -25,7 +27,8 @@ extension DeviceStateEncoding.Writer {
         }
         if activity.speedLimit != nil { flags |= Flag.speedLimit }
         if activity.silentAfterSeconds != nil { flags |= Flag.silentAfter }
-        byte(flags)
+        if activity.silenceAnnounced { flags |= Flag.silenceAnnounced }
+        varint(UInt64(flags))
         if let anchor = activity.anchor { fix(anchor) }
         if let trip = activity.trip {
             fix(trip.start)
@@ -54,11 +57,12 @@ extension DeviceStateEncoding.Writer {
 extension DeviceStateEncoding.Reader {
     mutating func activity() throws(DeviceStateDecodingError) -> DeviceActivity {
         typealias Flag = DeviceStateEncoding.ActivityFlag
-        let flags = try byte("activity flags")
-        guard flags & Flag.trip != 0 || flags & Flag.tripAnnounced == 0,
+        let encoded = try varint("activity flags")
+        guard let flags = UInt16(exactly: encoded), flags & ~Flag.all == 0,
+            flags & Flag.trip != 0 || flags & Flag.tripAnnounced == 0,
             flags & Flag.speeding != 0 || flags & (Flag.speedingAnnounced | Flag.speedingHeading) == 0
-        else { throw DeviceStateDecodingError("unknown activity flags \(flags)") }
-        var activity = DeviceActivity()
+        else { throw DeviceStateDecodingError("unknown activity flags \(encoded)") }
+        var activity = DeviceActivity(silenceAnnounced: flags & Flag.silenceAnnounced != 0)
         if flags & Flag.anchor != 0 { activity.anchor = try fix("anchor") }
         if flags & Flag.trip != 0 {
             let start = try fix("trip start")

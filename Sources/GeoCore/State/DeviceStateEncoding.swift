@@ -36,8 +36,8 @@
 /// speeding or limits of its own (``DeviceState/activity``); the others are written in version 5 or 6 as before.
 /// ```
 /// u8 sections (1 catalog, 2 activity) · [catalog] · [activity]
-/// activity: u8 flags (1 anchor, 2 trip, 4 speeding, 8 speed limit, 16 silent after, 32 trip announced,
-/// 64 speeding announced, 128 speeding heading) · [fix anchor] · [fix trip start · fix trip last move · f64 trip
+/// activity: varint flags (1 anchor, 2 trip, 4 speeding, 8 speed limit, 16 silent after, 32 trip announced,
+/// 64 speeding announced, 128 speeding heading, 256 silence announced) · [fix anchor] · [fix trip start · fix trip last move · f64 trip
 /// distance · f64 trip top speed] · [zigzag varint speeding since · f64 speeding top speed · [f64 heading]] · [f64
 /// speed limit] · [varint silent after seconds]
 /// fix: f64 lat · f64 lon · zigzag varint timestamp · u8 (1 accuracy) · [f64 accuracy]

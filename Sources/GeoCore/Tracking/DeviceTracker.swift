@@ -134,6 +134,7 @@ public struct DeviceTracker: Sendable {
         if !position.languages.isEmpty && position.languages != state.languages { state.languages = position.languages }
 
         var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: position.timestamp)
+        silenceWatch.applyFix(fix, previous: previous, to: &state, numbering: &numbering, events: &events)
         let margin = position.accuracy ?? configuration.assumedAccuracyMeters
         let usable = margin <= configuration.maxAccuracyMeters
         let catalog = usesCatalog(state) ? catalog : nil
@@ -296,6 +297,18 @@ public struct DeviceTracker: Sendable {
     }
 
     var speedWatch: SpeedWatch { SpeedWatch(rules: configuration.speeding) }
+
+    var silenceWatch: SilenceWatch { SilenceWatch(rules: configuration.liveness) }
+
+    /// When the device is silent unless a fix of it comes first (milliseconds since the epoch); nil when it is not
+    /// watched, has no fix, or is announced silent already.
+    public func silenceDeadline(of state: DeviceState) -> Int64? { silenceWatch.deadline(of: state) }
+
+    /// The device's `device.silent` when its deadline is at or before `streamTime` (the newest message time its
+    /// partition has applied) and it is not announced yet; the state marks it announced.
+    public func silence(of state: inout DeviceState, at streamTime: Int64) -> DeviceEvent? {
+        silenceWatch.silence(of: &state, at: streamTime)
+    }
 
     /// Whether the device is decided against the catalog: there is one, and the device subscribed or every device
     /// subscribes to some tags (``TrackerConfiguration/catalogTags``).

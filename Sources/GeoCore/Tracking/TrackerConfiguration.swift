@@ -70,6 +70,10 @@ public struct TrackerConfiguration: Hashable, Sendable {
     ///
     /// Default: no limit but the devices' own.
     public var speeding: SpeedRules
+    /// When devices that send nothing are announced silent.
+    ///
+    /// Default: only those with a threshold of their own.
+    public var liveness: LivenessRules
 
     public init(
         maxPinsPerDevice: Int = 100,
@@ -86,7 +90,8 @@ public struct TrackerConfiguration: Hashable, Sendable {
         catalogTags: [String] = [],
         maxCatalogVisits: Int = 100,
         trips: TripRules? = nil,
-        speeding: SpeedRules = SpeedRules()
+        speeding: SpeedRules = SpeedRules(),
+        liveness: LivenessRules = LivenessRules()
     ) {
         self.maxPinsPerDevice = maxPinsPerDevice
         self.maxAccuracyMeters = maxAccuracyMeters
@@ -103,5 +108,6 @@ public struct TrackerConfiguration: Hashable, Sendable {
         self.maxCatalogVisits = maxCatalogVisits
         self.trips = trips
         self.speeding = speeding
+        self.liveness = liveness
     }
 }

@@ -15,8 +15,8 @@ extension WorkerConfiguration {
     /// `deliveryRetry.*` (``DeliveryRetry/init(config:)``), `deadLetters.*`
     /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``), `changelog.*` (``ChangelogSettings/init(config:)``) and
     /// `places.enabled`, `places.index` (``Places``), `catalog.enabled`, `catalog.allowMissingTopic`,
-    /// `catalog.versionRetentionSeconds` (``CatalogSettings``), `trips.*` (`TripRules(config:)`) and `speed.*`
-    /// (`SpeedRules(config:)`).
+    /// `catalog.versionRetentionSeconds` (``CatalogSettings``), `trips.*` (`TripRules(config:)`), `speed.*`
+    /// (`SpeedRules(config:)`) and `liveness.silentAfterSeconds`.
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
@@ -89,7 +89,8 @@ extension WorkerConfiguration {
         try processingGuarantee.check(groupInstanceId: groupInstanceId, changelogEnabled: changelogSettings.enabled)
     }
 
-    /// The tracker's rules: `tracker.*`, with trips from `trips.*` and speeding from `speed.*`.
+    /// The tracker's rules: `tracker.*`, with trips from `trips.*`, speeding from `speed.*` and silence from
+    /// `liveness.*`.
     private static func tracker(_ config: ConfigReader) throws(WorkerError) -> TrackerConfiguration {
         var tracker = try config.settings(under: "tracker") { config throws(WorkerError) in
             try TrackerConfiguration(config: config)
@@ -101,6 +102,11 @@ extension WorkerConfiguration {
         }
         tracker.speeding = try config.settings(under: "speed") { config throws(WorkerError) in
             try SpeedRules(config: config)
+        }
+        tracker.liveness = try config.settings(under: "liveness") { config throws(WorkerError) in
+            LivenessRules(
+                silentAfterSeconds: try config.optionalInteger("silentAfterSeconds", in: DeviceCommand.silenceRange)
+            )
         }
         return tracker
     }

@@ -1,0 +1,68 @@
+/// Silence: `device.silent` once a device has sent no fix for its threshold (its own from `setLimits`, else
+/// ``LivenessRules/silentAfterSeconds``), and `device.resumed` at its next fix.
+///
+/// Decided by message time, two ways that give the same event: the fix that ends a gap longer than the threshold
+/// announces the silence (unless announced already) and the resumption, which makes the events a function of the
+/// input; and the stream's time (the newest message time its partition has applied) passing a device's deadline
+/// announces it earlier (``silence(of:at:)``, asked by the ``DeviceRegistry``'s sweep), for a device that never comes
+/// back. A silence's id is the device's and its last fix's (``DeviceSilence/eventId(deviceId:)``) and its time the
+/// deadline, so whichever announces it, at whatever moment, it is one event; the state marks it announced, so it is
+/// announced once.
+///
+/// Pure: the time is the messages' own.
+struct SilenceWatch {
+    let rules: LivenessRules
+
+    /// The threshold of a device, in seconds: its own, else the default; nil: it is not watched.
+    func threshold(of state: DeviceState) -> Int? {
+        (state.hasActivity ? state.activity.silentAfterSeconds : nil) ?? rules.silentAfterSeconds
+    }
+
+    /// When the device is silent unless a fix comes first (milliseconds); nil when not watched, without a fix, or
+    /// announced already.
+    func deadline(of state: DeviceState) -> Int64? {
+        guard let threshold = threshold(of: state), let fix = state.lastFix,
+            !(state.hasActivity && state.activity.silenceAnnounced)
+        else { return nil }
+        return fix.timestamp + Int64(threshold) * 1000
+    }
+
+    /// At a fix applied after `previous` (the device's last fix before it): the silence it ends, if longer than the
+    /// threshold (announced here unless it was), and the resumption.
+    func applyFix(
+        _ fix: Fix,
+        previous: Fix?,
+        to state: inout DeviceState,
+        numbering: inout EventNumbering,
+        events: inout [DeviceEvent]
+    ) {
+        let announced = state.hasActivity && state.activity.silenceAnnounced
+        if announced { state.withActivity { $0.silenceAnnounced = false } }
+        guard let previous, let threshold = threshold(of: state),
+            fix.timestamp - previous.timestamp > Int64(threshold) * 1000
+        else { return }
+        if !announced {
+            events.append(Self.event(DeviceSilence(lastFix: previous, silentAfterSeconds: threshold), state.deviceId))
+        }
+        events.append(numbering.next(.deviceResumed(DeviceResumption(lastFix: previous, position: fix))))
+    }
+
+    /// The stream's time at `streamTime`: the device's silence, if its deadline has passed and it is not announced
+    /// (marked announced then).
+    func silence(of state: inout DeviceState, at streamTime: Int64) -> DeviceEvent? {
+        guard let deadline = deadline(of: state), deadline <= streamTime, let fix = state.lastFix,
+            let threshold = threshold(of: state)
+        else { return nil }
+        state.withActivity { $0.silenceAnnounced = true }
+        return Self.event(DeviceSilence(lastFix: fix, silentAfterSeconds: threshold), state.deviceId)
+    }
+
+    private static func event(_ silence: DeviceSilence, _ deviceId: String) -> DeviceEvent {
+        DeviceEvent(
+            id: silence.eventId(deviceId: deviceId),
+            deviceId: deviceId,
+            time: silence.time,
+            payload: .deviceSilent(silence)
+        )
+    }
+}
