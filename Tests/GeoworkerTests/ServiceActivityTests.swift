@@ -13,6 +13,8 @@ struct ServiceActivityTests {
     struct StopAndGo {
         let devices: Int
         let topics: WorkerConfiguration.Topics
+        /// A device that sends nothing after its first 200 seconds, never heard from again.
+        var quitter: Int?
         static let start: Int64 = 1_795_400_000_000
         /// The settings under test: trips on, a default limit of 28 m/s (device 3 has its own, 20), silent after 2
         /// minutes without a fix (device 5 sends none for three and a half in its first drive).
@@ -43,6 +45,7 @@ struct ServiceActivityTests {
                 north += speed * 10
                 fixes.append((time, north, speed))
             }
+            if device == quitter { return fixes.filter { $0.0 < 200 } }
             return device == 5 ? fixes.filter { !(200..<400).contains($0.0) } : fixes
         }
 
@@ -126,5 +129,39 @@ struct ServiceActivityTests {
         #expect((activity["trip"] as? [String: Any])?["announced"] as? Bool == true, "\(card.body)")
         #expect((activity["speeding"] as? [String: Any])?["announced"] as? Bool == true, "\(card.body)")
         #expect((activity["limits"] as? [String: Any])?["speedLimitInForce"] as? Double == 20, "\(card.body)")
+    }
+
+    @Test("a device never heard from again: silent once, when the other devices' messages pass its deadline; not again")
+    func neverHeardFromAgain() async throws {
+        let bed = try ServiceTestBed()
+        var traffic = StopAndGo(devices: 12, topics: bed.topics)
+        // A device whose partition other devices keep sending on: their messages carry the stream's time past its
+        // deadline (the partitioner the bed's producer uses).
+        let partition = { (device: Int) in
+            let key = Array(traffic.deviceId(device).utf8)
+            return KeyPartitioner.librdkafka.partition(of: key, partitionCount: bed.partitions)
+        }
+        let quitter = try #require(
+            (6..<12).first { quitter in (0..<6).contains { partition($0) == partition(quitter) } },
+            "a partition with a device that quits and one that does not"
+        )
+        traffic.quitter = quitter
+        try await bed.produce(traffic.commands() + traffic.positions(splitAt: 10_000, before: true))
+        try await bed.runUntilCaughtUp(StopAndGo.options)
+        let first = try await bed.events()
+        // Started again on its state with nothing new: the silence is in the device's state, not announced again.
+        try await bed.runUntilCaughtUp(StopAndGo.options)
+        let events = try await bed.events()
+        let reference = try await bed.referenceEvents(StopAndGo.options)
+
+        let silences = events.filter { $0.type == "device.silent" && $0.subject == traffic.deviceId(quitter) }
+        #expect(silences.count == 1, "the quitter is silent once: \(silences.map(\.id))")
+        let lastFix = try StopAndGo.start + #require(traffic.fixes(quitter).last).at * 1000
+        #expect(silences.first?.id == "device.silent:\(traffic.deviceId(quitter)):\(lastFix)")
+        #expect(silences.first?.json.contains(#""silentAfterSeconds":120"#) == true, "\(silences.first?.json ?? "")")
+        #expect(!events.contains { $0.type == "device.resumed" && $0.subject == traffic.deviceId(quitter) })
+        #expect(first.count == events.count, "the second run announced nothing")
+        #expect(Set(events.map(\.json)) == Set(reference.map(\.json)), "the same events as one run from scratch")
+        #expect(try await bed.expectProducedMessagesMatchAsyncAPI()["events"] ?? 0 >= events.count)
     }
 }

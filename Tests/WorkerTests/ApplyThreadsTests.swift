@@ -135,6 +135,55 @@ struct ApplyThreadsTests {
         #expect(!events.isEmpty && events.allSatisfy { $0.isDelivered })
     }
 
+    @Test("a round's stream time reaches every shard, with messages of the round or not: each announces its silences")
+    func streamTimeReachesEveryShard() throws {
+        let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+        defer { producer.close() }
+        // Six devices at one moment, then device-0 alone two minutes later.
+        let later = #"{"deviceId":"device-0","lat":48.85,"lon":2.35,"timestamp":1795000120000,"accuracy":5}"#
+        let records = try consumedPositions(cluster, producer: producer, extra: [later])
+        let tracker = DeviceTracker(
+            configuration: TrackerConfiguration(liveness: LivenessRules(silentAfterSeconds: 60)),
+            countries: InputProcessorTests.OneCountry()
+        )
+        var shards = ShardedDevices(states: [], routing: DeviceRouting(shardCount: 2), tally: tally) {
+            InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: topics)
+        }
+        let quietShard = shards.routing.shard(ofDevice: "device-0") == 0 ? 1 : 0
+        try #require(
+            (1..<6).contains { shards.routing.shard(ofDevice: "device-\($0)") == quietShard },
+            "a device on the shard device-0 is not on"
+        )
+        let application = ApplyThreads(count: 2)
+        let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+
+        enqueue(records[0..<6], on: &shards)
+        _ = application.start(
+            &shards,
+            polledAt: .now,
+            streamAdvances: [StreamClock.Advance(partition: 0, time: 1_795_000_000_000)],
+            producer: producer,
+            feed: feed
+        )
+        application.waitUntilApplied()
+        #expect(tally.counters.events["device.silent"] == nil)
+        // The second round has a message for device-0's shard only; its time passes every deadline.
+        enqueue(records[6...], on: &shards)
+        _ = application.start(
+            &shards,
+            polledAt: .now,
+            streamAdvances: [StreamClock.Advance(partition: 0, time: 1_795_000_120_000)],
+            producer: producer,
+            feed: feed
+        )
+        application.waitUntilApplied()
+        // Device-0 by its own fix after the gap (with its resumption), the five others by the round's time.
+        #expect(tally.counters.events["device.silent"] == 6)
+        #expect(tally.counters.events["device.resumed"] == 1)
+        let changes = application.takeChanges(of: shards)
+        #expect(changes.flatMap(\.devices).count == 6, "each silent device changed, for the checkpoint")
+    }
+
     @Test(
         "at most roundsInFlight rounds are handed over unapplied: the loop waits before another; offsets count in the rounds' order"
     )

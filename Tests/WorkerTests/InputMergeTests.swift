@@ -77,4 +77,39 @@ struct InputMergeTests {
         #expect(merge.isEmpty)
         #expect(release(&merge, atEnd: allAtEnd).isEmpty)
     }
+
+    @Test("a pair's stream time: the newest message time released, only forward, started again by a revoke or rewind")
+    func streamTimes() {
+        var merge = makeMerge()
+        merge.append(Record(partition: 0, offset: 10, timestampMilliseconds: 200), kind: .positions)
+        merge.append(Record(partition: 0, offset: 11, timestampMilliseconds: 400), kind: .positions)
+        merge.append(Record(partition: 0, offset: 5, timestampMilliseconds: 300), kind: .commands)
+        merge.append(Record(partition: 2, offset: 7, timestampMilliseconds: 100), kind: .positions)
+        _ = release(&merge, atEnd: allAtEnd)
+        #expect(
+            merge.takeStreamAdvances() == [
+                StreamClock.Advance(partition: 0, time: 400), StreamClock.Advance(partition: 2, time: 100),
+            ]
+        )
+        #expect(merge.takeStreamAdvances().isEmpty, "taken advances are forgotten")
+
+        // A record stamped earlier than the pair's time leaves it where it is.
+        merge.append(Record(partition: 0, offset: 12, timestampMilliseconds: 350), kind: .positions)
+        merge.append(Record(partition: 2, offset: 8, timestampMilliseconds: 900), kind: .positions)
+        _ = release(&merge, atEnd: allAtEnd)
+        #expect(merge.takeStreamAdvances() == [StreamClock.Advance(partition: 2, time: 900)])
+
+        // Revoked, the pair's time comes from what it releases next, even if older.
+        merge.removeAll(partition: 2)
+        merge.append(Record(partition: 2, offset: 8, timestampMilliseconds: 900), kind: .positions)
+        merge.append(Record(partition: 0, offset: 13, timestampMilliseconds: 360), kind: .positions)
+        _ = release(&merge, atEnd: allAtEnd)
+        #expect(merge.takeStreamAdvances() == [StreamClock.Advance(partition: 2, time: 900)])
+
+        // A rewind reads from older offsets again: every pair starts again.
+        merge.rewind()
+        merge.append(Record(partition: 0, offset: 10, timestampMilliseconds: 200), kind: .positions)
+        _ = release(&merge, atEnd: allAtEnd)
+        #expect(merge.takeStreamAdvances() == [StreamClock.Advance(partition: 0, time: 200)])
+    }
 }

@@ -57,7 +57,7 @@ final class ApplyThreads: @unchecked Sendable {
     /// How many rounds started with messages for some shard: the rounds that get a duration.
     private var startedWithMessages = 0
     /// Each shard's parts of rounds, handed over and not yet taken by its thread, in order.
-    private var inboxes: [[(round: Int, messages: [DeviceShard.Message])]]
+    private var inboxes: [[(round: Int, messages: [DeviceShard.Message], streamAdvances: [StreamClock.Advance])]]
     /// Processed messages, for the loop to let go.
     private var processed: [[DeviceShard.Message]] = []
     /// Rounds applied since the last ``takeAppliedRounds()``, in order.
@@ -78,18 +78,21 @@ final class ApplyThreads: @unchecked Sendable {
     /// - Parameters:
     ///   - shards: the shards, whose queued messages are taken.
     ///   - polledAt: when the poll that brought the messages returned.
+    ///   - streamAdvances: the partitions' stream times the messages moved: every shard, with messages or not, announces
+    ///     the silences of its devices they passed.
     ///   - producer: where the shards send their events and dead letters.
     ///   - feed: where the events are offered to live watchers.
     /// - Returns: the round's number (rounds are numbered from 0 in the order they start).
     func start(
         _ shards: inout ShardedDevices,
         polledAt: ContinuousClock.Instant,
+        streamAdvances: [StreamClock.Advance] = [],
         producer: Producer,
         feed: EventFeed
     ) -> Int {
         precondition(shards.count <= threads.count, "more shards than apply threads")
         let parts = shards.takePending()
-        let busy = parts.indices.filter { !parts[$0].isEmpty }
+        let busy = parts.indices.filter { !parts[$0].isEmpty || !streamAdvances.isEmpty }
         condition.lock()
         collectAppliedRounds()
         while rounds.count >= Self.roundsInFlight {
@@ -100,7 +103,7 @@ final class ApplyThreads: @unchecked Sendable {
         nextRound += 1
         rounds.append(Round(number: number, polledAt: polledAt, shardsLeft: busy.count))
         if !busy.isEmpty { startedWithMessages += 1 }
-        for index in busy { inboxes[index].append((number, parts[index])) }
+        for index in busy { inboxes[index].append((number, parts[index], streamAdvances)) }
         // A round with no messages (its offsets still count, in order) is applied at once.
         collectAppliedRounds()
         var release: [[DeviceShard.Message]] = []
@@ -173,9 +176,9 @@ final class ApplyThreads: @unchecked Sendable {
     /// On a shard's thread: processes the oldest part handed to it, then counts it done.
     private func processNextPart(of shard: DeviceShard, index: Int, producer: Producer, feed: EventFeed) {
         condition.lock()
-        let (number, messages) = inboxes[index].removeFirst()
+        let (number, messages, streamAdvances) = inboxes[index].removeFirst()
         condition.unlock()
-        shard.process(messages, producer: producer, feed: feed)
+        shard.process(messages, streamAdvances: streamAdvances, producer: producer, feed: feed)
         condition.lock()
         // Moved, not copied: the loop, not this thread, lets the messages go.
         processed.append(consume messages)

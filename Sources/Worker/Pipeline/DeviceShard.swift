@@ -43,17 +43,31 @@ final class DeviceShard: @unchecked Sendable {
         self.tally = tally
     }
 
-    /// On the apply thread: has the processor apply `messages` in order, sends the resulting events and dead
-    /// letters, offers the events to the live feed, and adds what it counted to the tally.
-    func process(_ messages: [Message], producer: Producer, feed: EventFeed) {
+    /// On the apply thread: has the processor apply `messages` in order, then announce the silences their partitions'
+    /// stream times passed (`streamAdvances`, the round's), sends the resulting events and dead letters, offers the
+    /// events to the live feed, and adds what it counted to the tally.
+    func process(
+        _ messages: [Message],
+        streamAdvances: [StreamClock.Advance],
+        producer: Producer,
+        feed: EventFeed
+    ) {
         // The processor and the deliveries passed in place for the whole round: reached through the object at
         // each message, each access was an exclusivity check.
-        Self.process(messages, with: &processor, deliveries: &deliveries, producer: producer, feed: feed)
+        Self.process(
+            messages,
+            streamAdvances: streamAdvances,
+            with: &processor,
+            deliveries: &deliveries,
+            producer: producer,
+            feed: feed
+        )
         processor.moveCounts(into: tally)
     }
 
     private static func process(
         _ messages: [Message],
+        streamAdvances: [StreamClock.Advance],
         with processor: inout InputProcessor,
         deliveries: inout [DeliveryBatch],
         producer: Producer,
@@ -78,6 +92,11 @@ final class DeviceShard: @unchecked Sendable {
                 }
                 message += 1
             }
+        }
+        // After the round's messages, which moved the stream times: a device's own late fix in the round announces
+        // its silence itself, with the same id.
+        for advance in streamAdvances {
+            processor.announceSilences(inPartition: advance.partition, upTo: advance.time)
         }
         send(&processor, deliveries: &deliveries, producer: producer, feed: feed)
     }

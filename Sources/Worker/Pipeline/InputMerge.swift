@@ -49,6 +49,8 @@ struct InputMerge<Record: MergeableRecord> {
     private var catalogHeld = false
     /// The newest timestamp of a record released: a catalog change stamped before it comes late for some.
     private(set) var newestReleased = Int64.min
+    /// Each pair's stream time, by what it released: what devices' silence is decided by.
+    private var streamClock = StreamClock()
 
     /// A record released after a record of the other side of its pair stamped later, though the merge had been told
     /// its partition held it when that one went ahead: what a merge that keeps its promise never does
@@ -147,6 +149,7 @@ struct InputMerge<Record: MergeableRecord> {
             let number = Int32(pair)
             // The next offsets after what is released, noted once per pair rather than per record.
             var nextOffsets: (positions: Int64?, commands: Int64?)
+            var newestOfPair = Int64.min
             // Looked up once per pair: each lookup hashes a topic name. Both watermarks, as either side may run
             // dry while the pair releases.
             let (positionsPartition, commandsPartition) = (
@@ -170,7 +173,7 @@ struct InputMerge<Record: MergeableRecord> {
                 laggingSideWait: laggingSideWait,
                 catalog: catalog
             ) {
-                newestReleased = max(newestReleased, timestamp)
+                newestOfPair = max(newestOfPair, timestamp)
                 let origin = MessageOrigin(
                     topic: kind == .positions ? positionsName : commandsName,
                     partition: number,
@@ -187,6 +190,10 @@ struct InputMerge<Record: MergeableRecord> {
                 body(&sink, consume record, kind, origin)
             }
             noteUnconfirmedEnd(of: pair)
+            if newestOfPair != Int64.min {
+                newestReleased = max(newestReleased, newestOfPair)
+                streamClock.released(upTo: newestOfPair, partition: number)
+            }
             if pairs[pair].heldByCatalog { catalogHeld = true }
             if let next = nextOffsets.positions { released[TopicPartition(topics.positions, number)] = next }
             if let next = nextOffsets.commands { released[TopicPartition(topics.commands, number)] = next }
@@ -231,8 +238,13 @@ struct InputMerge<Record: MergeableRecord> {
         return released
     }
 
-    /// Drops what is buffered for a revoked pair (its next owner reads it again from the checkpoint).
+    /// The pairs whose stream time moved since the last call (``StreamClock``), with their time now; forgets them.
+    mutating func takeStreamAdvances() -> [StreamClock.Advance] { streamClock.takeAdvances() }
+
+    /// Drops what is buffered for a revoked pair (its next owner reads it again from the checkpoint), and its stream
+    /// time.
     mutating func removeAll(partition: Int32) {
+        streamClock.restart(partition: partition)
         guard Int(partition) < pairs.count else { return }
         pairs[Int(partition)].removeAll()
     }
@@ -241,6 +253,7 @@ struct InputMerge<Record: MergeableRecord> {
     /// taken back to the stored offsets and reads it all again).
     mutating func rewind() {
         for pair in pairs.indices { pairs[pair].removeAll() }
+        streamClock.restartAll()
         released = [:]
     }
 }

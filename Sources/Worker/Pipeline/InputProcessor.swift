@@ -109,6 +109,19 @@ struct InputProcessor: Sendable {
         case .tracked(.rejected(let why)):
             deadLetter(value: value, key: key, origin: origin, reason: "rejected", error: why)
         }
+        emitEvents()
+    }
+
+    /// Announces the silence of each device of input partition `partition` whose deadline the partition's stream time
+    /// `streamTime` has passed (``DeviceRegistry/announceSilences(inPartition:upTo:events:)``).
+    mutating func announceSilences(inPartition partition: Int32, upTo streamTime: Int64) {
+        events.removeAll(keepingCapacity: true)
+        guard registry.announceSilences(inPartition: partition, upTo: streamTime, events: &events) > 0 else { return }
+        emitEvents()
+    }
+
+    /// Encodes `events` into the output, counting them.
+    private mutating func emitEvents() {
         let encoder = encoder
         for event in events {
             counts.eventsByTypeNumber[event.typeNumber] += 1

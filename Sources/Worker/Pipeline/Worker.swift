@@ -232,6 +232,7 @@ public final class Worker: @unchecked Sendable {
         let round = parts.applyThreads.start(
             &parts.devices.shards,
             polledAt: polledAt,
+            streamAdvances: merge.takeStreamAdvances(),
             producer: clients.producer,
             feed: feed
         )
