@@ -51,8 +51,13 @@ struct ServiceActivityTests {
 
         /// The positions up to (`before: true`) or from `split` seconds.
         func positions(splitAt split: Int64, before: Bool) -> [ProducerRecord] {
+            before ? positions(in: Int64.min..<split) : positions(in: split..<Int64.max)
+        }
+
+        /// The positions of the fixes between `seconds` after the start.
+        func positions(in seconds: Range<Int64>) -> [ProducerRecord] {
             (0..<devices).flatMap { device in
-                fixes(device).filter { ($0.at < split) == before }.map { fix in
+                fixes(device).filter { seconds.contains($0.at) }.map { fix in
                     let latitude = 45.0 + Double(device) * 0.02 + fix.north / 111_195
                     let time = Self.start + fix.at * 1000
                     let speed = device % 2 == 0 ? #","speed":\#(fix.speed)"# : ""
@@ -135,17 +140,7 @@ struct ServiceActivityTests {
     func neverHeardFromAgain() async throws {
         let bed = try ServiceTestBed()
         var traffic = StopAndGo(devices: 12, topics: bed.topics)
-        // A device whose partition other devices keep sending on: their messages carry the stream's time past its
-        // deadline (the partitioner the bed's producer uses).
-        let partition = { (device: Int) in
-            let key = Array(traffic.deviceId(device).utf8)
-            return KeyPartitioner.librdkafka.partition(of: key, partitionCount: bed.partitions)
-        }
-        let quitter = try #require(
-            (6..<12).first { quitter in (0..<6).contains { partition($0) == partition(quitter) } },
-            "a partition with a device that quits and one that does not"
-        )
-        traffic.quitter = quitter
+        let quitter = try Self.quitter(of: &traffic, on: bed)
         try await bed.produce(traffic.commands() + traffic.positions(splitAt: 10_000, before: true))
         try await bed.runUntilCaughtUp(StopAndGo.options)
         let first = try await bed.events()
@@ -163,5 +158,73 @@ struct ServiceActivityTests {
         #expect(first.count == events.count, "the second run announced nothing")
         #expect(Set(events.map(\.json)) == Set(reference.map(\.json)), "the same events as one run from scratch")
         #expect(try await bed.expectProducedMessagesMatchAsyncAPI()["events"] ?? 0 >= events.count)
+    }
+
+    /// Makes one of `traffic`'s devices quit, and returns it.
+    ///
+    /// One whose partition other devices keep sending on: their messages carry the stream's time past its deadline.
+    static func quitter(of traffic: inout StopAndGo, on bed: ServiceTestBed) throws -> Int {
+        let quitter = try #require(
+            (6..<12).first { quitter in
+                (0..<6).contains { partition(of: $0, traffic, bed) == partition(of: quitter, traffic, bed) }
+            },
+            "a partition with a device that quits and one that does not"
+        )
+        traffic.quitter = quitter
+        return quitter
+    }
+
+    /// The input partition of a device's messages (the partitioner the bed's producer uses).
+    static func partition(of device: Int, _ traffic: StopAndGo, _ bed: ServiceTestBed) -> Int32 {
+        KeyPartitioner.librdkafka.partition(of: Array(traffic.deviceId(device).utf8), partitionCount: bed.partitions)
+    }
+
+    @Test("a failover while a device is silent: the instance that takes its partition does not announce it again")
+    func failoverDuringSilence() async throws {
+        let bed = try ServiceTestBed()
+        var traffic = StopAndGo(devices: 12, topics: bed.topics)
+        let quitter = try Self.quitter(of: &traffic, on: bed)
+        let partition = Self.partition(of: quitter, traffic, bed)
+        let members = try ["a", "b"].map { try bed.start(StopAndGo.options, as: ServiceScaleOutTests.member(bed, $0)) }
+        defer { for member in members { member.send(SIGKILL) } }
+        try await ServiceFencingTests.waitForSettledGroup(members, total: 2 * bed.partitions)
+
+        // The quitter's silence announced by the instance that holds it...
+        try await bed.produce(traffic.commands() + traffic.positions(in: 0..<500))
+        var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(200))
+        func announced() async throws -> Bool {
+            try await bed.events().contains { $0.type == "device.silent" && $0.subject == traffic.deviceId(quitter) }
+        }
+        while try await !announced(), budget.allowsAnotherLook() { try await Task.sleep(for: .milliseconds(200)) }
+        try #require(try await announced(), "the quitter's silence announced")
+        // ... and a checkpoint of its partition after it, which more input brings ...
+        let changelog = DeviceChangelog.defaultTopic(groupId: bed.group)
+        let logged = try await bed.messageCount(changelog, partition: partition)
+        try await bed.produce(traffic.positions(in: 500..<600))
+        budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(200))
+        while try await bed.messageCount(changelog, partition: partition) <= logged, budget.allowsAnotherLook() {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        // ... then that instance killed, the other taking its partitions while the quitter stays silent.
+        let holder = try #require(members.firstIndex { Self.holds($0, partition, of: bed) }, "who holds the partition")
+        members[holder].send(SIGKILL)
+        #expect(await members[holder].waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+        let survivor = members[1 - holder]
+        try await ServiceFencingTests.waitForSettledGroup([survivor], total: 2 * bed.partitions)
+        try await bed.produce(traffic.positions(in: 600..<Int64.max))
+
+        let reference = try await bed.referenceEvents(StopAndGo.options)
+        let events = try await ServiceScaleOutTests.waitForAll(bed, reference)
+        await ServiceScaleOutTests.stop(survivor)
+        let silences = events.filter { $0.type == "device.silent" && $0.subject == traffic.deviceId(quitter) }
+        #expect(silences.count == 1, "announced once, by the instance killed: \(silences.map(\.id))")
+        #expect(Self.holds(survivor, partition, of: bed), "the survivor took the quitter's partition")
+        ServiceScaleOutTests.expectSameEvents(events, as: reference, logs: survivor.errors.suffix(4000).description)
+    }
+
+    /// Whether a member's last assignment holds the input partition (its "assigned" line's start offsets).
+    static func holds(_ member: BackgroundProcess, _ partition: Int32, of bed: ServiceTestBed) -> Bool {
+        let assigned = member.errors.split(separator: "\n").last { $0.contains(ServiceFencingTests.assigned) }
+        return assigned?.contains("\(bed.topics.positions)[\(partition)]@") ?? false
     }
 }
