@@ -290,6 +290,50 @@ struct SilenceRuleTests {
         #expect(bySweep.tracker.silence(of: &bySweep.state, at: DeviceScenario.start + 2_600_000) != nil, "again")
     }
 
+    @Test("announced by the stream's time, then a fix stamped before the deadline (it came late): resumed all the same")
+    func lateFixAfterTheStreamsSilence() throws {
+        var device = DeviceScenario(configuration: Self.watched)
+        _ = device.move(north: 0, at: 0)
+        #expect(device.tracker.silence(of: &device.state, at: DeviceScenario.start + 700_000) != nil)
+        let events = device.move(north: 0, at: 300)
+        #expect(events.map(\.type) == ["device.resumed"], "a device announced silent is back at its next fix")
+        guard case .deviceResumed(let resumption) = events.first?.payload else { return }
+        #expect(resumption.quietSeconds == 300)
+        #expect(device.move(north: 0, at: 600).isEmpty, "once")
+    }
+
+    @Test("a fix heard late (the stream past its time): silent from when it came, not from its own time")
+    func heardLate() throws {
+        var device = DeviceScenario(configuration: Self.watched)
+        var events: [DeviceEvent] = []
+        let fix = Position(
+            deviceId: "truck-17",
+            coordinate: DeviceScenario.pinCenter,
+            timestamp: DeviceScenario.start,
+            accuracy: 5
+        )
+        var areas = DeviceAreas()
+        // It comes when the stream is an hour on.
+        let heard = DeviceScenario.start + 3_600_000
+        _ = device.tracker.apply(
+            fix,
+            origin: MessageOrigin(topic: "positions", partition: 0, offset: 0, timestamp: DeviceScenario.start),
+            streamTime: heard,
+            to: &device.state,
+            areas: &areas,
+            events: &events
+        )
+        #expect(device.state.lastHeard == heard)
+        #expect(device.tracker.silenceDeadline(of: device.state) == heard + 600_000)
+        #expect(device.tracker.silence(of: &device.state, at: heard + 599_000) == nil, "not silent as it comes")
+        let silent = try #require(device.tracker.silence(of: &device.state, at: heard + 600_000))
+        #expect(silent.id == "device.silent:truck-17:\(DeviceScenario.start)", "its last fix's")
+        // Heard on time, and without a stream: from the fix's own time, nothing kept.
+        _ = device.move(north: 0, at: 7_200)
+        #expect(device.state.lastHeard == nil)
+        #expect(device.tracker.silenceDeadline(of: device.state) == DeviceScenario.start + 7_800_000)
+    }
+
     @Test("a device's own threshold from setLimits; none at all: not watched")
     func ownThreshold() {
         var device = DeviceScenario()

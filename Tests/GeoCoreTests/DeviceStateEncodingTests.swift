@@ -231,7 +231,7 @@ struct DeviceStateEncodingTests {
         #expect(DeviceStateEncoding.encode(state) == plain)
         // An unknown section, or a limit no command sets, is refused.
         var unknown = bytes
-        unknown[plain.count] |= 4
+        unknown[plain.count] |= 8
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(unknown) }
         var limitless = DeviceState(deviceId: "d", activity: DeviceActivity(speedLimit: 20))
         var limitBytes = DeviceStateEncoding.encode(limitless)
@@ -239,6 +239,28 @@ struct DeviceStateEncodingTests {
         #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(limitBytes) }
         limitless.activity.speedLimit = nil
         #expect(DeviceStateEncoding.encode(limitless)[0] == 5)
+    }
+
+    @Test("a device heard later than its fix's time keeps when, as version 7; heard on time, it is written as before")
+    func heardLate() throws {
+        let place = Coordinate(latitude: 50.1, longitude: 4.2)!
+        let fix = Fix(coordinate: place, timestamp: 1_795_000_000_000, accuracy: 8)
+        var state = DeviceState(deviceId: "truck-17", lastFix: fix)
+        let onTime = DeviceStateEncoding.encode(state)
+        #expect(onTime[0] == 5)
+        state.lastHeard = fix.timestamp + 3_600_000
+        let bytes = DeviceStateEncoding.encode(state)
+        #expect(bytes[0] == 7)
+        #expect(try DeviceStateEncoding.decode(bytes) == state)
+        state.activity = DeviceActivity(silentAfterSeconds: 600, silenceAnnounced: true)
+        state.catalog = CatalogVisits(subscriptions: ["depots"])
+        #expect(try DeviceStateEncoding.decode(DeviceStateEncoding.encode(state)) == state, "with the other sections")
+        // Heard 0 ms after its fix: no writer does that.
+        let zero = Array(bytes.prefix(onTime.count + 1)) + [0]
+        #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(zero) }
+        #expect(
+            try DeviceStateEncoding.decode(Array(bytes.prefix(onTime.count + 1)) + [1]).lastHeard == fix.timestamp + 1
+        )
     }
 
     @Test("version 4 bytes (a region without its local name) decode with the name as the local name")

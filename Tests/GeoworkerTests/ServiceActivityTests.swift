@@ -73,6 +73,13 @@ struct ServiceActivityTests {
             }
         }
 
+        /// The records by their timestamps (the devices' fixes interleaved), each device's in their order.
+        static func inTimeOrder(_ records: [ProducerRecord]) -> [ProducerRecord] {
+            records.enumerated().sorted {
+                ($0.element.timestampMilliseconds ?? 0, $0.offset) < ($1.element.timestampMilliseconds ?? 0, $1.offset)
+            }.map(\.element)
+        }
+
         func commands() -> [ProducerRecord] {
             [
                 ProducerRecord(
@@ -90,10 +97,10 @@ struct ServiceActivityTests {
         let bed = try ServiceTestBed()
         let traffic = StopAndGo(devices: 12, topics: bed.topics)
         // Cut mid-drive, with the episodes above the limit under way and not yet announced for some.
-        try await bed.produce(traffic.commands() + traffic.positions(splitAt: 175, before: true))
+        try await bed.produce(traffic.commands() + StopAndGo.inTimeOrder(traffic.positions(splitAt: 175, before: true)))
         try await bed.runUntilCaughtUp(StopAndGo.options)
         let first = try await bed.events()
-        try await bed.produce(traffic.positions(splitAt: 175, before: false))
+        try await bed.produce(StopAndGo.inTimeOrder(traffic.positions(splitAt: 175, before: false)))
         try await bed.runUntilCaughtUp(StopAndGo.options)
         let events = try await bed.events()
         let reference = try await bed.referenceEvents(StopAndGo.options)
@@ -141,7 +148,11 @@ struct ServiceActivityTests {
         let bed = try ServiceTestBed()
         var traffic = StopAndGo(devices: 12, topics: bed.topics)
         let quitter = try Self.quitter(of: &traffic, on: bed)
-        try await bed.produce(traffic.commands() + traffic.positions(splitAt: 10_000, before: true))
+        // In time order, as a fleet's devices send them: a device's fixes produced after the stream passed them would
+        // be heard late, and silent only once the stream moved on from when they came.
+        try await bed.produce(
+            traffic.commands() + StopAndGo.inTimeOrder(traffic.positions(splitAt: 10_000, before: true))
+        )
         try await bed.runUntilCaughtUp(StopAndGo.options)
         let first = try await bed.events()
         // Started again on its state with nothing new: the silence is in the device's state, not announced again.
@@ -158,6 +169,21 @@ struct ServiceActivityTests {
         #expect(first.count == events.count, "the second run announced nothing")
         #expect(Set(events.map(\.json)) == Set(reference.map(\.json)), "the same events as one run from scratch")
         #expect(try await bed.expectProducedMessagesMatchAsyncAPI()["events"] ?? 0 >= events.count)
+    }
+
+    @Test("a backfill produced device by device: no device silent for the others' later fixes; a gap in its own is")
+    func backfillDeviceByDevice() async throws {
+        let bed = try ServiceTestBed()
+        let traffic = StopAndGo(devices: 12, topics: bed.topics)
+        // Each device's whole day after the one before it on the partition: the stream's time is at the day's end
+        // when the next device's first fix comes.
+        try await bed.produce(traffic.commands() + traffic.positions(splitAt: 10_000, before: true))
+        try await bed.runUntilCaughtUp(StopAndGo.options)
+        let events = try await bed.events()
+        let silences = events.filter { $0.type == "device.silent" }
+        #expect(silences.map(\.subject) == [traffic.deviceId(5)], "device 5's own gap only: \(silences.map(\.id))")
+        #expect(events.filter { $0.type == "device.resumed" }.map(\.subject) == [traffic.deviceId(5)])
+        #expect(Set(events.map(\.json)) == Set(try await bed.referenceEvents(StopAndGo.options).map(\.json)))
     }
 
     /// Makes one of `traffic`'s devices quit, and returns it.
@@ -190,7 +216,7 @@ struct ServiceActivityTests {
         try await ServiceFencingTests.waitForSettledGroup(members, total: 2 * bed.partitions)
 
         // The quitter's silence announced by the instance that holds it...
-        try await bed.produce(traffic.commands() + traffic.positions(in: 0..<500))
+        try await bed.produce(traffic.commands() + StopAndGo.inTimeOrder(traffic.positions(in: 0..<500)))
         var budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(200))
         func announced() async throws -> Bool {
             try await bed.events().contains { $0.type == "device.silent" && $0.subject == traffic.deviceId(quitter) }
@@ -200,7 +226,7 @@ struct ServiceActivityTests {
         // ... and a checkpoint of its partition after it, which more input brings ...
         let changelog = DeviceChangelog.defaultTopic(groupId: bed.group)
         let logged = try await bed.messageCount(changelog, partition: partition)
-        try await bed.produce(traffic.positions(in: 500..<600))
+        try await bed.produce(StopAndGo.inTimeOrder(traffic.positions(in: 500..<600)))
         budget = WaitBudget(.seconds(60), lookingEvery: .milliseconds(200))
         while try await bed.messageCount(changelog, partition: partition) <= logged, budget.allowsAnotherLook() {
             try await Task.sleep(for: .milliseconds(200))
@@ -211,7 +237,7 @@ struct ServiceActivityTests {
         #expect(await members[holder].waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
         let survivor = members[1 - holder]
         try await ServiceFencingTests.waitForSettledGroup([survivor], total: 2 * bed.partitions)
-        try await bed.produce(traffic.positions(in: 600..<Int64.max))
+        try await bed.produce(StopAndGo.inTimeOrder(traffic.positions(in: 600..<Int64.max)))
 
         let reference = try await bed.referenceEvents(StopAndGo.options)
         let events = try await ServiceScaleOutTests.waitForAll(bed, reference)

@@ -53,13 +53,14 @@ struct ApplyThreadsTests {
         return (cluster, producer)
     }
 
-    /// A position of each of `devices` devices (six unless told), then `extra` messages, read back from the
-    /// broker as the worker reads them.
+    /// A position of each of `devices` devices (six unless told), then `extra` messages (keyed by `extraKeys`, else
+    /// device-0), read back from the broker as the worker reads them.
     func consumedPositions(
         _ cluster: MockCluster,
         producer: Producer,
         devices: Int = 6,
-        extra: [String] = []
+        extra: [String] = [],
+        extraKeys: [String]? = nil
     ) throws -> [ConsumerRecord] {
         let records =
             (0..<devices).map { device in
@@ -70,7 +71,15 @@ struct ApplyThreadsTests {
                     value:
                         #"{"deviceId":"device-\#(device)","lat":48.85,"lon":2.35,"timestamp":1795000000000,"accuracy":5}"#
                 )
-            } + extra.map { ProducerRecord(topic: topics.positions, partition: 0, key: "device-0", value: $0) }
+            }
+            + extra.indices.map { index in
+                ProducerRecord(
+                    topic: topics.positions,
+                    partition: 0,
+                    key: extraKeys?[index] ?? "device-0",
+                    value: extra[index]
+                )
+            }
         let reports = producer.send(records).wait()
         try #require(reports.allSatisfy { $0.isDelivered })
         let consumer = try Consumer(
@@ -182,6 +191,99 @@ struct ApplyThreadsTests {
         #expect(tally.counters.events["device.resumed"] == 1)
         let changes = application.takeChanges(of: shards)
         #expect(changes.flatMap(\.devices).count == 6, "each silent device changed, for the checkpoint")
+    }
+
+    @Test("a device's silence is decided by the messages before its next fix, however they were batched into rounds")
+    func silenceWhateverTheRounds() throws {
+        let start: Int64 = 1_795_000_000_000
+        // Six devices at `start`; device-1 two minutes later; device-2's next fix, stamped 50 s after `start`, comes
+        // after device-1's on the partition: the stream passed its deadline (60 s) before it.
+        let late = [
+            #"{"deviceId":"device-1","lat":48.85,"lon":2.35,"timestamp":1795000120000,"accuracy":5}"#,
+            #"{"deviceId":"device-2","lat":48.85,"lon":2.35,"timestamp":1795000050000,"accuracy":5}"#,
+        ]
+        func events(rounds: [Range<Int>]) throws -> [String] {
+            let (cluster, producer) = try clusterAndProducer(topics: [topics.positions, topics.events])
+            defer { producer.close() }
+            let records = try consumedPositions(
+                cluster,
+                producer: producer,
+                extra: late,
+                extraKeys: ["device-1", "device-2"]
+            )
+            let times = Array(repeating: start, count: 6) + [start + 120_000, start + 50_000]
+            let tracker = DeviceTracker(
+                configuration: TrackerConfiguration(liveness: LivenessRules(silentAfterSeconds: 60)),
+                countries: InputProcessorTests.OneCountry()
+            )
+            var shards = ShardedDevices(states: [], routing: DeviceRouting(shardCount: 2), tally: tally) {
+                InputProcessor(registry: DeviceRegistry(tracker: tracker, states: $0), topics: topics)
+            }
+            let application = ApplyThreads(count: 2)
+            let feed = EventFeed(metricsFactory: NOOPMetricsHandler.instance)
+            var clock = StreamClock()
+            for round in rounds {
+                for index in round {
+                    shards.enqueue(
+                        records[index],
+                        kind: .positions,
+                        origin: MessageOrigin(
+                            topic: topics.positions,
+                            partition: 0,
+                            offset: Int64(index),
+                            timestamp: times[index]
+                        ),
+                        streamTime: clock.time(of: 0) ?? Int64.min
+                    )
+                    clock.released(upTo: times[index], partition: 0)
+                }
+                _ = application.start(
+                    &shards,
+                    polledAt: .now,
+                    streamAdvances: clock.takeAdvances(),
+                    producer: producer,
+                    feed: feed
+                )
+            }
+            application.waitUntilApplied()
+            let sent = application.takeChanges(of: shards).flatMap(\.deliveries).flatMap { $0.wait() }
+            try #require(sent.allSatisfy { $0.isDelivered })
+            return try Self.eventIDs(in: cluster, topic: topics.events).filter { $0.hasPrefix("device.") }.sorted()
+        }
+        let together = try events(rounds: [0..<6, 6..<8])
+        #expect(together == (try events(rounds: [0..<6, 6..<7, 7..<8])))
+        #expect(together == (try events(rounds: [0..<3, 3..<7, 7..<8])))
+        #expect(
+            together.contains { $0.hasSuffix(" device.silent:device-2:\(start)") },
+            "before its late fix: \(together)"
+        )
+        // Its late fix counts from when it came, not from its own time, which the stream passed already.
+        #expect(together.filter { $0.hasPrefix("device.silent ") }.count == 6, "\(together)")
+        #expect(together.filter { $0.hasPrefix("device.resumed ") }.count == 2, "devices 1 and 2: \(together)")
+    }
+
+    /// The types and ids of the events on a topic of the mock cluster (partition 0), read from its beginning.
+    static func eventIDs(in cluster: MockCluster, topic: String) throws -> [String] {
+        let consumer = try Consumer(
+            configuration: ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupId: "event-readers"),
+            subscription: .partitions([TopicPartition(topic, 0): .beginning]),
+            logger: Self.quiet
+        )
+        defer { consumer.close() }
+        var ids: [String] = []
+        var quiet = 0
+        while quiet < 5 {
+            let batch = try consumer.poll(timeout: .milliseconds(200))
+            quiet = batch.isEmpty ? quiet + 1 : 0
+            for record in batch {
+                let object = try JSONSerialization.jsonObject(with: Data(record.value ?? []))
+                let event = object as? [String: Any]
+                if let type = event?["type"] as? String, let id = event?["id"] as? String {
+                    ids.append("\(type) \(id)")
+                }
+            }
+        }
+        return ids
     }
 
     @Test(

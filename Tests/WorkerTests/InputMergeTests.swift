@@ -26,9 +26,17 @@ struct InputMergeTests {
     }
 
     func release(_ merge: inout InputMerge<Record>, atEnd partitions: Set<TopicPartition>) -> [String] {
+        releaseWithStreamTimes(&merge, atEnd: partitions).map(\.record)
+    }
+
+    /// What `release` gives, each record with its pair's stream time before it.
+    func releaseWithStreamTimes(
+        _ merge: inout InputMerge<Record>,
+        atEnd partitions: Set<TopicPartition>
+    ) -> [(record: String, streamTime: Int64)] {
         // No watermark is known here: the end offsets the events reported do not matter.
         let atEnd = Dictionary(uniqueKeysWithValues: partitions.map { ($0, Int64(0)) })
-        var released: [String] = []
+        var released: [(record: String, streamTime: Int64)] = []
         func unknown(_: TopicPartition) -> Int64? { nil }
         // The brokers, asked now, gave every end: each covers the records appended before.
         merge.confirmEnds(atEnd, askedAfterPoll: merge.poll, readTo: atEnd)
@@ -36,11 +44,12 @@ struct InputMergeTests {
             released,
             record,
             kind,
-            origin in
+            origin,
+            streamTime in
             #expect(origin.topic == (kind == .commands ? "c" : "p"))
             #expect(origin.partition == record.partition && origin.offset == record.offset)
             #expect(origin.timestamp == record.timestampMilliseconds ?? 0)
-            released.append("\(origin.topic)\(record.partition)@\(record.offset)")
+            released.append(("\(origin.topic)\(record.partition)@\(record.offset)", streamTime))
         }
         return released
     }
@@ -85,7 +94,10 @@ struct InputMergeTests {
         merge.append(Record(partition: 0, offset: 11, timestampMilliseconds: 400), kind: .positions)
         merge.append(Record(partition: 0, offset: 5, timestampMilliseconds: 300), kind: .commands)
         merge.append(Record(partition: 2, offset: 7, timestampMilliseconds: 100), kind: .positions)
-        _ = release(&merge, atEnd: allAtEnd)
+        let first = releaseWithStreamTimes(&merge, atEnd: allAtEnd)
+        // Each record with the time before it: nothing yet for a pair's first.
+        #expect(first.map(\.record) == ["p0@10", "c0@5", "p0@11", "p2@7"])
+        #expect(first.map(\.streamTime) == [Int64.min, 200, 300, Int64.min])
         #expect(
             merge.takeStreamAdvances() == [
                 StreamClock.Advance(partition: 0, time: 400), StreamClock.Advance(partition: 2, time: 100),
@@ -96,20 +108,21 @@ struct InputMergeTests {
         // A record stamped earlier than the pair's time leaves it where it is.
         merge.append(Record(partition: 0, offset: 12, timestampMilliseconds: 350), kind: .positions)
         merge.append(Record(partition: 2, offset: 8, timestampMilliseconds: 900), kind: .positions)
-        _ = release(&merge, atEnd: allAtEnd)
+        let second = releaseWithStreamTimes(&merge, atEnd: allAtEnd)
+        #expect(second.map(\.streamTime) == [400, 100], "the time before each, from the pair's earlier releases")
         #expect(merge.takeStreamAdvances() == [StreamClock.Advance(partition: 2, time: 900)])
 
         // Revoked, the pair's time comes from what it releases next, even if older.
         merge.removeAll(partition: 2)
         merge.append(Record(partition: 2, offset: 8, timestampMilliseconds: 900), kind: .positions)
         merge.append(Record(partition: 0, offset: 13, timestampMilliseconds: 360), kind: .positions)
-        _ = release(&merge, atEnd: allAtEnd)
+        _ = releaseWithStreamTimes(&merge, atEnd: allAtEnd)
         #expect(merge.takeStreamAdvances() == [StreamClock.Advance(partition: 2, time: 900)])
 
         // A rewind reads from older offsets again: every pair starts again.
         merge.rewind()
         merge.append(Record(partition: 0, offset: 10, timestampMilliseconds: 200), kind: .positions)
-        _ = release(&merge, atEnd: allAtEnd)
+        _ = releaseWithStreamTimes(&merge, atEnd: allAtEnd)
         #expect(merge.takeStreamAdvances() == [StreamClock.Advance(partition: 0, time: 200)])
     }
 }

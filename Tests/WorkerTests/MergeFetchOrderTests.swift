@@ -270,7 +270,7 @@ private struct LoopDriver {
             highWatermark: consumer.cachedHighWatermark(of:),
             now: now ?? .now,
             into: &applied
-        ) { applied, record, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
+        ) { applied, record, _, _, _ in applied.append(String(decoding: record.value ?? [], as: UTF8.self)) }
     }
 
     /// As the loop does: the ends that held a side back, asked of the brokers after this poll, then release.

@@ -18,30 +18,41 @@ struct SilenceWatch {
         (state.hasActivity ? state.activity.silentAfterSeconds : nil) ?? rules.silentAfterSeconds
     }
 
-    /// When the device is silent unless a fix comes first (milliseconds); nil when not watched, without a fix, or
-    /// announced already.
+    /// When the device is silent unless a fix comes first (milliseconds): the threshold after its last fix, or after
+    /// it was heard if that was later (``DeviceState/lastHeard``); nil when not watched, without a fix, or announced
+    /// already.
     func deadline(of state: DeviceState) -> Int64? {
         guard let threshold = threshold(of: state), let fix = state.lastFix,
             !(state.hasActivity && state.activity.silenceAnnounced)
         else { return nil }
-        return fix.timestamp + Int64(threshold) * 1000
+        return max(fix.timestamp, state.lastHeard ?? fix.timestamp) + Int64(threshold) * 1000
     }
 
     /// At a fix applied after `previous` (the device's last fix before it): the silence it ends, if longer than the
-    /// threshold (announced here unless it was), and the resumption.
+    /// threshold (announced here unless it was), and the resumption; the resumption alone after a silence the stream's
+    /// time announced, even when the fix is stamped before the deadline (it came late: the device is back all the same).
+    ///
+    /// `heardAt` is the stream's time when the fix came (its pair's, the message's own time included; nil without a
+    /// stream), kept when later than the fix's own time.
     func applyFix(
         _ fix: Fix,
         previous: Fix?,
+        heardAt: Int64?,
         to state: inout DeviceState,
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
+        defer {
+            let late = heardAt.flatMap { $0 > fix.timestamp ? $0 : nil }
+            if state.lastHeard != nil || late != nil { state.lastHeard = threshold(of: state) == nil ? nil : late }
+        }
         let announced = state.hasActivity && state.activity.silenceAnnounced
-        if announced { state.withActivity { $0.silenceAnnounced = false } }
-        guard let previous, let threshold = threshold(of: state),
-            fix.timestamp - previous.timestamp > Int64(threshold) * 1000
-        else { return }
-        if !announced {
+        guard let previous else { return }
+        if announced {
+            state.withActivity { $0.silenceAnnounced = false }
+        } else {
+            guard let threshold = threshold(of: state), fix.timestamp - previous.timestamp > Int64(threshold) * 1000
+            else { return }
             events.append(Self.event(DeviceSilence(lastFix: previous, silentAfterSeconds: threshold), state.deviceId))
         }
         events.append(numbering.next(.deviceResumed(DeviceResumption(lastFix: previous, position: fix))))

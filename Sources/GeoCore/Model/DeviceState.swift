@@ -47,6 +47,12 @@ public struct DeviceState: Hashable, Sendable {
         return result
     }
     private var activityStorage: [DeviceActivity] = []
+    /// When its last position was heard by the stream's clock, if later than the fix's own time.
+    ///
+    /// Its pair's stream time then, the message's own time included (milliseconds since the epoch). Kept only while its
+    /// silence is watched; nil when heard on time, or without a stream (``SilenceWatch``). A fix that comes late (a device that buffered its fixes, or input produced out of order) is silent only once the
+    /// stream moves on by the threshold from when it came, not from its own time, which the stream passed already.
+    public var lastHeard: Int64?
     /// The partition number its messages arrive on: that of the last message applied to it.
     ///
     /// Both input topics are co-partitioned and keyed by device id, so a device's positions and commands share this
@@ -70,6 +76,7 @@ public struct DeviceState: Hashable, Sendable {
         places: DevicePlaces = DevicePlaces(),
         catalog: CatalogVisits? = nil,
         activity: DeviceActivity = DeviceActivity(),
+        lastHeard: Int64? = nil,
         inputPartition: Int32 = 0,
         appliedOffsets: AppliedOffsets = AppliedOffsets()
     ) {
@@ -85,5 +92,6 @@ public struct DeviceState: Hashable, Sendable {
         self.inputPartition = inputPartition
         self.appliedOffsets = appliedOffsets
         self.activity = activity
+        self.lastHeard = lastHeard
     }
 }

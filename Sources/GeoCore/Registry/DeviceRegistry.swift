@@ -7,8 +7,9 @@ public struct DeviceRegistry: Sendable {
     /// Where each device's state is in `slots`: one hash lookup per message, the rest is array indexing.
     private var index: DeviceIndex
     private var slots: [Slot]
-    /// Each input partition's devices by their silence deadlines (``DeviceTracker/silenceDeadline(of:)``).
-    private var silenceQueues: [Int32: SilenceQueue] = [:]
+    /// Each input partition's devices by their silence deadlines (``DeviceTracker/silenceDeadline(of:)``), at the
+    /// partition's number: looked at before every message.
+    private var silenceQueues: [SilenceQueue] = []
     /// Slots changed since the last ``takeChanges(_:)`` of every change, in the order they first changed; a slot
     /// logged since by a take of the eventful changes only is in it with `changed` false, and maybe again later.
     private var changedSlots: [Int] = []
@@ -110,10 +111,12 @@ public struct DeviceRegistry: Sendable {
         for slot in slots { body(slot.state, slot.confirmedByFix) }
     }
 
-    /// Applies a position to its device, appending the events it causes to `events`.
+    /// Applies a position to its device, appending the events it causes to `events`; `streamTime` is its pair's stream
+    /// time before it, in a worker (``DeviceTracker/apply(_:origin:streamTime:to:areas:events:)``).
     public mutating func apply(
         _ position: Position,
         origin: MessageOrigin,
+        streamTime: Int64? = nil,
         events: inout [DeviceEvent]
     ) -> Outcome {
         let slot = slot(of: position.deviceId)
@@ -125,6 +128,7 @@ public struct DeviceRegistry: Sendable {
         let outcome = tracker.apply(
             position,
             origin: origin,
+            streamTime: streamTime,
             to: &slots[slot].state,
             areas: &areas,
             events: &events
@@ -161,6 +165,14 @@ public struct DeviceRegistry: Sendable {
         return .tracked(outcome.kind)
     }
 
+    /// Whether a device of input partition `partition` has a silence deadline at or before `streamTime`: what
+    /// ``announceSilences(inPartition:upTo:events:)`` would look for, asked cheaply.
+    @inline(__always)
+    public func hasSilenceDue(inPartition partition: Int32, at streamTime: Int64) -> Bool {
+        partition >= 0 && Int(partition) < silenceQueues.count
+            && silenceQueues[Int(partition)].earliest.map { $0 <= streamTime } == true
+    }
+
     /// Announces `device.silent` for each device of input partition `partition` whose silence deadline is at or
     /// before `streamTime`, the newest message time the partition has applied.
     ///
@@ -171,8 +183,8 @@ public struct DeviceRegistry: Sendable {
         events: inout [DeviceEvent]
     ) -> Int {
         var announced = 0
-        while let earliest = silenceQueues[partition]?.earliest, earliest <= streamTime,
-            let (_, queued) = silenceQueues[partition]?.pop()
+        while hasSilenceDue(inPartition: partition, at: streamTime),
+            let (_, queued) = silenceQueues[Int(partition)].pop()
         {
             let slot = Int(queued)
             slots[slot].silenceQueued = false
@@ -200,9 +212,15 @@ public struct DeviceRegistry: Sendable {
 
     /// Puts the device into its partition's silence queue when it has a deadline and no entry yet.
     private mutating func queueSilence(_ slot: Int) {
-        guard !slots[slot].silenceQueued, let deadline = tracker.silenceDeadline(of: slots[slot].state) else { return }
+        guard !slots[slot].silenceQueued, slots[slot].state.inputPartition >= 0,
+            let deadline = tracker.silenceDeadline(of: slots[slot].state)
+        else { return }
         slots[slot].silenceQueued = true
-        silenceQueues[slots[slot].state.inputPartition, default: SilenceQueue()].push(deadline, slot: Int32(slot))
+        let partition = Int(slots[slot].state.inputPartition)
+        if partition >= silenceQueues.count {
+            silenceQueues += Array(repeating: SilenceQueue(), count: partition + 1 - silenceQueues.count)
+        }
+        silenceQueues[partition].push(deadline, slot: Int32(slot))
     }
 
     /// Which changed devices a take hands out.

@@ -149,8 +149,12 @@ public struct DeviceStatusCard: Sendable {
             json.key("silentAfterSeconds")
             json.number(Double(silenceThreshold))
             json.key("silentSince")
-            if let fix = state.lastFix, now >= fix.timestamp + Int64(silenceThreshold) * 1000 {
-                json.timestamp(fix.timestamp + Int64(silenceThreshold) * 1000)
+            // From when it was last heard, if later than its fix's own time (``DeviceState/lastHeard``).
+            if let fix = state.lastFix,
+                case let since = max(fix.timestamp, state.lastHeard ?? fix.timestamp) + Int64(silenceThreshold) * 1000,
+                now >= since
+            {
+                json.timestamp(since)
             } else {
                 json.null()
             }

@@ -33,9 +33,11 @@
 /// arrival, 32 since) · [zigzag varint since] · [zigzag varint approach arrival]
 /// ```
 /// Version 7 is version 5 followed by the sections the device has, and is written only for a device with trips,
-/// speeding or limits of its own (``DeviceState/activity``); the others are written in version 5 or 6 as before.
+/// speeding or limits of its own (``DeviceState/activity``), or heard later than its last fix's time
+/// (``DeviceState/lastHeard``); the others are written in version 5 or 6 as before.
 /// ```
-/// u8 sections (1 catalog, 2 activity) · [catalog] · [activity]
+/// u8 sections (1 catalog, 2 activity, 4 heard) · [catalog] · [activity] · [varint heard: milliseconds after the
+/// last fix's time]
 /// activity: varint flags (1 anchor, 2 trip, 4 speeding, 8 speed limit, 16 silent after, 32 trip announced,
 /// 64 speeding announced, 128 speeding heading, 256 silence announced) · [fix anchor] · [fix trip start · fix trip last move · f64 trip
 /// distance · f64 trip top speed] · [zigzag varint speeding since · f64 speeding top speed · [f64 heading]] · [f64
@@ -69,7 +71,11 @@ public enum DeviceStateEncoding {
         var writer = Writer()
         writer.bytes.reserveCapacity(64 + state.pins.count * 48)
         let hasActivity = state.hasActivity
-        writer.byte(hasActivity ? version : state.catalog == nil ? versionWithoutCatalog : versionWithCatalog)
+        let heardLate = state.lastFix.flatMap { fix in state.lastHeard.map { $0 - fix.timestamp } }.flatMap {
+            $0 > 0 ? UInt64($0) : nil
+        }
+        let hasSections = hasActivity || heardLate != nil
+        writer.byte(hasSections ? version : state.catalog == nil ? versionWithoutCatalog : versionWithCatalog)
         writer.string(state.deviceId)
         writer.varint(UInt64(UInt32(bitPattern: state.inputPartition)))
         writer.varint(UInt64(bitPattern: state.appliedOffsets.positions &+ 1))
@@ -95,10 +101,14 @@ public enum DeviceStateEncoding {
         writer.varint(UInt64(state.pins.count))
         for tracked in state.pins { writer.pin(tracked) }
         writer.places(state.places)
-        if hasActivity {
-            writer.byte((state.catalog == nil ? 0 : Section.catalog) | Section.activity)
+        if hasSections {
+            writer.byte(
+                (state.catalog == nil ? 0 : Section.catalog) | (hasActivity ? Section.activity : 0)
+                    | (heardLate == nil ? 0 : Section.heard)
+            )
             if let catalog = state.catalog { writer.catalog(catalog) }
-            writer.activity(state.activity)
+            if hasActivity { writer.activity(state.activity) }
+            if let heardLate { writer.varint(heardLate) }
         } else if let catalog = state.catalog {
             writer.catalog(catalog)
         }
@@ -162,11 +172,20 @@ public enum DeviceStateEncoding {
         let places = version >= 4 ? try reader.places(version: version) : DevicePlaces()
         let sections =
             version >= 7 ? try reader.byte("sections") : version == 6 ? Section.catalog : 0
-        guard sections & ~(Section.catalog | Section.activity) == 0 else {
+        guard sections & ~(Section.catalog | Section.activity | Section.heard) == 0 else {
             throw DeviceStateDecodingError("unknown sections \(sections)")
         }
         let catalog = sections & Section.catalog != 0 ? try reader.catalog() : nil
         let activity = sections & Section.activity != 0 ? try reader.activity() : DeviceActivity()
+        var lastHeard: Int64?
+        if sections & Section.heard != 0 {
+            let after = try reader.varint("heard")
+            guard let fix, after > 0, after <= UInt64(Int64.max - max(0, fix.timestamp)) else {
+                let last = fix.map { "at \($0.timestamp)" } ?? "it lacks"
+                throw DeviceStateDecodingError("heard \(after) ms after a last fix \(last)")
+            }
+            lastHeard = fix.timestamp + Int64(after)
+        }
         guard reader.isAtEnd else {
             throw DeviceStateDecodingError("\(reader.remaining) bytes after the end of the state")
         }
@@ -181,6 +200,7 @@ public enum DeviceStateEncoding {
             places: places,
             catalog: catalog,
             activity: activity,
+            lastHeard: lastHeard,
             inputPartition: partition,
             appliedOffsets: AppliedOffsets(positions: positions, commands: commands)
         )
@@ -219,6 +239,7 @@ public enum DeviceStateEncoding {
     enum Section {
         static let catalog: UInt8 = 1
         static let activity: UInt8 = 2
+        static let heard: UInt8 = 4
     }
 
     enum Flag {

@@ -97,26 +97,46 @@ public struct DeviceTracker: Sendable {
         // No area kept from one position to the next: the resolver is not asked for one either (measuring the
         // clearance costs more than the plain lookup).
         var areas = DeviceAreas()
-        return apply(position, origin: origin, to: &state, areas: &areas, keepsArea: false, events: &events)
+        return apply(
+            position,
+            origin: origin,
+            streamTime: nil,
+            to: &state,
+            areas: &areas,
+            keepsArea: false,
+            events: &events
+        )
     }
 
-    /// Applies a position to its device's state, appending the events it causes to `events`; `areas` are where
-    /// the device's country, and its region and time zone, were last looked up with room around them
+    /// Applies a position to its device's state, appending the events it causes to `events`.
+    ///
+    /// `areas` are where the device's country, and its region and time zone, were last looked up with room around them
     /// (``CountryArea``), kept beside the state by the caller from one position to the next, so that fixes inside
-    /// them are not looked up again.
+    /// them are not looked up again. `streamTime` is the position's pair's stream time before it, when there is a
+    /// stream: when the device was heard (``DeviceState/lastHeard``).
     public func apply(
         _ position: Position,
         origin: MessageOrigin,
+        streamTime: Int64? = nil,
         to state: inout DeviceState,
         areas: inout DeviceAreas,
         events: inout [DeviceEvent]
     ) -> Outcome {
-        apply(position, origin: origin, to: &state, areas: &areas, keepsArea: true, events: &events)
+        apply(
+            position,
+            origin: origin,
+            streamTime: streamTime,
+            to: &state,
+            areas: &areas,
+            keepsArea: true,
+            events: &events
+        )
     }
 
     private func apply(
         _ position: Position,
         origin: MessageOrigin,
+        streamTime: Int64?,
         to state: inout DeviceState,
         areas: inout DeviceAreas,
         keepsArea: Bool,
@@ -134,7 +154,14 @@ public struct DeviceTracker: Sendable {
         if !position.languages.isEmpty && position.languages != state.languages { state.languages = position.languages }
 
         var numbering = EventNumbering(origin: origin, deviceId: state.deviceId, time: position.timestamp)
-        silenceWatch.applyFix(fix, previous: previous, to: &state, numbering: &numbering, events: &events)
+        silenceWatch.applyFix(
+            fix,
+            previous: previous,
+            heardAt: streamTime.map { max($0, origin.timestamp) },
+            to: &state,
+            numbering: &numbering,
+            events: &events
+        )
         let margin = position.accuracy ?? configuration.assumedAccuracyMeters
         let usable = margin <= configuration.maxAccuracyMeters
         let catalog = usesCatalog(state) ? catalog : nil

@@ -12,13 +12,16 @@ final class DeviceShard: @unchecked Sendable {
     // process or changes to take (``ApplyThreads``), to the loop otherwise: it touches them only once
     // ``ApplyThreads/waitUntilApplied()`` returned.
     private(set) var processor: InputProcessor
-    /// A message queued for the apply thread (``ShardedDevices/enqueue(_:kind:origin:)``); `decoded` when routing
-    /// had to decode it.
+    /// A message queued for the apply thread (``ShardedDevices/enqueue(_:kind:origin:streamTime:)``); `decoded` when
+    /// routing had to decode it.
     struct Message {
         let record: ConsumerRecord
         let kind: InputKind
         let origin: MessageOrigin
         let decoded: Result<InputMessage, DecodingFailure>?
+        /// Its pair's stream time before it (``StreamClock``): the silences it passed are announced before the message
+        /// is applied, so that a device's fix after them finds its silence announced whatever the batching.
+        let streamTime: Int64
     }
     /// What was sent since the last checkpoint.
     private var deliveries: [DeliveryBatch] = []
@@ -78,13 +81,18 @@ final class DeviceShard: @unchecked Sendable {
         messages.withUnsafeBufferPointer { messages in
             guard var message = messages.baseAddress else { return }
             for _ in messages.indices {
+                // Silence by message order: what the messages before this one passed (other shards' too) is announced
+                // before it is applied, so that a device's silence depends on the merge's order, not on the rounds.
+                let origin = message.pointee.origin
+                processor.announceSilences(inPartition: origin.partition, upTo: message.pointee.streamTime)
                 ConsumerRecord.withKeyAndValue(ofRecordAt: message.pointer(to: \.record)!) { key, value in
                     processor.process(
                         value: value,
                         key: key,
                         kind: message.pointee.kind,
-                        origin: message.pointee.origin,
-                        decoded: message.pointee.decoded
+                        origin: origin,
+                        decoded: message.pointee.decoded,
+                        streamTime: message.pointee.streamTime
                     )
                 }
                 if processor.outputEventBytes >= eventBytesPerSend {
@@ -93,8 +101,7 @@ final class DeviceShard: @unchecked Sendable {
                 message += 1
             }
         }
-        // After the round's messages, which moved the stream times: a device's own late fix in the round announces
-        // its silence itself, with the same id.
+        // After the round's messages, the times they moved to: for the devices with no message after them.
         for advance in streamAdvances {
             processor.announceSilences(inPartition: advance.partition, upTo: advance.time)
         }

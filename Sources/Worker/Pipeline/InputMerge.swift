@@ -125,8 +125,9 @@ struct InputMerge<Record: MergeableRecord> {
         pairs[pair].append(consume record, offset: offset, timestamp: timestamp, side: kind, poll: ends.poll)
     }
 
-    /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, and `sink`
-    /// to put it in; notes the next offsets.
+    /// Hands `body` what each pair's merge releases now, in merge order, with where it came from, its pair's stream
+    /// time before it (``StreamClock``; `Int64.min` while the pair has released nothing), and `sink` to put it in;
+    /// notes the next offsets.
     ///
     /// `atEnd` names the partitions read to their end, each with the offset its end-of-partition event reported;
     /// `highWatermark` answers a partition's high watermark as the consumer last saw it (nil when unknown). Which
@@ -143,13 +144,17 @@ struct InputMerge<Record: MergeableRecord> {
         now: ContinuousClock.Instant,
         catalog: CatalogGate = .open,
         into sink: inout Sink,
-        _ body: (_ sink: inout Sink, _ record: consuming Record, _ kind: InputKind, _ origin: MessageOrigin) -> Void
+        _ body: (
+            _ sink: inout Sink, _ record: consuming Record, _ kind: InputKind, _ origin: MessageOrigin,
+            _ streamTime: Int64
+        ) -> Void
     ) {
         for pair in pairs.indices where !pairs[pair].isEmpty {
             let number = Int32(pair)
             // The next offsets after what is released, noted once per pair rather than per record.
             var nextOffsets: (positions: Int64?, commands: Int64?)
-            var newestOfPair = Int64.min
+            // The pair's stream time as the records go: each is handed the time before it.
+            var newestOfPair = streamClock.time(of: number) ?? Int64.min
             // Looked up once per pair: each lookup hashes a topic name. Both watermarks, as either side may run
             // dry while the pair releases.
             let (positionsPartition, commandsPartition) = (
@@ -173,6 +178,7 @@ struct InputMerge<Record: MergeableRecord> {
                 laggingSideWait: laggingSideWait,
                 catalog: catalog
             ) {
+                let streamTime = newestOfPair
                 newestOfPair = max(newestOfPair, timestamp)
                 let origin = MessageOrigin(
                     topic: kind == .positions ? positionsName : commandsName,
@@ -187,7 +193,7 @@ struct InputMerge<Record: MergeableRecord> {
                 if let breach = pairs[pair].lastBreach { noteBreach(breach, record: record, kind: kind, pair: number) }
                 if pairs[pair].unconfirmedEnd != nil { noteUnconfirmedEnd(of: pair) }
                 // Handed over, not copied: a copy is a retain and a release of what the record holds (its batch).
-                body(&sink, consume record, kind, origin)
+                body(&sink, consume record, kind, origin, streamTime)
             }
             noteUnconfirmedEnd(of: pair)
             if newestOfPair != Int64.min {

@@ -75,12 +75,15 @@ struct InputProcessor: Sendable {
     ///   - origin: where it was read: its event ids derive from it.
     ///   - decoded: the message already decoded from `value` (the worker decodes a keyless message to find
     ///     its device's apply thread), so that no message is decoded twice; nil to decode it here.
+    ///   - streamTime: its pair's stream time before it (``StreamClock``; `Int64.min` before the pair's first), nil for no
+    ///     stream.
     mutating func process(
         value: UnsafeRawBufferPointer?,
         key: UnsafeRawBufferPointer?,
         kind: InputKind,
         origin: MessageOrigin,
-        decoded: Result<InputMessage, DecodingFailure>? = nil
+        decoded: Result<InputMessage, DecodingFailure>? = nil,
+        streamTime: Int64? = nil
     ) {
         guard let value, value.count > 0 else {
             deadLetter(value: value, key: key, origin: origin, reason: "empty-message", error: "the message is empty")
@@ -92,7 +95,7 @@ struct InputProcessor: Sendable {
         case .success(.position(let position)):
             counts.counted.positions += 1
             if !Self.isKey(key, of: position.deviceId) { counts.counted.keyNotDeviceId += 1 }
-            outcome = apply(position, origin: origin)
+            outcome = apply(position, origin: origin, streamTime: streamTime)
         case .success(.command(let command)):
             counts.counted.commands += 1
             if !Self.isKey(key, of: command.deviceId) { counts.counted.keyNotDeviceId += 1 }
@@ -115,6 +118,7 @@ struct InputProcessor: Sendable {
     /// Announces the silence of each device of input partition `partition` whose deadline the partition's stream time
     /// `streamTime` has passed (``DeviceRegistry/announceSilences(inPartition:upTo:events:)``).
     mutating func announceSilences(inPartition partition: Int32, upTo streamTime: Int64) {
+        guard registry.hasSilenceDue(inPartition: partition, at: streamTime) else { return }
         events.removeAll(keepingCapacity: true)
         guard registry.announceSilences(inPartition: partition, upTo: streamTime, events: &events) > 0 else { return }
         emitEvents()
@@ -130,10 +134,16 @@ struct InputProcessor: Sendable {
     }
 
     /// Applies a position to its device; with `addressPrefetch` set, tells it where the device's fix moved.
-    private mutating func apply(_ position: Position, origin: MessageOrigin) -> DeviceRegistry.Outcome {
-        guard let addressPrefetch else { return registry.apply(position, origin: origin, events: &events) }
+    private mutating func apply(
+        _ position: Position,
+        origin: MessageOrigin,
+        streamTime: Int64?
+    ) -> DeviceRegistry.Outcome {
+        guard let addressPrefetch else {
+            return registry.apply(position, origin: origin, streamTime: streamTime, events: &events)
+        }
         let previous = registry.lastFixCoordinate(of: position.deviceId)
-        let outcome = registry.apply(position, origin: origin, events: &events)
+        let outcome = registry.apply(position, origin: origin, streamTime: streamTime, events: &events)
         if outcome == .tracked(.applied) || outcome == .tracked(.appliedWithoutGeofences) {
             addressPrefetch.prefetch(from: previous, to: position.coordinate)
         }

@@ -4,7 +4,7 @@ import Kafka
 /// The worker's devices split among its apply threads (``WorkerConfiguration/applyThreadCount``): one
 /// ``DeviceShard`` each, placed by ``DeviceRouting``.
 ///
-/// The loop hands each message its merge releases to ``enqueue(_:kind:origin:)`` in merge order; the shards
+/// The loop hands each message its merge releases to ``enqueue(_:kind:origin:streamTime:)`` in merge order; the shards
 /// process them on their threads (``ApplyThreads``) while the loop reads and merges the next batch.
 struct ShardedDevices {
     let shards: [DeviceShard]
@@ -36,11 +36,22 @@ struct ShardedDevices {
 
     var count: Int { shards.count }
 
-    /// Queues a released message for its device's shard.
-    mutating func enqueue(_ record: consuming ConsumerRecord, kind: InputKind, origin: MessageOrigin) {
+    /// Queues a released message for its device's shard, with its pair's stream time before it.
+    mutating func enqueue(
+        _ record: consuming ConsumerRecord,
+        kind: InputKind,
+        origin: MessageOrigin,
+        streamTime: Int64 = Int64.min
+    ) {
         let route = record.withKeyAndValue { key, value in routing.route(key: key, value: value, kind: kind) }
         pending[route.shard].append(
-            DeviceShard.Message(record: consume record, kind: kind, origin: origin, decoded: route.decoded)
+            DeviceShard.Message(
+                record: consume record,
+                kind: kind,
+                origin: origin,
+                decoded: route.decoded,
+                streamTime: streamTime
+            )
         )
     }
 

@@ -254,7 +254,7 @@ public final class Worker: @unchecked Sendable {
             now: now,
             catalog: catalog?.gate ?? .open,
             into: &parts.devices.shards
-        ) { $0.enqueue($1, kind: $2, origin: $3) }
+        ) { $0.enqueue($1, kind: $2, origin: $3, streamTime: $4) }
         endQuestions.ask(merge.takeUnconfirmedEnds(), afterPoll: merge.poll, waking: consumer)
         if let catalog {
             let held = merge.takeCatalogHeld()
