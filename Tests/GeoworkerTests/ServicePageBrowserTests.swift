@@ -27,9 +27,11 @@ struct ServicePageBrowserTests {
         let tiles = try TileFixture()
         defer { tiles.server.send(SIGKILL) }
         // Two instances of one group, each advertising its address: the page of one shows the whole group.
+        // Trips, a speed limit and a silence threshold watched: the card shows them.
         let arguments = [
             "--http-devices", "--catalog", "--geofences-topic", catalog, "--http-advertised-address",
-            "http://127.0.0.1",
+            "http://127.0.0.1", "--set", "trips.enabled=true", "--set", "speed.limitMetersPerSecond=30", "--set",
+            "liveness.silentAfterSeconds=600",
         ]
         let environment = [
             "GEOWORKER_HTTP_MAP_TILES": "http://127.0.0.1:\(tiles.port)/{z}/{x}/{y}.png",
@@ -112,6 +114,10 @@ struct ServicePageBrowserTests {
             #expect(card.contains("Baden-Württemberg (DE-BW) (nearest-place)"), "\(card)")
             #expect(card.contains("Near"), "\(card)")
             #expect(card.contains(/Europe\/Berlin, \d\d:\d\d local \(UTC\+0[12]:00\)/), "\(card)")
+            // Its trip or standing, the limit in force, and silent by the page's clock (its fixes are days old).
+            #expect(card.contains(/Trip\s+((on a trip|moving) since |standing)/), "\(card)")
+            #expect(card.contains(/Speed\s+limit 30\.0 m\/s \(108 km\/h\)/), "\(card)")
+            #expect(card.contains(/Liveness\s+silent since .+ \(silent after 600 s\)/), "\(card)")
 
             try await browser.waitUntil("the live stream is open") {
                 try await browser.text("#stream-state") == "(live)"
