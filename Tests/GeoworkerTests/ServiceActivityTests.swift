@@ -186,6 +186,45 @@ struct ServiceActivityTests {
         #expect(Set(events.map(\.json)) == Set(try await bed.referenceEvents(StopAndGo.options).map(\.json)))
     }
 
+    @Test("a device alone on a partition that then receives nothing: silent by the wall clock once it is idle, counted")
+    func aloneOnAQuietPartition() async throws {
+        let bed = try ServiceTestBed()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func fix(at time: Int64) -> ProducerRecord {
+            let json = #"{"deviceId":"lone-1","lat":45.1,"lon":5.0,"timestamp":\#(time),"accuracy":6}"#
+            return ProducerRecord(
+                topic: bed.topics.positions,
+                key: Array("lone-1".utf8),
+                value: Array(json.utf8),
+                timestampMilliseconds: time
+            )
+        }
+        // Its last fix five minutes ago, a minute's threshold: nothing else on the partition moves its stream time.
+        try await bed.produce([fix(at: now - 320_000), fix(at: now - 310_000), fix(at: now - 300_000)])
+        let options = ["--set", "liveness.silentAfterSeconds=60", "--set", "liveness.idlePartitionSeconds=2"]
+        let (child, port) = try await startServing(bed, options, untilConsumed: 3)
+        defer { child.send(SIGKILL) }
+        // Each look reads the events topic: a second apart, half a minute at most.
+        func waitForEvent(_ type: String) async throws -> Bool {
+            var budget = WaitBudget(.seconds(30), lookingEvery: .seconds(1))
+            while budget.allowsAnotherLook() {
+                if try await bed.events().contains(where: { $0.type == type }) { return true }
+                try await Task.sleep(for: .seconds(1))
+            }
+            return false
+        }
+        try #require(try await waitForEvent("device.silent"), "lone-1 announced silent")
+        let metrics = try await get(port, "metrics").body
+        #expect(counter("geoworker_silences_by_wall_clock_total", in: metrics) == 1, "\(metrics)")
+        // Back: resumed, and the silence announced once.
+        try await bed.produce([fix(at: Int64(Date().timeIntervalSince1970 * 1000))])
+        try #require(try await waitForEvent("device.resumed"), "lone-1 resumed")
+        await ServiceScaleOutTests.stop(child)
+        let events = try await bed.events()
+        #expect(events.filter { $0.type == "device.silent" }.map(\.id) == ["device.silent:lone-1:\(now - 300_000)"])
+        #expect(events.filter { $0.type == "device.resumed" }.count == 1)
+    }
+
     /// Makes one of `traffic`'s devices quit, and returns it.
     ///
     /// One whose partition other devices keep sending on: their messages carry the stream's time past its deadline.

@@ -16,7 +16,7 @@ extension WorkerConfiguration {
     /// (``DeadLetter/Limits/init(config:messageMaxBytes:)``), `changelog.*` (``ChangelogSettings/init(config:)``) and
     /// `places.enabled`, `places.index` (``Places``), `catalog.enabled`, `catalog.allowMissingTopic`,
     /// `catalog.versionRetentionSeconds` (``CatalogSettings``), `trips.*` (`TripRules(config:)`), `speed.*`
-    /// (`SpeedRules(config:)`) and `liveness.silentAfterSeconds`.
+    /// (`SpeedRules(config:)`), `liveness.silentAfterSeconds` and `liveness.idlePartitionSeconds`.
     ///
     /// - Throws: ``WorkerError`` (``WorkerError/Code/configuration``) naming the key of a value that is set
     ///   but unusable.
@@ -33,6 +33,11 @@ extension WorkerConfiguration {
             mergeWait: .milliseconds(
                 try config.integer("mergeWaitMs", default: defaults.mergeWait.wholeMilliseconds, in: 0...60_000)
             ),
+            idlePartitionWait: try config.settings(under: "liveness") { config throws(WorkerError) in
+                // 0: never.
+                let seconds = try config.integer("idlePartitionSeconds", default: 60, in: 0...86_400)
+                return seconds == 0 ? nil : Duration.seconds(seconds)
+            },
             checkpointInterval: .milliseconds(
                 try config.integer(
                     "checkpointIntervalMs",

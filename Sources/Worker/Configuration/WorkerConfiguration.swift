@@ -93,6 +93,12 @@ public struct WorkerConfiguration: Sendable {
     ///
     /// Longer means fewer SQLite writes and a longer replay after a crash (with the same event ids). Default: 1 s.
     public var checkpointInterval: Duration
+    /// How long a partition read to its end that receives nothing waits before the wall clock stands in for its stream
+    /// time in announcing its devices' silence (``StreamClock``); nil: never, its devices' silence waits for its next
+    /// message.
+    ///
+    /// Default: 60 s.
+    public var idlePartitionWait: Duration?
     /// What the worker promises its readers across crashes and rebalances: ``ProcessingGuarantee``.
     ///
     /// Default: at-least-once.
@@ -151,6 +157,7 @@ public struct WorkerConfiguration: Sendable {
         stateDir: String = "./geoworker-state",
         resetState: Bool = false,
         mergeWait: Duration = .milliseconds(200),
+        idlePartitionWait: Duration? = .seconds(60),
         checkpointInterval: Duration = .seconds(1),
         storeInterval: Duration = .seconds(10),
         processingGuarantee: ProcessingGuarantee = .atLeastOnce,
@@ -173,6 +180,7 @@ public struct WorkerConfiguration: Sendable {
         self.stateDir = stateDir
         self.resetState = resetState
         self.mergeWait = mergeWait
+        self.idlePartitionWait = idlePartitionWait
         self.checkpointInterval = checkpointInterval
         self.storeInterval = storeInterval
         self.processingGuarantee = processingGuarantee

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The worker's sense of time: checkpoints fall due, merges stop waiting for a side and back-offs end by it.
 ///
 /// The system's clock in service; a clock a test moves by hand, so that a test of a checkpoint or a back-off waits for
@@ -8,6 +10,12 @@ public protocol WorkerClock: Sendable {
     /// Blocks the calling thread until `deadline` on this clock, or until `stop` is asked for, whichever comes first
     /// (the loop's waits: a back-off).
     func sleep(until deadline: ContinuousClock.Instant, unless stop: StopRequest)
+}
+
+extension WorkerClock {
+    /// The wall clock, in milliseconds since the epoch: what stands in for a partition's stream time when it
+    /// receives nothing (``StreamClock``).
+    public var wallMilliseconds: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 }
 
 /// The monotonic system clock.

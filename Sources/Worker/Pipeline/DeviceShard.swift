@@ -103,7 +103,11 @@ final class DeviceShard: @unchecked Sendable {
         }
         // After the round's messages, the times they moved to: for the devices with no message after them.
         for advance in streamAdvances {
-            processor.announceSilences(inPartition: advance.partition, upTo: advance.time)
+            processor.announceSilences(
+                inPartition: advance.partition,
+                upTo: advance.time,
+                byWallClock: advance.byWallClock
+            )
         }
         send(&processor, deliveries: &deliveries, producer: producer, feed: feed)
     }

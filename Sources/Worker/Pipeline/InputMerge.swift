@@ -198,7 +198,7 @@ struct InputMerge<Record: MergeableRecord> {
             noteUnconfirmedEnd(of: pair)
             if newestOfPair != Int64.min {
                 newestReleased = max(newestReleased, newestOfPair)
-                streamClock.released(upTo: newestOfPair, partition: number)
+                streamClock.released(upTo: newestOfPair, partition: number, at: now)
             }
             if pairs[pair].heldByCatalog { catalogHeld = true }
             if let next = nextOffsets.positions { released[TopicPartition(topics.positions, number)] = next }
@@ -246,6 +246,34 @@ struct InputMerge<Record: MergeableRecord> {
 
     /// The pairs whose stream time moved since the last call (``StreamClock``), with their time now; forgets them.
     mutating func takeStreamAdvances() -> [StreamClock.Advance] { streamClock.takeAdvances() }
+
+    /// The wall clock for each idle pair of `partitions`, once a second.
+    ///
+    /// Idle: nothing buffered, both sides read to their end (`atEnd`, asked only when it looks), nothing released for
+    /// `idleAfter` (``StreamClock/idleAdvances(partitions:isIdle:now:wallTime:idleAfter:)``).
+    mutating func idleStreamAdvances(
+        partitions: some Sequence<Int32>,
+        atEnd: () -> Set<TopicPartition>,
+        now: ContinuousClock.Instant,
+        wallTime: () -> Int64,
+        idleAfter: Duration
+    ) -> [StreamClock.Advance] {
+        guard streamClock.isIdleCheckDue(at: now) else { return [] }
+        let atEnd = atEnd()
+        let pairs = pairs
+        let topics = topics
+        return streamClock.idleAdvances(
+            partitions: partitions,
+            isIdle: { partition in
+                (Int(partition) >= pairs.count || pairs[Int(partition)].isEmpty)
+                    && atEnd.contains(TopicPartition(topics.positions, partition))
+                    && atEnd.contains(TopicPartition(topics.commands, partition))
+            },
+            now: now,
+            wallTime: wallTime(),
+            idleAfter: idleAfter
+        )
+    }
 
     /// Drops what is buffered for a revoked pair (its next owner reads it again from the checkpoint), and its stream
     /// time.

@@ -116,11 +116,14 @@ struct InputProcessor: Sendable {
     }
 
     /// Announces the silence of each device of input partition `partition` whose deadline the partition's stream time
-    /// `streamTime` has passed (``DeviceRegistry/announceSilences(inPartition:upTo:events:)``).
-    mutating func announceSilences(inPartition partition: Int32, upTo streamTime: Int64) {
+    /// `streamTime` has passed (``DeviceRegistry/announceSilences(inPartition:upTo:events:)``); counted apart when the
+    /// wall clock stood in for the partition's time (`byWallClock`).
+    mutating func announceSilences(inPartition partition: Int32, upTo streamTime: Int64, byWallClock: Bool = false) {
         guard registry.hasSilenceDue(inPartition: partition, at: streamTime) else { return }
         events.removeAll(keepingCapacity: true)
-        guard registry.announceSilences(inPartition: partition, upTo: streamTime, events: &events) > 0 else { return }
+        let announced = registry.announceSilences(inPartition: partition, upTo: streamTime, events: &events)
+        guard announced > 0 else { return }
+        if byWallClock { counts.counted.silencesByWallClock += announced }
         emitEvents()
     }
 
@@ -248,6 +251,9 @@ public struct ProcessingCounters: Hashable, Sendable {
     /// Applied messages whose Kafka key is missing or is not their deviceId (the contract keys both input
     /// topics by deviceId; other keys can split a device between apply threads or instances).
     public var keyNotDeviceId = 0
+    /// Devices announced silent while the wall clock stood in for their idle partition's stream time
+    /// (``StreamClock``): announcements a replay of the same input may not make.
+    public var silencesByWallClock = 0
     /// Events produced, by CloudEvents type.
     public var events: [String: Int] = [:]
     /// Messages sent to the dead-letter topic, by reason.
@@ -265,6 +271,7 @@ public struct ProcessingCounters: Hashable, Sendable {
         total.duplicatePositions += part.duplicatePositions
         total.alreadyApplied += part.alreadyApplied
         total.keyNotDeviceId += part.keyNotDeviceId
+        total.silencesByWallClock += part.silencesByWallClock
         total.events.merge(part.events, uniquingKeysWith: +)
         total.deadLettered.merge(part.deadLettered, uniquingKeysWith: +)
         if let latest = part.latestDeadLetter { total.latestDeadLetter = latest }

@@ -229,10 +229,20 @@ public final class Worker: @unchecked Sendable {
         } else if configuration.untilCaughtUp && merge.isEmpty && consumer.hasReachedEndOfAssignment {
             next = lifecycle.report { $0.caughtUp() }
         }
+        var streamAdvances = merge.takeStreamAdvances()
+        if let idleAfter = configuration.idlePartitionWait {
+            streamAdvances += merge.idleStreamAdvances(
+                partitions: parts.devices.partitions,
+                atEnd: { consumer.partitionsAtEnd },
+                now: polledAt,
+                wallTime: { clock.wallMilliseconds },
+                idleAfter: idleAfter
+            )
+        }
         let round = parts.applyThreads.start(
             &parts.devices.shards,
             polledAt: polledAt,
-            streamAdvances: merge.takeStreamAdvances(),
+            streamAdvances: streamAdvances,
             producer: clients.producer,
             feed: feed
         )

@@ -15,6 +15,8 @@ public enum MetricName {
     public static let duplicates = "geoworker_duplicate_positions_total"
     /// Messages whose Kafka key is not their device id.
     public static let keyNotDeviceId = "geoworker_key_not_device_id_total"
+    /// Devices announced silent by the wall clock, for a partition that received nothing (``StreamClock``).
+    public static let silencesByWallClock = "geoworker_silences_by_wall_clock_total"
     /// Messages skipped because their device's state already reflected them.
     public static let alreadyApplied = "geoworker_already_applied_total"
     /// How often a partition pair went on without a side known to hold more, its wait at the bound: events that

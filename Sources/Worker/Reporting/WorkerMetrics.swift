@@ -13,6 +13,7 @@ struct WorkerMetrics {
     private let stale: Counter
     private let duplicates: Counter
     private let keyNotDeviceId: Counter
+    private let silencesByWallClock: Counter
     private let alreadyApplied: Counter
     private let batchDuration: Metrics.Timer
     private let laggingWaitsGivenUp: Counter
@@ -32,6 +33,7 @@ struct WorkerMetrics {
         stale = Counter(label: MetricName.stale, factory: factory)
         duplicates = Counter(label: MetricName.duplicates, factory: factory)
         keyNotDeviceId = Counter(label: MetricName.keyNotDeviceId, factory: factory)
+        silencesByWallClock = Counter(label: MetricName.silencesByWallClock, factory: factory)
         alreadyApplied = Counter(label: MetricName.alreadyApplied, factory: factory)
         batchDuration = Metrics.Timer(label: MetricName.batchDuration, factory: factory)
         laggingWaitsGivenUp = Counter(label: MetricName.mergeLaggingWaitsGivenUp, factory: factory)
@@ -54,6 +56,7 @@ struct WorkerMetrics {
         stale.increment(by: counters.stalePositions - published.stalePositions)
         duplicates.increment(by: counters.duplicatePositions - published.duplicatePositions)
         keyNotDeviceId.increment(by: counters.keyNotDeviceId - published.keyNotDeviceId)
+        silencesByWallClock.increment(by: counters.silencesByWallClock - published.silencesByWallClock)
         alreadyApplied.increment(by: counters.alreadyApplied - published.alreadyApplied)
         for (type, count) in counters.events where count != published.events[type] {
             Self.counter(in: &events, MetricName.events, factory: factory, label: "type", value: type)
