@@ -42,17 +42,16 @@ struct SilenceWatch {
         numbering: inout EventNumbering,
         events: inout [DeviceEvent]
     ) {
-        defer {
-            let late = heardAt.flatMap { $0 > fix.timestamp ? $0 : nil }
-            if state.lastHeard != nil || late != nil { state.lastHeard = threshold(of: state) == nil ? nil : late }
-        }
+        let threshold = threshold(of: state)
+        // Kept only while the device is watched.
+        let late = threshold == nil ? nil : heardAt.flatMap { $0 > fix.timestamp ? $0 : nil }
+        if state.lastHeard != late { state.lastHeard = late }
         let announced = state.hasActivity && state.activity.silenceAnnounced
         guard let previous else { return }
         if announced {
             state.withActivity { $0.silenceAnnounced = false }
         } else {
-            guard let threshold = threshold(of: state), fix.timestamp - previous.timestamp > Int64(threshold) * 1000
-            else { return }
+            guard let threshold, fix.timestamp - previous.timestamp > Int64(threshold) * 1000 else { return }
             events.append(Self.event(DeviceSilence(lastFix: previous, silentAfterSeconds: threshold), state.deviceId))
         }
         events.append(numbering.next(.deviceResumed(DeviceResumption(lastFix: previous, position: fix))))
