@@ -74,7 +74,9 @@ enum FuzzTarget: String, CaseIterable {
             // (one encoding per state: a restore stores what it reads).
             precondition(!state.deviceId.isEmpty)
             let written = DeviceStateEncoding.encode(state)
-            if bytes.first == DeviceStateEncoding.version || bytes.first == DeviceStateEncoding.versionWithoutCatalog {
+            if bytes.first == DeviceStateEncoding.version || bytes.first == DeviceStateEncoding.versionWithActivity
+                || bytes.first == DeviceStateEncoding.versionWithoutCatalog
+            {
                 // A polygon's vertices are kept to 1e-7 degree: one written finer (by an older worker, or here)
                 // comes back rounded, and from then on the same.
                 let rounded = state.pins.contains { if case .polygon = $0.pin.shape { true } else { false } }

@@ -241,7 +241,7 @@ struct DeviceStateEncodingTests {
         #expect(DeviceStateEncoding.encode(limitless)[0] == 5)
     }
 
-    @Test("a device heard later than its fix's time keeps when, as version 7; heard on time, it is written as before")
+    @Test("a device heard later than its fix's time keeps when, as version 8; heard on time, it is written as before")
     func heardLate() throws {
         let place = Coordinate(latitude: 50.1, longitude: 4.2)!
         let fix = Fix(coordinate: place, timestamp: 1_795_000_000_000, accuracy: 8)
@@ -250,7 +250,18 @@ struct DeviceStateEncodingTests {
         #expect(onTime[0] == 5)
         state.lastHeard = fix.timestamp + 3_600_000
         let bytes = DeviceStateEncoding.encode(state)
-        #expect(bytes[0] == 7)
+        #expect(bytes[0] == 8)
+        // Version 7 with the section, or 8 without it: no writer does that.
+        var seven = bytes
+        seven[0] = 7
+        #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(seven) }
+        var withActivity = state
+        withActivity.lastHeard = nil
+        withActivity.activity = DeviceActivity(silentAfterSeconds: 600)
+        var eight = DeviceStateEncoding.encode(withActivity)
+        #expect(eight[0] == 7)
+        eight[0] = 8
+        #expect(throws: DeviceStateDecodingError.self) { try DeviceStateEncoding.decode(eight) }
         #expect(try DeviceStateEncoding.decode(bytes) == state)
         state.activity = DeviceActivity(silentAfterSeconds: 600, silenceAnnounced: true)
         state.catalog = CatalogVisits(subscriptions: ["depots"])

@@ -33,11 +33,12 @@
 /// arrival, 32 since) · [zigzag varint since] · [zigzag varint approach arrival]
 /// ```
 /// Version 7 is version 5 followed by the sections the device has, and is written only for a device with trips,
-/// speeding or limits of its own (``DeviceState/activity``), or heard later than its last fix's time
-/// (``DeviceState/lastHeard``); the others are written in version 5 or 6 as before.
+/// speeding or limits of its own (``DeviceState/activity``); the others are written in version 5 or 6 as before.
+/// Version 8 is version 7 with a third section, and is written only for a device heard later than its last fix's time
+/// (``DeviceState/lastHeard``).
 /// ```
-/// u8 sections (1 catalog, 2 activity, 4 heard) · [catalog] · [activity] · [varint heard: milliseconds after the
-/// last fix's time]
+/// u8 sections (1 catalog, 2 activity, 4 heard: version 8 only, and always there) · [catalog] · [activity] · [varint
+/// heard: milliseconds after the last fix's time]
 /// activity: varint flags (1 anchor, 2 trip, 4 speeding, 8 speed limit, 16 silent after, 32 trip announced,
 /// 64 speeding announced, 128 speeding heading, 256 silence announced) · [fix anchor] · [fix trip start · fix trip last move · f64 trip
 /// distance · f64 trip top speed] · [zigzag varint speeding since · f64 speeding top speed · [f64 heading]] · [f64
@@ -56,15 +57,17 @@
 /// A new version gets a new number and a decoder beside the others; a reader meets a version it does not know
 /// (written by a newer geoworker) with an error that says so, never with a guess.
 public enum DeviceStateEncoding {
-    /// The newest version this build writes: for a device with activity (``versionWithCatalog`` or
-    /// ``versionWithoutCatalog`` otherwise).
-    public static let version: UInt8 = 7
+    /// The newest version this build writes: for a device heard later than its last fix's time.
+    public static let version: UInt8 = 8
+    /// The version this build writes for a device with activity, heard on time (``versionWithCatalog`` or
+    /// ``versionWithoutCatalog`` without either).
+    public static let versionWithActivity: UInt8 = 7
     /// The version this build writes for a device with catalog state and no activity.
     public static let versionWithCatalog: UInt8 = 6
     /// The version this build writes for a device without catalog state.
     public static let versionWithoutCatalog: UInt8 = 5
     /// The versions this build reads.
-    public static let readableVersions: ClosedRange<UInt8> = 1...7
+    public static let readableVersions: ClosedRange<UInt8> = 1...8
 
     /// The state's bytes.
     public static func encode(_ state: DeviceState) -> [UInt8] {
@@ -75,7 +78,11 @@ public enum DeviceStateEncoding {
             $0 > 0 ? UInt64($0) : nil
         }
         let hasSections = hasActivity || heardLate != nil
-        writer.byte(hasSections ? version : state.catalog == nil ? versionWithoutCatalog : versionWithCatalog)
+        writer.byte(
+            heardLate != nil
+                ? version
+                : hasActivity ? versionWithActivity : state.catalog == nil ? versionWithoutCatalog : versionWithCatalog
+        )
         writer.string(state.deviceId)
         writer.varint(UInt64(UInt32(bitPattern: state.inputPartition)))
         writer.varint(UInt64(bitPattern: state.appliedOffsets.positions &+ 1))
@@ -172,8 +179,10 @@ public enum DeviceStateEncoding {
         let places = version >= 4 ? try reader.places(version: version) : DevicePlaces()
         let sections =
             version >= 7 ? try reader.byte("sections") : version == 6 ? Section.catalog : 0
-        guard sections & ~(Section.catalog | Section.activity | Section.heard) == 0 else {
-            throw DeviceStateDecodingError("unknown sections \(sections)")
+        let known = Section.catalog | Section.activity | (version >= 8 ? Section.heard : 0)
+        guard sections & ~known == 0 else { throw DeviceStateDecodingError("unknown sections \(sections)") }
+        guard (version >= 8) == (sections & Section.heard != 0) else {
+            throw DeviceStateDecodingError("version \(version) without the section it is written for")
         }
         let catalog = sections & Section.catalog != 0 ? try reader.catalog() : nil
         let activity = sections & Section.activity != 0 ? try reader.activity() : DeviceActivity()
