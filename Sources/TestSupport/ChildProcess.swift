@@ -63,13 +63,70 @@ public enum ChildProcess {
         process.standardError = errors
         process.standardInput = stdin
         try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        // Each pipe drained on a thread of its own while the input is written, so that a program writing much to
+        // one of them before reading its input, or before closing the other, never waits on a full pipe.
+        let out = PipeDrain(output.fileHandleForReading)
+        let err = PipeDrain(errors.fileHandleForReading)
+        if let input { writeAll(Array(input.utf8), to: stdin.fileHandleForWriting.fileDescriptor) }
         try stdin.fileHandleForWriting.close()
-        // Read both pipes before waiting, so a chatty program cannot block on a full pipe.
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let outputBytes = out.bytes()
+        let errorBytes = err.bytes()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: out, errors: err)
+        return Result(
+            status: process.terminationStatus,
+            output: String(decoding: outputBytes, as: UTF8.self),
+            errors: String(decoding: errorBytes, as: UTF8.self)
+        )
+    }
+
+    /// Writes `bytes` to `descriptor`, going on after a signal interrupts a write; stops at any other error (the
+    /// program closed its input: what it did not read is its own business, its status and output tell).
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                written += count
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own.
+///
+/// With `read(2)` and a retry when a signal interrupts it: Foundation's `readDataToEndOfFile` traps on `EINTR`, which
+/// the mock cluster's threads and children ending around a test raise now and then.
+final class PipeDrain: @unchecked Sendable {
+    // @unchecked: `collected` is written by the draining thread only, and read after `done` says it finished.
+    private var collected: [UInt8] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        let descriptor = handle.fileDescriptor
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    collected += buffer[0..<count]
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            done.signal()
+        }
+    }
+
+    /// Everything the pipe carried, once its writer closed it.
+    func bytes() -> [UInt8] {
+        done.wait()
+        return collected
     }
 }
 
