@@ -13,16 +13,27 @@ import Musl
 /// suite died on it twice in one hour). A connection the broker accepted keeps the port owned through that instant, and
 /// does not stand in the rebind's way (the listener's `SO_REUSEADDR` is inherited by what it accepts).
 ///
-/// Best effort: when the broker cannot be reached, there is no anchor, and the broker goes down as before.
+/// A broker that is up answers within its answer delay; under a loaded machine's scheduling that can take longer, so
+/// ``holding(port:answerDelay:)`` tries again before giving up.
 final class MockBrokerAnchor {
     private let descriptor: Int32
 
-    /// Connects to `port` on loopback and waits for the broker's answer to an ApiVersions request: an answer means
-    /// the broker accepted the connection (one still in its listen queue would go with the listener).
-    init?(port: UInt16) {
+    /// An anchor on `port`, tried up to `attempts` times, each waiting for the answer up to 2 s more than the broker's
+    /// set answer delay; nil when the broker never answered (it is down, or the machine is stalled for longer).
+    static func holding(port: UInt16, answerDelay: Duration, attempts: Int = 5) -> MockBrokerAnchor? {
+        for _ in 0..<attempts {
+            if let anchor = MockBrokerAnchor(port: port, waiting: answerDelay + .seconds(2)) { return anchor }
+        }
+        return nil
+    }
+
+    /// Connects to `port` on loopback and waits up to `waiting` for the broker's answer to an ApiVersions request:
+    /// an answer means the broker accepted the connection (one still in its listen queue would go with the listener).
+    init?(port: UInt16, waiting: Duration = .seconds(2)) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return nil }
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        let (seconds, attoseconds) = waiting.components
+        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()

@@ -1,5 +1,6 @@
 import CRdKafka
 public import Logging
+import Synchronization
 
 /// An in-process Kafka cluster: librdkafka's mock brokers, serving the real Kafka protocol on loopback TCP.
 ///
@@ -17,6 +18,14 @@ public final class MockCluster: @unchecked Sendable {
     public let bootstrapServers: String
     /// Broker ids run from 1 to `brokerCount`.
     public let brokerCount: Int
+    /// What ``takeBrokerDown(_:)`` needs to know of the brokers to hold a port: which are down (their ports have no
+    /// listener to answer, and librdkafka binds nothing again for them), and how long each delays its answers.
+    private let brokerConditions = Mutex(BrokerConditions())
+
+    private struct BrokerConditions {
+        var down: Set<Int32> = []
+        var answerDelays: [Int32: Duration] = [:]
+    }
 
     /// Starts `brokers` mock brokers on loopback ports chosen by the system.
     ///
@@ -60,10 +69,24 @@ public final class MockCluster: @unchecked Sendable {
     /// librdkafka 2.0.2 closes the broker's listener and binds its port again at once (to keep the port), and aborts
     /// the process when that bind fails: a connection the broker accepted is held meanwhile, so that the port stays
     /// owned through that instant (``MockBrokerAnchor``).
+    ///
+    /// - Throws: ``KafkaError`` when the broker would not accept that connection: a failed test rather than a test
+    ///   process that librdkafka aborts with every other test in it.
     public func takeBrokerDown(_ id: Int32) throws(KafkaError) {
-        let anchor = port(of: id).flatMap { MockBrokerAnchor(port: $0) }
+        let (wasDown, answerDelay) = brokerConditions.withLock { ($0.down.contains(id), $0.answerDelays[id] ?? .zero) }
+        var anchor: MockBrokerAnchor?
+        if !wasDown, let port = port(of: id) {
+            anchor = MockBrokerAnchor.holding(port: port, answerDelay: answerDelay)
+            guard anchor != nil else {
+                throw KafkaError(
+                    code: .invalidState,
+                    message: "mock broker \(id) answered no connection to hold its port \(port) while it goes down"
+                )
+            }
+        }
         let err = withExtendedLifetime(anchor) { rd_kafka_mock_broker_set_down(cluster, id) }
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "take broker \(id) down") }
+        _ = brokerConditions.withLock { $0.down.insert(id) }
     }
 
     /// The loopback port broker `id` listens on: `bootstrapServers` lists the brokers in the order of their ids.
@@ -93,12 +116,14 @@ public final class MockCluster: @unchecked Sendable {
     public func setRoundTripDelay(of id: Int32, to delay: Duration) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_rtt(cluster, id, Int32(delay.wholeMilliseconds))
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "delay broker \(id)") }
+        brokerConditions.withLock { $0.answerDelays[id] = delay }
     }
 
     /// Brings broker `id` back up.
     public func bringBrokerUp(_ id: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_up(cluster, id)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, "bring broker \(id) up") }
+        _ = brokerConditions.withLock { $0.down.remove(id) }
     }
 
     /// Kafka protocol requests the mock cluster can be told to refuse (their ApiKey).
