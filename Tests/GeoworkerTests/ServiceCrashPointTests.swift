@@ -35,6 +35,11 @@ struct ServiceCrashPointTests {
         /// The incarnation whose share of the input begins with the devices' `track` commands (0: they come before
         /// any position): a later one's first checkpoint carries the pins, which a restore that misses it loses, and
         /// with them every geofence event after.
+        ///
+        /// They are in the topic before that incarnation starts: stamped
+        /// before every position, a command that comes after positions were applied is applied then (the merge reads
+        /// an empty side to its end, it does not wait for it), and the events of those positions would differ from a
+        /// clean run's by the test's timing.
         let commandsWith: Int
 
         init(_ guarantee: String, _ endings: [Ending], storeIntervalMs: Int = 1500, commandsWith: Int = 0) {
@@ -87,7 +92,6 @@ struct ServiceCrashPointTests {
         let bed = try await ServiceRealBrokerTests.bed()
         let traffic = BorderTraffic(devices: 200, positionsPerDevice: 60, topics: bed.topics)
         let positions = traffic.positions()
-        if trial.commandsWith == 0 { try await bed.produce(traffic.commands()) }
         let options = [
             "--processing-guarantee", trial.guarantee, "--group-instance-id", "a",
             // Several checkpoints while an incarnation's part is produced.
@@ -102,6 +106,7 @@ struct ServiceCrashPointTests {
         var incarnations: [BackgroundProcess] = []
         defer { for incarnation in incarnations { incarnation.send(SIGKILL) } }
         for (index, end) in trial.endings.enumerated() {
+            if index == trial.commandsWith { try await bed.produce(traffic.commands()) }
             var environment: [String: String] = [:]
             if case .crash(let point, let count) = end {
                 environment["GEOWORKER_CRASH_AT"] = "\(point.rawValue):\(count)"
@@ -114,7 +119,6 @@ struct ServiceCrashPointTests {
                 continue
             }
             try await ServiceScaleOutTests.waitForLog(incarnation, "geoworker running")
-            if trial.commandsWith > 0 && index == trial.commandsWith { try await bed.produce(traffic.commands()) }
             // Its share in four pieces a little apart, so that it takes several checkpoints.
             let share = Array(
                 positions[ending * index / trial.endings.count..<ending * (index + 1) / trial.endings.count]
