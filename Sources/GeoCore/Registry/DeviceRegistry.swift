@@ -198,14 +198,7 @@ public struct DeviceRegistry: Sendable {
             }
             events.append(event)
             announced += 1
-            if !slots[slot].changed {
-                slots[slot].changed = true
-                changedSlots.append(slot)
-            }
-            if !slots[slot].eventful {
-                slots[slot].eventful = true
-                eventfulSlots.append(slot)
-            }
+            markChanged(slot, eventful: true)
         }
         return announced
     }
@@ -279,17 +272,22 @@ public struct DeviceRegistry: Sendable {
     ) {
         switch outcome.kind {
         case .applied, .appliedWithoutGeofences:
-            if !slots[slot].changed {
-                slots[slot].changed = true
-                changedSlots.append(slot)
-            }
-            if isEventful && !slots[slot].eventful {
-                slots[slot].eventful = true
-                eventfulSlots.append(slot)
-            }
+            markChanged(slot, eventful: isEventful)
             slots[slot].state.recordApplied(origin, kind: kind)
         case .stale, .duplicate, .rejected:
             break  // nothing changed
+        }
+    }
+
+    /// Lists the device among the changed ones (and the eventful ones when `eventful`) once, until they are taken.
+    private mutating func markChanged(_ slot: Int, eventful: Bool) {
+        if !slots[slot].changed {
+            slots[slot].changed = true
+            changedSlots.append(slot)
+        }
+        if eventful && !slots[slot].eventful {
+            slots[slot].eventful = true
+            eventfulSlots.append(slot)
         }
     }
 }

@@ -48,6 +48,10 @@ struct InputMerge<Record: MergeableRecord> {
     /// Whether the catalog's gate held a record back since ``takeCatalogHeld()``.
     private var catalogHeld = false
     /// The newest timestamp of a record released: a catalog change stamped before it comes late for some.
+    ///
+    /// Not the ``StreamClock``'s newest: the clock starts a pair again when the pair is revoked or rewound (its devices'
+    /// silence counts from what this instance applies of it), while a catalog change came late for whatever positions
+    /// this instance ever applied, kept or not.
     private(set) var newestReleased = Int64.min
     /// Each pair's stream time, by what it released: what devices' silence is decided by.
     private var streamClock = StreamClock()
