@@ -15,7 +15,7 @@ struct SilenceWatch {
 
     /// The threshold of a device, in seconds: its own, else the default; nil: it is not watched.
     func threshold(of state: DeviceState) -> Int? {
-        (state.hasActivity ? state.activity.silentAfterSeconds : nil) ?? rules.silentAfterSeconds
+        state.readActivity(absent: nil) { $0.silentAfterSeconds } ?? rules.silentAfterSeconds
     }
 
     /// When the device is silent unless a fix comes first (milliseconds): the threshold after its last fix, or after
@@ -23,7 +23,7 @@ struct SilenceWatch {
     /// already.
     func deadline(of state: DeviceState) -> Int64? {
         guard let threshold = threshold(of: state), let fix = state.lastFix,
-            !(state.hasActivity && state.activity.silenceAnnounced)
+            !state.readActivity(absent: false, { $0.silenceAnnounced })
         else { return nil }
         return max(fix.timestamp, state.lastHeard ?? fix.timestamp) + Int64(threshold) * 1000
     }
@@ -46,7 +46,7 @@ struct SilenceWatch {
         // Kept only while the device is watched.
         let late = threshold == nil ? nil : heardAt.flatMap { $0 > fix.timestamp ? $0 : nil }
         if state.lastHeard != late { state.lastHeard = late }
-        let announced = state.hasActivity && state.activity.silenceAnnounced
+        let announced = state.readActivity(absent: false) { $0.silenceAnnounced }
         guard let previous else { return }
         if announced {
             state.withActivity { $0.silenceAnnounced = false }

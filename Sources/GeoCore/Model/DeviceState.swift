@@ -39,6 +39,13 @@ public struct DeviceState: Hashable, Sendable {
     /// Whether the device has any activity state (``activity`` is not empty), without copying it.
     public var hasActivity: Bool { !activityStorage.isEmpty }
 
+    /// Reads a part of the activity in place (`absent` when the device has none), where ``activity``'s getter copies
+    /// all of it: the rules ask a field or two of it at every fix.
+    @inline(__always)
+    func readActivity<Value>(absent: Value, _ read: (borrowing DeviceActivity) -> Value) -> Value {
+        activityStorage.withUnsafeBufferPointer { $0.isEmpty ? absent : read($0[0]) }
+    }
+
     /// Changes the activity in place, where ``activity``'s setter would copy it out and back.
     mutating func withActivity<Result>(_ body: (inout DeviceActivity) -> Result) -> Result {
         if activityStorage.isEmpty { activityStorage.append(DeviceActivity()) }

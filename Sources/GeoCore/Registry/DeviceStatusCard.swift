@@ -159,7 +159,7 @@ public struct DeviceStatusCard: Sendable {
                 json.null()
             }
             json.key("announced")
-            json.bool(state.hasActivity && state.activity.silenceAnnounced)
+            json.bool(state.readActivity(absent: false) { $0.silenceAnnounced })
             json.endObject()
         }
         json.endObject()

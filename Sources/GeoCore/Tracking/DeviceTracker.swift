@@ -168,7 +168,7 @@ public struct DeviceTracker: Sendable {
         var outcome = Outcome(kind: usable ? .applied : .appliedWithoutGeofences)
         let watchesSpeed =
             configuration.speeding.limitMetersPerSecond != nil
-            || (state.hasActivity && state.activity.speedLimit != nil)
+            || state.readActivity(absent: false) { $0.speedLimit != nil }
         let followsActivity = configuration.trips != nil || watchesSpeed
         if !followsActivity && state.hasActivity { forgetActivity(of: &state) }
         if usable && (!state.pins.isEmpty || catalog != nil || followsActivity) {
