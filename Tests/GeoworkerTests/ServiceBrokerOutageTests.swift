@@ -128,8 +128,13 @@ struct ServiceBrokerOutageTests {
         let traffic = BorderTraffic(devices: 300, positionsPerDevice: 30, topics: bed.topics)
         try await bed.produce(traffic.commands())
         // A deadline far shorter than the group's answer limit (the session timeout): the stop's last commit and its
-        // leave wait for a coordinator that is gone.
-        let child = try bed.start(["--shutdown-timeout-ms", "500"], environment: ServiceRetryTests.quickRetries)
+        // leave wait for a coordinator that is gone. Checkpoints a minute apart, so that the stop has one to finish
+        // whatever the machine's pace: with the default second, a loaded run had checkpointed the whole input before
+        // the broker went down, and its stop, with nothing left to commit, ended cleanly.
+        let child = try bed.start(
+            ["--shutdown-timeout-ms", "500", "--checkpoint-interval-ms", "60000"],
+            environment: ServiceRetryTests.quickRetries
+        )
         let port = try await listeningPort(of: child)
         try await waitUntil("ready") { try await get(port, "ready").status == 200 || !child.isRunning }
         try await bed.produce(traffic.positions())
